@@ -1,0 +1,169 @@
+//! The seam between dbdelta's runner and the databases it drives.
+//!
+//! An [`Engine`] is one provisioned target (an open SQLite file, a started managed server, a
+//! reachable external server). It hands out [`Connection`]s, one per worker thread. Workloads
+//! prepare statements once per connection and then execute them with parameters that they
+//! generate into reused buffers, so the per-statement path allocates nothing.
+//!
+//! This crate holds the trait and the two embedded engines (`sqlite`, `mock`); server engines
+//! live in their own crates and implement the same traits.
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod mock;
+pub mod server;
+pub mod sqlite;
+pub mod text;
+
+pub use dbdelta_model::Dialect;
+pub use error::{EngineError, ErrorKind};
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A statement parameter. Text borrows from the workload's reused buffers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value<'a> {
+    /// A 64-bit integer.
+    Int(i64),
+    /// A text value.
+    Text(&'a str),
+}
+
+/// Handle of a statement prepared on one connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StmtId(pub u32);
+
+/// What one executed statement did; used for sysbench's read/write/other counting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Outcome {
+    /// Rows in the result set (0 when none).
+    pub rows: u64,
+    /// Rows changed (0 for SELECT).
+    pub affected: u64,
+    /// True when the statement produced a result set (even an empty one).
+    pub has_result: bool,
+}
+
+/// A bulk-load row source: the load writes `count` rows, asking for each in turn.
+pub trait RowSource {
+    /// Column names, in the order [`RowSource::next_row`] fills values.
+    fn columns(&self) -> &[&'static str];
+    /// Fills the next row into `out` (cleared by the caller); false when exhausted.
+    fn next_row(&mut self, out: &mut Vec<OwnedValue>) -> bool;
+}
+
+/// An owned parameter value, for bulk loads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OwnedValue {
+    /// A 64-bit integer.
+    Int(i64),
+    /// A text value.
+    Text(String),
+}
+
+impl OwnedValue {
+    /// Borrows as a [`Value`].
+    pub fn as_value(&self) -> Value<'_> {
+        match self {
+            OwnedValue::Int(i) => Value::Int(*i),
+            OwnedValue::Text(s) => Value::Text(s),
+        }
+    }
+}
+
+/// One client connection, used by exactly one worker thread.
+pub trait Connection: Send {
+    /// The dialect this connection speaks.
+    fn dialect(&self) -> Dialect;
+
+    /// Prepares a statement with `?` placeholders (engines rewrite them to their own syntax).
+    /// With prepared statements disabled the engine keeps the text and interpolates.
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, EngineError>;
+
+    /// Executes a prepared statement, consuming any result set.
+    fn execute(&mut self, stmt: StmtId, params: &[Value<'_>]) -> Result<Outcome, EngineError>;
+
+    /// Executes plain text (not prepared), consuming any result set.
+    fn query(&mut self, sql: &str) -> Result<Outcome, EngineError>;
+
+    /// Executes several statements separated by `;` (DDL, settle). No result sets.
+    fn batch(&mut self, sql: &str) -> Result<(), EngineError> {
+        for stmt in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+            self.query(stmt)?;
+        }
+        Ok(())
+    }
+
+    /// Returns the first column of the first row of a query as text (`None` for no row/NULL).
+    fn query_scalar(&mut self, sql: &str) -> Result<Option<String>, EngineError>;
+
+    /// Loads rows into `table` by the fastest correct path of the engine. The default sends
+    /// multi-row INSERTs of at most 512 KiB each (sysbench's `BULK_PACKET_SIZE`).
+    fn bulk_insert(&mut self, table: &str, rows: &mut dyn RowSource) -> Result<u64, EngineError> {
+        text::bulk_insert_multirow(self, table, rows, 512 * 1024)
+    }
+
+    /// Cumulative count of lock waits that were retried inside the engine (SQLITE_BUSY).
+    fn busy_retries(&self) -> u64 {
+        0
+    }
+
+    /// Rolls back an open transaction after an error; errors here are ignored by callers.
+    fn rollback(&mut self) -> Result<(), EngineError> {
+        self.query("ROLLBACK").map(|_| ())
+    }
+}
+
+/// Facts about a provisioned target, saved in the run manifest.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EngineInfo {
+    /// Version string (`SELECT version()`, `sqlite_version()`).
+    pub version: String,
+    /// Effective non-default settings.
+    pub settings: BTreeMap<String, String>,
+}
+
+/// What a settle action did, for the result file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SettleReport {
+    /// The statements or actions performed, in order.
+    pub actions: Vec<String>,
+}
+
+/// One provisioned target: hands out connections and knows how to maintain itself.
+pub trait Engine: Send + Sync {
+    /// The dialect of this engine's connections.
+    fn dialect(&self) -> Dialect;
+
+    /// Opens a new connection (one per worker).
+    fn connect(&self) -> Result<Box<dyn Connection>, EngineError>;
+
+    /// Version and effective settings.
+    fn info(&self) -> Result<EngineInfo, EngineError>;
+
+    /// The post-write maintenance of §A6.4 for the given tables (analyze, vacuum,
+    /// checkpoint, flush). Runs on its own connection.
+    fn settle(&self, tables: &[String]) -> Result<SettleReport, EngineError>;
+
+    /// Process ids of the server (for OS sampling and profiles); empty for embedded engines.
+    fn server_pids(&self) -> Vec<u32> {
+        Vec::new()
+    }
+
+    /// Where the data lives (to find the block device); `None` when unknown.
+    fn data_dir(&self) -> Option<PathBuf> {
+        None
+    }
+
+    /// Stops a managed server and releases resources. Called once at the end of a target;
+    /// managed engines also stop in `Drop` so that errors and panics never orphan a server.
+    fn shutdown(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    /// True when the engine runs inside the dbdelta process (client and server share CPU).
+    fn embedded(&self) -> bool {
+        false
+    }
+}

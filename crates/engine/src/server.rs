@@ -1,0 +1,214 @@
+//! Helpers shared by managed-server engines (PostgreSQL, MySQL/MariaDB): a free loopback
+//! port, an unprivileged service user when dbdelta runs as root, the tail of a server log,
+//! and a child-process guard that stops the server on drop, on error and on panic — and,
+//! through `PR_SET_PDEATHSIG`, even when dbdelta itself is killed.
+
+use crate::EngineError;
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+/// Name of the unprivileged user managed servers run as when dbdelta runs as root.
+pub const SERVICE_USER: &str = "dbdelta";
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+pub fn free_loopback_port() -> Result<u16, EngineError> {
+    let l = TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| EngineError::config(format!("cannot find a free loopback port: {e}")))?;
+    l.local_addr()
+        .map(|a| a.port())
+        .map_err(|e| EngineError::config(format!("cannot find a free loopback port: {e}")))
+}
+
+/// True when `port` on 127.0.0.1 is already taken.
+pub fn port_in_use(port: u16) -> bool {
+    TcpListener::bind(("127.0.0.1", port)).is_err()
+}
+
+/// The last `lines` lines of a log file (empty when it cannot be read).
+pub fn log_tail(path: &Path, lines: usize) -> String {
+    let Ok(mut f) = fs::File::open(path) else {
+        return String::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(64 * 1024);
+    let _ = f.seek(SeekFrom::Start(start));
+    let mut buf = String::new();
+    let _ = f.read_to_string(&mut buf);
+    let all: Vec<&str> = buf.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// The uid/gid to run servers as: `None` when not root (run as ourselves); when root, the
+/// `dbdelta` system user, created with `useradd` if missing (servers refuse to run as root).
+pub fn service_user() -> Result<Option<(u32, u32)>, EngineError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    if lookup_user(SERVICE_USER).is_none() {
+        let out = Command::new("useradd")
+            .args(["--system", "--no-create-home", "--shell", "/usr/sbin/nologin"])
+            .arg(SERVICE_USER)
+            .output()
+            .map_err(|e| {
+                EngineError::config(format!(
+                    "running as root, servers need an unprivileged user; useradd failed: {e}"
+                ))
+            })?;
+        if !out.status.success() && lookup_user(SERVICE_USER).is_none() {
+            return Err(EngineError::config(format!(
+                "running as root, servers need an unprivileged user; 'useradd {SERVICE_USER}' failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+    }
+    lookup_user(SERVICE_USER)
+        .map(Some)
+        .ok_or_else(|| EngineError::config(format!("user {SERVICE_USER} not found after useradd")))
+}
+
+fn lookup_user(name: &str) -> Option<(u32, u32)> {
+    let passwd = fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() > 3 && f[0] == name).then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?)))?
+    })
+}
+
+/// Gives `path` and everything below it to `owner` (no-op when `owner` is `None`).
+pub fn chown_tree(path: &Path, owner: Option<(u32, u32)>) -> Result<(), EngineError> {
+    let Some((uid, gid)) = owner else {
+        return Ok(());
+    };
+    fn walk(p: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
+        std::os::unix::fs::lchown(p, Some(uid), Some(gid))?;
+        if p.is_dir() && !p.is_symlink() {
+            for e in fs::read_dir(p)? {
+                walk(&e?.path(), uid, gid)?;
+            }
+        }
+        Ok(())
+    }
+    walk(path, uid, gid)
+        .map_err(|e| EngineError::config(format!("cannot chown {}: {e}", path.display())))
+}
+
+/// Makes `cmd` run as `owner` (when given) and die with SIGTERM when the spawning thread
+/// of dbdelta dies, so a killed dbdelta leaves no orphan server. Spawn from the main thread.
+pub fn prepare_command(cmd: &mut Command, owner: Option<(u32, u32)>) {
+    if let Some((uid, gid)) = owner {
+        cmd.uid(uid).gid(gid);
+        cmd.env("HOME", "/tmp");
+    }
+    // SAFETY: prctl and getppid are async-signal-safe; nothing else runs in the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+}
+
+/// A running server process that is stopped when this guard drops.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: Option<Child>,
+    stop_signal: i32,
+    grace: Duration,
+}
+
+impl ServerProcess {
+    /// Guards `child`; `stop_signal` is the server's fast-shutdown signal (SIGINT for
+    /// PostgreSQL, SIGTERM for mysqld); after `grace` it is killed.
+    pub fn new(child: Child, stop_signal: i32, grace: Duration) -> Self {
+        ServerProcess {
+            child: Some(child),
+            stop_signal,
+            grace,
+        }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// `Some(status)` when the server has already exited.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    /// Stops the server: the stop signal, then SIGKILL after the grace period. Idempotent.
+    pub fn stop(&mut self) -> Result<(), EngineError> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        if child.try_wait().ok().flatten().is_some() {
+            return Ok(());
+        }
+        // SAFETY: kill on our own child's pid.
+        unsafe {
+            libc::kill(child.id() as i32, self.stop_signal);
+        }
+        let deadline = Instant::now() + self.grace;
+        while Instant::now() < deadline {
+            if child.try_wait().ok().flatten().is_some() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        Err(EngineError::connection(format!(
+            "server pid {} did not stop within {:?}; killed",
+            child.id(),
+            self.grace
+        )))
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_of_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("log");
+        fs::write(&p, "a\nb\nc\nd\n").unwrap();
+        assert_eq!(log_tail(&p, 2), "c\nd");
+        assert_eq!(log_tail(&dir.path().join("missing"), 2), "");
+    }
+
+    #[test]
+    fn guard_stops_child() {
+        let child = Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = child.id();
+        {
+            let _g = ServerProcess::new(child, libc::SIGTERM, Duration::from_secs(5));
+        }
+        assert!(!Path::new(&format!("/proc/{pid}")).exists() || {
+            let s = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            s.contains(") Z")
+        });
+    }
+
+    #[test]
+    fn free_port_is_free() {
+        let p = free_loopback_port().unwrap();
+        assert!(!port_in_use(p));
+        let _l = TcpListener::bind(("127.0.0.1", p)).unwrap();
+        assert!(port_in_use(p));
+    }
+}

@@ -1,0 +1,329 @@
+//! Embedded SQLite: a file in the run directory (or a given path); query parameters of the
+//! target become PRAGMAs applied on every connection.
+
+use crate::{
+    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Outcome, OwnedValue,
+    RowSource, SettleReport, StmtId, Value,
+};
+use dbdelta_model::{Location, TargetSpec};
+use rusqlite::ffi::ErrorCode;
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long one statement waits for a lock before the event is rolled back and retried.
+const BUSY_GIVE_UP: Duration = Duration::from_secs(10);
+
+thread_local! {
+    /// Busy-handler invocations on this thread (one worker = one thread = one connection).
+    static BUSY_WAITS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// An open SQLite target.
+#[derive(Debug)]
+pub struct SqliteEngine {
+    path: PathBuf,
+    pragmas: Vec<(String, String)>,
+    prepared: bool,
+}
+
+impl SqliteEngine {
+    /// Opens the target: its file is `<scratch>/<name>.db` unless the spec gives a path.
+    /// Every parameter must be a PRAGMA name; each is applied once here to validate it.
+    pub fn open(spec: &TargetSpec, scratch: &Path, prepared: bool) -> Result<Self, EngineError> {
+        let path = match &spec.location {
+            Location::Default => scratch.join(format!("{}.db", spec.name)),
+            Location::Path { path } => path.clone(),
+            Location::Url { .. } => {
+                return Err(EngineError::config(format!(
+                    "target '{}': sqlite takes a file path (sqlite:/path/file.db), not a URL",
+                    spec.name
+                )))
+            }
+        };
+        for (k, v) in &spec.params {
+            if !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                || !v.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+            {
+                return Err(EngineError::config(format!(
+                    "target '{}': '{k}={v}' is not a valid PRAGMA (names and values are words or numbers, e.g. journal_mode=WAL)",
+                    spec.name
+                )));
+            }
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                EngineError::config(format!("cannot create {}: {e}", dir.display()))
+            })?;
+        }
+        let engine = SqliteEngine {
+            path,
+            pragmas: spec.params.clone(),
+            prepared,
+        };
+        let conn = engine.open_raw()?;
+        for (k, _) in &engine.pragmas {
+            let known: bool = conn
+                .query_row(
+                    "SELECT count(*) FROM pragma_pragma_list WHERE name = ?1",
+                    [k.to_ascii_lowercase()],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map(|n| n > 0)
+                .unwrap_or(true);
+            if !known {
+                return Err(EngineError::config(format!(
+                    "target '{}': '{k}' is not an SQLite PRAGMA (see https://sqlite.org/pragma.html)",
+                    spec.name
+                )));
+            }
+        }
+        Ok(engine)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn open_raw(&self) -> Result<rusqlite::Connection, EngineError> {
+        let conn = rusqlite::Connection::open(&self.path).map_err(|e| {
+            EngineError::config(format!("cannot open SQLite file {}: {e}", self.path.display()))
+        })?;
+        conn.busy_handler(Some(busy_wait)).map_err(sql_err)?;
+        for (k, v) in &self.pragmas {
+            // PRAGMAs that return a row (journal_mode) need query, others execute.
+            let sql = format!("PRAGMA {k}={v}");
+            let mut stmt = conn.prepare(&sql).map_err(|e| {
+                EngineError::config(format!("PRAGMA {k}={v} failed: {e}"))
+            })?;
+            let mut rows = stmt.raw_query();
+            while rows.next().map_err(sql_err)?.is_some() {}
+        }
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(conn)
+    }
+
+    fn journal_mode_is_wal(conn: &rusqlite::Connection) -> bool {
+        conn.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))
+            .map(|m| m.eq_ignore_ascii_case("wal"))
+            .unwrap_or(false)
+    }
+}
+
+fn busy_wait(attempt: i32) -> bool {
+    BUSY_WAITS.with(|c| c.set(c.get() + 1));
+    // Back off from 50 µs to 1 ms; give up after about BUSY_GIVE_UP.
+    let micros = (50u64 << attempt.clamp(0, 5) as u32).min(1000);
+    if u128::from(attempt.max(0) as u32) * 1000 > BUSY_GIVE_UP.as_micros() {
+        return false;
+    }
+    std::thread::sleep(Duration::from_micros(micros));
+    true
+}
+
+fn sql_err(e: rusqlite::Error) -> EngineError {
+    let kind = match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => ErrorKind::Retryable,
+        Some(ErrorCode::ConstraintViolation) => ErrorKind::Retryable,
+        _ => ErrorKind::Statement,
+    };
+    EngineError::new(kind, e.to_string())
+}
+
+impl Engine for SqliteEngine {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn connect(&self) -> Result<Box<dyn Connection>, EngineError> {
+        Ok(Box::new(SqliteConnection {
+            conn: self.open_raw()?,
+            sqls: Vec::new(),
+            prepared: self.prepared,
+            text: String::new(),
+        }))
+    }
+
+    fn info(&self) -> Result<EngineInfo, EngineError> {
+        let conn = self.open_raw()?;
+        let mut settings = BTreeMap::new();
+        for name in ["journal_mode", "synchronous", "page_size", "cache_size", "locking_mode"] {
+            if let Ok(v) = conn.query_row(&format!("PRAGMA {name}"), [], |r| {
+                r.get::<_, rusqlite::types::Value>(0)
+            }) {
+                let text = match v {
+                    rusqlite::types::Value::Integer(i) => i.to_string(),
+                    rusqlite::types::Value::Text(s) => s,
+                    other => format!("{other:?}"),
+                };
+                settings.insert(name.to_string(), text);
+            }
+        }
+        for (k, v) in &self.pragmas {
+            settings.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        settings.insert("file".into(), self.path.display().to_string());
+        Ok(EngineInfo {
+            version: format!("SQLite {}", rusqlite::version()),
+            settings,
+        })
+    }
+
+    fn settle(&self, _tables: &[String]) -> Result<SettleReport, EngineError> {
+        let conn = self.open_raw()?;
+        let mut actions = vec!["ANALYZE".to_string()];
+        conn.execute_batch("ANALYZE").map_err(sql_err)?;
+        if Self::journal_mode_is_wal(&conn) {
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .map_err(sql_err)?;
+            actions.push("PRAGMA wal_checkpoint(TRUNCATE)".to_string());
+        }
+        Ok(SettleReport { actions })
+    }
+
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.path.parent().map(Path::to_path_buf)
+    }
+
+    fn embedded(&self) -> bool {
+        true
+    }
+}
+
+/// One SQLite connection; statements are kept in rusqlite's per-connection cache.
+pub struct SqliteConnection {
+    conn: rusqlite::Connection,
+    sqls: Vec<String>,
+    prepared: bool,
+    text: String,
+}
+
+fn bind(stmt: &mut rusqlite::Statement<'_>, params: &[Value<'_>]) -> Result<(), EngineError> {
+    if stmt.parameter_count() != params.len() {
+        return Err(EngineError::statement(format!(
+            "statement has {} placeholders but got {} parameters",
+            stmt.parameter_count(),
+            params.len()
+        )));
+    }
+    for (i, p) in params.iter().enumerate() {
+        match p {
+            Value::Int(v) => stmt.raw_bind_parameter(i + 1, v),
+            Value::Text(s) => stmt.raw_bind_parameter(i + 1, s),
+        }
+        .map_err(sql_err)?;
+    }
+    Ok(())
+}
+
+fn run(stmt: &mut rusqlite::Statement<'_>, changes: impl Fn() -> u64) -> Result<Outcome, EngineError> {
+    if stmt.column_count() > 0 {
+        let mut rows = stmt.raw_query();
+        let mut n = 0;
+        while rows.next().map_err(sql_err)?.is_some() {
+            n += 1;
+        }
+        Ok(Outcome {
+            rows: n,
+            affected: 0,
+            has_result: true,
+        })
+    } else {
+        stmt.raw_execute().map_err(sql_err)?;
+        Ok(Outcome {
+            rows: 0,
+            affected: changes(),
+            has_result: false,
+        })
+    }
+}
+
+impl Connection for SqliteConnection {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, EngineError> {
+        if self.prepared {
+            self.conn.prepare_cached(sql).map_err(sql_err)?;
+        }
+        self.sqls.push(sql.to_string());
+        Ok(StmtId(self.sqls.len() as u32 - 1))
+    }
+
+    fn execute(&mut self, stmt: StmtId, params: &[Value<'_>]) -> Result<Outcome, EngineError> {
+        let sql = self
+            .sqls
+            .get(stmt.0 as usize)
+            .ok_or_else(|| EngineError::statement("unknown statement handle"))?;
+        let conn = &self.conn;
+        if self.prepared {
+            let mut st = conn.prepare_cached(sql).map_err(sql_err)?;
+            bind(&mut st, params)?;
+            run(&mut st, || conn.changes())
+        } else {
+            crate::text::interpolate(sql, params, Dialect::Sqlite, &mut self.text)?;
+            let mut st = conn.prepare(&self.text).map_err(sql_err)?;
+            run(&mut st, || conn.changes())
+        }
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Outcome, EngineError> {
+        let conn = &self.conn;
+        let mut st = conn.prepare(sql).map_err(sql_err)?;
+        run(&mut st, || conn.changes())
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), EngineError> {
+        self.conn.execute_batch(sql).map_err(sql_err)
+    }
+
+    fn query_scalar(&mut self, sql: &str) -> Result<Option<String>, EngineError> {
+        let mut st = self.conn.prepare(sql).map_err(sql_err)?;
+        let mut rows = st.raw_query();
+        match rows.next().map_err(sql_err)? {
+            None => Ok(None),
+            Some(row) => {
+                let v: rusqlite::types::Value = row.get(0).map_err(sql_err)?;
+                Ok(match v {
+                    rusqlite::types::Value::Null => None,
+                    rusqlite::types::Value::Integer(i) => Some(i.to_string()),
+                    rusqlite::types::Value::Real(f) => Some(f.to_string()),
+                    rusqlite::types::Value::Text(s) => Some(s),
+                    rusqlite::types::Value::Blob(b) => Some(format!("<{} bytes>", b.len())),
+                })
+            }
+        }
+    }
+
+    fn bulk_insert(&mut self, table: &str, rows: &mut dyn RowSource) -> Result<u64, EngineError> {
+        // One transaction with a prepared INSERT: SQLite's fastest correct load path.
+        let cols = rows.columns().join(", ");
+        let marks = vec!["?"; rows.columns().len()].join(", ");
+        let sql = format!("INSERT INTO {table}({cols}) VALUES ({marks})");
+        let tx = self.conn.unchecked_transaction().map_err(sql_err)?;
+        let mut n = 0;
+        {
+            let mut st = tx.prepare(&sql).map_err(sql_err)?;
+            let mut row: Vec<OwnedValue> = Vec::new();
+            loop {
+                row.clear();
+                if !rows.next_row(&mut row) {
+                    break;
+                }
+                let vals: Vec<Value<'_>> = row.iter().map(OwnedValue::as_value).collect();
+                bind(&mut st, &vals)?;
+                st.raw_execute().map_err(sql_err)?;
+                n += 1;
+            }
+        }
+        tx.commit().map_err(sql_err)?;
+        Ok(n)
+    }
+
+    fn busy_retries(&self) -> u64 {
+        BUSY_WAITS.with(Cell::get)
+    }
+}

@@ -1,0 +1,28 @@
+//! SQL dialects: the differences in DDL and statement text between engines.
+
+use serde::{Deserialize, Serialize};
+
+/// The SQL dialect a connection speaks. Workloads render statements per dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    /// SQLite (embedded).
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+    /// MySQL and MariaDB.
+    Mysql,
+    /// The mock engine: accepts any text, executes nothing.
+    Mock,
+}
+
+impl Dialect {
+    /// The column definition of an auto-assigned integer primary key.
+    pub fn serial_pk(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "id INTEGER PRIMARY KEY",
+            Dialect::Postgres => "id SERIAL",
+            Dialect::Mysql | Dialect::Mock => "id INTEGER NOT NULL AUTO_INCREMENT",
+        }
+    }
+}

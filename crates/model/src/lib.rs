@@ -1,0 +1,22 @@
+//! The vocabulary of dbdelta: plain serde types with no I/O.
+//!
+//! Every other crate speaks in these types. `target` parses the `NAME=SPEC` grammar,
+//! `options` holds the resolved run options, `result` is what one step measured and
+//! `manifest` describes a whole run. Secrets (passwords) live only in [`target::Secret`],
+//! which never serializes or prints its content.
+#![deny(missing_docs)]
+
+pub mod dialect;
+pub mod manifest;
+pub mod options;
+pub mod result;
+pub mod target;
+
+pub use dialect::Dialect;
+pub use manifest::{HostInfo, RunManifest, RunStatus, TargetManifest, ToolInfo};
+pub use options::{RunOptions, Scale};
+pub use result::{
+    Group, Interval, LatencySummary, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
+    RESULT_SCHEMA,
+};
+pub use target::{Location, Secret, TargetError, TargetSpec};

@@ -1,0 +1,91 @@
+//! The resolved options of a run: what the CLI and config file produce, what the runner reads.
+
+use serde::{Deserialize, Serialize};
+
+/// A preset for table size and durations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    /// Small tables and seconds-long steps: a whole suite in a few minutes on 2 cores.
+    Quick,
+    /// The published configuration: 1 table of 50M rows, reads 300 s, writes 600 s.
+    Full,
+}
+
+/// Values a scale preset sets; every one can be overridden by its own flag.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScaleDefaults {
+    /// Number of sbtest tables.
+    pub tables: u32,
+    /// Rows per table.
+    pub table_size: u64,
+    /// Seconds for read-heavy steps.
+    pub read_secs: f64,
+    /// Seconds for write-heavy steps.
+    pub write_secs: f64,
+    /// Seconds for the insert step.
+    pub insert_secs: f64,
+    /// Warm-up seconds before each measured step (run, not counted).
+    pub warmup_secs: f64,
+}
+
+impl Scale {
+    /// The preset values of this scale.
+    pub fn defaults(self) -> ScaleDefaults {
+        match self {
+            Scale::Quick => ScaleDefaults {
+                tables: 1,
+                table_size: 10_000,
+                read_secs: 2.0,
+                write_secs: 2.0,
+                insert_secs: 2.0,
+                warmup_secs: 1.0,
+            },
+            Scale::Full => ScaleDefaults {
+                tables: 1,
+                table_size: 50_000_000,
+                read_secs: 300.0,
+                write_secs: 600.0,
+                insert_secs: 600.0,
+                warmup_secs: 5.0,
+            },
+        }
+    }
+
+    /// The scale's name as used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scale::Quick => "quick",
+            Scale::Full => "full",
+        }
+    }
+}
+
+/// Fully resolved run options (scale presets applied, flags and config merged).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOptions {
+    /// Suite name, e.g. `sysbench`.
+    pub suite: String,
+    /// Scale preset the values came from.
+    pub scale: Scale,
+    /// Number of sbtest tables.
+    pub tables: u32,
+    /// Rows per table.
+    pub table_size: u64,
+    /// Thread counts; every measured step runs once per count.
+    pub threads: Vec<u32>,
+    /// Seconds for read-heavy steps.
+    pub read_secs: f64,
+    /// Seconds for write-heavy steps.
+    pub write_secs: f64,
+    /// Seconds for the insert step.
+    pub insert_secs: f64,
+    /// Warm-up seconds before each measured step.
+    pub warmup_secs: f64,
+    /// Step-name globs selecting a subset; empty = every step.
+    pub steps: Vec<String>,
+    /// Seed of every random generator (worker i uses a stream derived from it).
+    pub seed: u64,
+    /// Server-side prepared statements (sysbench's default); false = plain text.
+    pub prepared: bool,
+}

@@ -1,0 +1,185 @@
+//! What one step measured on one target at one thread count.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the result-file format; bumped on incompatible changes.
+pub const RESULT_SCHEMA: u32 = 1;
+
+/// Report group of a step (the published tables' point / range / write blocks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Group {
+    /// Point queries.
+    Point,
+    /// Range queries and scans.
+    Range,
+    /// Writes: updates, deletes, inserts, read-write transactions.
+    Write,
+}
+
+impl Group {
+    /// The group's name as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Point => "point",
+            Group::Range => "range",
+            Group::Write => "write",
+        }
+    }
+}
+
+/// Whether a result is a measured step or an unmeasured action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepKind {
+    /// A reported, measured microbenchmark.
+    Measured,
+    /// A measured warm-up step that is never reported (e.g. `point-query.warm`).
+    Warm,
+    /// The initial load (prepare): rows/s and seconds.
+    Load,
+    /// Maintenance between steps (analyze, checkpoint, vacuum, flush).
+    Settle,
+}
+
+/// How a step ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub enum StepStatus {
+    /// Completed its whole duration.
+    Ok,
+    /// Failed; the reason is shown in reports instead of a number.
+    Failed {
+        /// Why the step failed.
+        reason: String,
+    },
+    /// Stopped early by Ctrl-C; numbers cover the measured part only.
+    Interrupted,
+}
+
+/// The headline throughput of a step in its reporting unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// The value.
+    pub value: f64,
+    /// Unit: `qps` (statements/s), `Krows/s` (scan) or `rows/s` (load).
+    pub unit: ThroughputUnit,
+}
+
+/// Unit of a [`Throughput`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThroughputUnit {
+    /// Statements per second, counted as sysbench does (BEGIN and COMMIT count).
+    #[serde(rename = "qps")]
+    Qps,
+    /// Thousands of rows scanned per second by one thread (sysbench scan).
+    #[serde(rename = "Krows/s")]
+    KrowsPerSec,
+    /// Rows inserted per second (load).
+    #[serde(rename = "rows/s")]
+    RowsPerSec,
+}
+
+/// Latency percentiles in microseconds, with the full histogram for re-merging.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct LatencySummary {
+    /// Mean, µs.
+    pub mean_us: f64,
+    /// Median, µs.
+    pub p50_us: f64,
+    /// 95th percentile, µs.
+    pub p95_us: f64,
+    /// 99th percentile, µs.
+    pub p99_us: f64,
+    /// 99.9th percentile, µs.
+    pub p999_us: f64,
+    /// Maximum, µs.
+    pub max_us: f64,
+    /// Number of recorded events.
+    pub count: u64,
+    /// Event-latency HdrHistogram (µs), V2 deflate serialized, base64.
+    pub histogram: String,
+}
+
+/// One 1-second interval of a step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Seconds since the measured window began (end of this interval).
+    pub t: f64,
+    /// Statements per second in this interval.
+    pub qps: f64,
+    /// Events (transactions) per second in this interval.
+    pub tps: f64,
+    /// 95th-percentile event latency in this interval, µs.
+    pub p95_us: f64,
+    /// 99th-percentile event latency in this interval, µs.
+    pub p99_us: f64,
+    /// Errors (retried or ignored) in this interval.
+    pub errors: u64,
+}
+
+/// Everything one step measured on one target at one thread count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepResult {
+    /// Result-file format version ([`RESULT_SCHEMA`]).
+    pub schema: u32,
+    /// Target name.
+    pub target: String,
+    /// Step name, e.g. `point-query.pre`.
+    pub step: String,
+    /// Report label, e.g. `point-query.pre_range=100`.
+    pub label: String,
+    /// Position of the step in the suite's run order.
+    pub order: u32,
+    /// Report group.
+    pub group: Group,
+    /// Measured, warm, load or settle.
+    pub kind: StepKind,
+    /// Client threads (connections).
+    pub threads: u32,
+    /// How it ended.
+    pub status: StepStatus,
+    /// Start of the measured window, seconds since the Unix epoch.
+    pub started_unix: f64,
+    /// Length of the measured window, seconds (warm-up excluded).
+    pub seconds: f64,
+    /// Warm-up seconds run before the window.
+    pub warmup_secs: f64,
+    /// Events (transactions for multi-statement workloads).
+    pub events: u64,
+    /// Statements executed, counted as sysbench does.
+    pub queries: u64,
+    /// Statements that returned a result set.
+    pub reads: u64,
+    /// Statements that changed rows.
+    pub writes: u64,
+    /// Other statements (BEGIN, COMMIT, DML that matched nothing).
+    pub others: u64,
+    /// Rows returned by all statements.
+    pub rows_returned: u64,
+    /// Rows changed by all statements.
+    pub rows_affected: u64,
+    /// Ignorable errors (deadlock, busy, duplicate key): the event was rolled back and retried.
+    pub errors: u64,
+    /// Times the engine waited on a lock and retried (SQLITE_BUSY).
+    pub busy_retries: u64,
+    /// Statements per second.
+    pub qps: f64,
+    /// Events per second.
+    pub tps: f64,
+    /// The headline number in the step's unit (qps, Krows/s for scan, rows/s for load).
+    pub throughput: Throughput,
+    /// Event latency.
+    pub latency: LatencySummary,
+    /// 1-second series over the measured window.
+    pub intervals: Vec<Interval>,
+    /// Client (dbdelta process) CPU time per statement, µs, from its own rusage.
+    pub client_cpu_us_per_op: Option<f64>,
+}
+
+impl StepResult {
+    /// True when the step measured a usable number.
+    pub fn is_ok(&self) -> bool {
+        !matches!(self.status, StepStatus::Failed { .. })
+    }
+}
