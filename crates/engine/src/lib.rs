@@ -21,6 +21,34 @@ pub use error::{EngineError, ErrorKind};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// How dbdelta opens every target; filled from the run's flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Server-side prepared statements (sysbench's default); false = plain text with literals
+    /// (sysbench's `--db-ps-mode=disable`).
+    pub prepared: bool,
+    /// Use TLS to the server (server engines only).
+    pub tls: bool,
+    /// MySQL protocol compression.
+    pub compress: bool,
+    /// Allow dropping tables dbdelta did not create (external targets).
+    pub i_own_this_database: bool,
+    /// Database (schema) dbdelta creates on managed servers and uses by default.
+    pub database: String,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            prepared: true,
+            tls: false,
+            compress: false,
+            i_own_this_database: false,
+            database: "dbdelta".to_string(),
+        }
+    }
+}
+
 /// A statement parameter. Text borrows from the workload's reused buffers.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value<'a> {

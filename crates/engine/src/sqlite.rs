@@ -2,8 +2,8 @@
 //! target become PRAGMAs applied on every connection.
 
 use crate::{
-    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Outcome, OwnedValue,
-    RowSource, SettleReport, StmtId, Value,
+    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions, Outcome,
+    OwnedValue, RowSource, SettleReport, StmtId, Value,
 };
 use dbdelta_model::{Location, TargetSpec};
 use rusqlite::ffi::ErrorCode;
@@ -31,7 +31,8 @@ pub struct SqliteEngine {
 impl SqliteEngine {
     /// Opens the target: its file is `<scratch>/<name>.db` unless the spec gives a path.
     /// Every parameter must be a PRAGMA name; each is applied once here to validate it.
-    pub fn open(spec: &TargetSpec, scratch: &Path, prepared: bool) -> Result<Self, EngineError> {
+    pub fn open(spec: &TargetSpec, scratch: &Path, opts: &OpenOptions) -> Result<Self, EngineError> {
+        let prepared = opts.prepared;
         let path = match &spec.location {
             Location::Default => scratch.join(format!("{}.db", spec.name)),
             Location::Path { path } => path.clone(),
