@@ -9,6 +9,7 @@
 pub mod dialect;
 pub mod manifest;
 pub mod options;
+pub mod os;
 pub mod result;
 pub mod target;
 

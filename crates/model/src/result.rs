@@ -178,6 +178,51 @@ pub struct StepResult {
 }
 
 impl StepResult {
+    /// A result with identity fields set, every measurement zero and status `Ok`; the
+    /// runner fills in what it measured.
+    pub fn empty(
+        target: &str,
+        step: &str,
+        label: &str,
+        order: u32,
+        group: Group,
+        kind: StepKind,
+        threads: u32,
+    ) -> Self {
+        StepResult {
+            schema: RESULT_SCHEMA,
+            target: target.to_string(),
+            step: step.to_string(),
+            label: label.to_string(),
+            order,
+            group,
+            kind,
+            threads,
+            status: StepStatus::Ok,
+            started_unix: 0.0,
+            seconds: 0.0,
+            warmup_secs: 0.0,
+            events: 0,
+            queries: 0,
+            reads: 0,
+            writes: 0,
+            others: 0,
+            rows_returned: 0,
+            rows_affected: 0,
+            errors: 0,
+            busy_retries: 0,
+            qps: 0.0,
+            tps: 0.0,
+            throughput: Throughput {
+                value: 0.0,
+                unit: ThroughputUnit::Qps,
+            },
+            latency: LatencySummary::default(),
+            intervals: Vec::new(),
+            client_cpu_us_per_op: None,
+        }
+    }
+
     /// True when the step measured a usable number.
     pub fn is_ok(&self) -> bool {
         !matches!(self.status, StepStatus::Failed { .. })

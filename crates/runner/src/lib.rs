@@ -1,1 +1,18 @@
-//! (being written)
+//! The runner: measures steps with one connection per worker thread (closed loop), warm-up
+//! run but not counted, per-worker histograms merged at the end, 1 s intervals; and runs a
+//! suite's sequence against one target, handing each result to a sink the moment it exists.
+//!
+//! It knows the engine trait and the workloads, never a concrete engine, the CLI or files.
+#![deny(missing_docs)]
+
+pub mod control;
+pub mod cpu;
+pub mod measure;
+pub mod progress;
+pub mod recorder;
+pub mod sequence;
+
+pub use control::StopFlag;
+pub use measure::{measure_step, StepPlan};
+pub use progress::{Progress, Silent};
+pub use sequence::{run_target, TargetOutcome};

@@ -1,0 +1,371 @@
+//! Measures one step at one thread count: N workers, each with its own connection and
+//! workload, run a warm-up that is not counted, then the measured window.
+
+use crate::control::StopFlag;
+use crate::cpu::process_cpu_secs;
+use crate::progress::Progress;
+use crate::recorder::{Recorder, Slice};
+use dbdelta_engine::{Engine, EngineError, ErrorKind};
+use dbdelta_model::{
+    Interval, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit, RESULT_SCHEMA,
+};
+use dbdelta_stats::{new_histogram, summarize};
+use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
+use dbdelta_workload::{Counters, Step, Workload, WorkloadKind};
+use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Barrier, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Retried errors beyond this many per completed event (plus a floor) fail the step: the
+/// target is not doing useful work any more.
+const ERROR_BUDGET_PER_EVENT: u64 = 10;
+const ERROR_BUDGET_FLOOR: u64 = 1000;
+
+/// Everything needed to measure one step at one thread count.
+#[derive(Debug, Clone)]
+pub struct StepPlan {
+    /// Target name (for the result).
+    pub target: String,
+    /// The step.
+    pub step: Step,
+    /// Worker threads (= connections).
+    pub threads: u32,
+    /// Warm-up, run but not counted.
+    pub warmup: Duration,
+    /// The measured window.
+    pub window: Duration,
+    /// Number of sbtest tables.
+    pub tables: u32,
+    /// Rows per table.
+    pub table_size: u64,
+    /// Run seed.
+    pub seed: u64,
+}
+
+/// What one worker brings back.
+struct WorkerOutput {
+    counters: Counters,
+    events: u64,
+    errors: u64,
+    busy: u64,
+    hist: Histogram<u64>,
+    slices: Vec<Slice>,
+}
+
+/// A cache-line padded counter so workers never share a line.
+#[repr(align(64))]
+#[derive(Default)]
+struct Padded(AtomicU64);
+
+/// Runs the step and returns its result; a failure is a result with a `Failed` status.
+pub fn measure_step(
+    engine: &dyn Engine,
+    plan: &StepPlan,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+) -> StepResult {
+    progress.step_started(
+        &plan.target,
+        &plan.step.label,
+        plan.threads,
+        plan.warmup,
+        plan.window,
+    );
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+        + plan.warmup.as_secs_f64();
+    let live: Vec<Padded> = (0..plan.threads).map(|_| Padded::default()).collect();
+    let start_cell: OnceLock<Instant> = OnceLock::new();
+    let barrier = Barrier::new(plan.threads as usize + 1);
+    let mut cpu_at_window = None;
+    let mut actual_window = plan.window;
+
+    let outputs: Vec<Result<WorkerOutput, EngineError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..plan.threads)
+            .map(|w| {
+                let (live, start_cell, barrier) = (&live[w as usize], &start_cell, &barrier);
+                s.spawn(move || worker(engine, plan, w, stop, live, start_cell, barrier))
+            })
+            .collect();
+        let t0 = Instant::now();
+        let _ = start_cell.set(t0);
+        barrier.wait();
+        let window_start = t0 + plan.warmup;
+        let end = window_start + plan.window;
+        loop {
+            let now = Instant::now();
+            if cpu_at_window.is_none() && now >= window_start {
+                cpu_at_window = Some(process_cpu_secs());
+            }
+            let total: u64 = live.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+            progress.step_tick(now - t0, total);
+            if now >= end || handles.iter().all(|h| h.is_finished()) {
+                break;
+            }
+            if stop.requested() {
+                actual_window = now.saturating_duration_since(window_start);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100).min(end - now));
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(EngineError::new(ErrorKind::Statement, "worker thread panicked"))
+                })
+            })
+            .collect()
+    });
+    let cpu_used = cpu_at_window.map(|c| process_cpu_secs() - c);
+    let interrupted = stop.requested();
+    let result = assemble(plan, outputs, actual_window, started_unix, cpu_used, interrupted);
+    progress.step_finished(&result);
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn worker(
+    engine: &dyn Engine,
+    plan: &StepPlan,
+    w: u32,
+    stop: &StopFlag,
+    live: &Padded,
+    start_cell: &OnceLock<Instant>,
+    barrier: &Barrier,
+) -> Result<WorkerOutput, EngineError> {
+    let setup = (|| {
+        let mut conn = engine.connect()?;
+        let ctx = WorkerContext {
+            tables: plan.tables,
+            table_size: plan.table_size,
+            seed: plan.seed,
+            stream: (u64::from(plan.step.order) << 20) | u64::from(w),
+            worker: w,
+            dialect: conn.dialect(),
+        };
+        let mut workload = Sysbench::new(plan.step.params.clone(), ctx);
+        workload.prepare(&mut *conn)?;
+        Ok::<_, EngineError>((conn, workload))
+    })();
+    // Always meet the barrier, even after a setup error, so the others are not stuck.
+    barrier.wait();
+    let (mut conn, mut workload) = setup?;
+    let t0 = *start_cell.get().unwrap_or(&Instant::now());
+    let window_start = t0 + plan.warmup;
+    let end = window_start + plan.window;
+    let mut rec = Recorder::new(window_start);
+    let mut counters = Counters::default();
+    let (mut events, mut errors) = (0u64, 0u64);
+    let busy_before = conn.busy_retries();
+    let transactional = workload.uses_transactions();
+    loop {
+        if stop.requested() {
+            break;
+        }
+        let start = Instant::now();
+        if start >= end {
+            break;
+        }
+        let measuring = start >= window_start;
+        let mut ev = Counters::default();
+        let outcome = workload.event(&mut *conn, &mut ev);
+        live.0.fetch_add(ev.queries, Ordering::Relaxed);
+        if measuring {
+            // Statements run before an error count too, as in sysbench.
+            counters.merge(&ev);
+        }
+        match outcome {
+            Ok(()) => {
+                if measuring {
+                    events += 1;
+                    rec.event(start, start.elapsed(), ev.queries);
+                }
+            }
+            Err(e) if e.is_retryable() => {
+                if transactional {
+                    let _ = conn.rollback();
+                }
+                if measuring {
+                    errors += 1;
+                    rec.error(start);
+                    if errors > ERROR_BUDGET_FLOOR + ERROR_BUDGET_PER_EVENT * events {
+                        return Err(EngineError::statement(format!(
+                            "error budget exceeded: {errors} retried errors for {events} events; last: {e}"
+                        )));
+                    }
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let busy = conn.busy_retries().saturating_sub(busy_before);
+    let (hist, slices) = rec.finish();
+    Ok(WorkerOutput {
+        counters,
+        events,
+        errors,
+        busy,
+        hist,
+        slices,
+    })
+}
+
+fn now_unix() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// A result for a step that did not produce numbers.
+pub fn failed_result(plan: &StepPlan, kind: StepKind, reason: String) -> StepResult {
+    let s = &plan.step;
+    let mut r = StepResult::empty(
+        &plan.target,
+        &s.name,
+        &s.label,
+        s.order,
+        s.group,
+        kind,
+        plan.threads,
+    );
+    r.status = StepStatus::Failed { reason };
+    r.started_unix = now_unix();
+    r.warmup_secs = plan.warmup.as_secs_f64();
+    r
+}
+
+fn assemble(
+    plan: &StepPlan,
+    outputs: Vec<Result<WorkerOutput, EngineError>>,
+    window: Duration,
+    started_unix: f64,
+    cpu_used: Option<f64>,
+    interrupted: bool,
+) -> StepResult {
+    let kind = if plan.step.warm {
+        StepKind::Warm
+    } else {
+        StepKind::Measured
+    };
+    let mut ok = Vec::with_capacity(outputs.len());
+    for o in outputs {
+        match o {
+            Ok(o) => ok.push(o),
+            Err(e) => return failed_result(plan, kind, e.to_string()),
+        }
+    }
+    let mut counters = Counters::default();
+    let mut hist = new_histogram();
+    let (mut events, mut errors, mut busy) = (0, 0, 0);
+    let mut slices: Vec<Slice> = Vec::new();
+    for o in ok {
+        counters.merge(&o.counters);
+        events += o.events;
+        errors += o.errors;
+        busy += o.busy;
+        let _ = hist.add(&o.hist);
+        slices.extend(o.slices);
+    }
+    let secs = window.as_secs_f64().max(1e-9);
+    let latency = summarize(&hist);
+    let throughput = if plan.step.params.kind == WorkloadKind::Scan {
+        // §A8.2: rows per table / mean time of one full scan, in thousands of rows per second.
+        let mean_s = latency.mean_us / 1e6;
+        Throughput {
+            value: if mean_s > 0.0 {
+                plan.table_size as f64 / 1000.0 / mean_s
+            } else {
+                0.0
+            },
+            unit: ThroughputUnit::KrowsPerSec,
+        }
+    } else {
+        Throughput {
+            value: counters.queries as f64 / secs,
+            unit: ThroughputUnit::Qps,
+        }
+    };
+    let status = if interrupted {
+        StepStatus::Interrupted
+    } else if events == 0 {
+        StepStatus::Failed {
+            reason: format!("no event completed in {secs:.1} s ({errors} retried errors)"),
+        }
+    } else {
+        StepStatus::Ok
+    };
+    StepResult {
+        schema: RESULT_SCHEMA,
+        target: plan.target.clone(),
+        step: plan.step.name.clone(),
+        label: plan.step.label.clone(),
+        order: plan.step.order,
+        group: plan.step.group,
+        kind,
+        threads: plan.threads,
+        status,
+        started_unix,
+        seconds: secs,
+        warmup_secs: plan.warmup.as_secs_f64(),
+        events,
+        queries: counters.queries,
+        reads: counters.reads,
+        writes: counters.writes,
+        others: counters.others,
+        rows_returned: counters.rows,
+        rows_affected: counters.affected,
+        errors,
+        busy_retries: busy,
+        qps: counters.queries as f64 / secs,
+        tps: events as f64 / secs,
+        throughput,
+        latency,
+        intervals: merge_slices(slices, secs),
+        client_cpu_us_per_op: cpu_used
+            .filter(|_| counters.queries > 0)
+            .map(|c| c * 1e6 / counters.queries as f64),
+    }
+}
+
+/// Merges every worker's slices into one series: interval i covers [i, i+1) seconds of the
+/// window (the last one is cut at the window's end).
+fn merge_slices(slices: Vec<Slice>, window_secs: f64) -> Vec<Interval> {
+    let n = window_secs.ceil() as usize;
+    let mut merged: Vec<(u64, u64, u64, Histogram<u64>)> =
+        (0..n).map(|_| (0, 0, 0, new_histogram())).collect();
+    for s in slices {
+        if let Some(m) = merged.get_mut(s.index) {
+            m.0 += s.events;
+            m.1 += s.queries;
+            m.2 += s.errors;
+            let _ = m.3.add(&s.hist);
+        }
+    }
+    merged
+        .into_iter()
+        .enumerate()
+        .map(|(i, (events, queries, errors, h))| {
+            let len = (window_secs - i as f64).clamp(1e-9, 1.0);
+            let q = |p: f64| {
+                if h.is_empty() {
+                    0.0
+                } else {
+                    h.value_at_quantile(p) as f64 / 1000.0
+                }
+            };
+            Interval {
+                t: (i as f64 + len).min(window_secs),
+                qps: queries as f64 / len,
+                tps: events as f64 / len,
+                p95_us: q(0.95),
+                p99_us: q(0.99),
+                errors,
+            }
+        })
+        .collect()
+}

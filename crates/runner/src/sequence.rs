@@ -1,0 +1,225 @@
+//! Runs a suite's sequence against one target: load, settle, measured steps at every thread
+//! count. Each result goes to the sink the moment it exists, so nothing measured is lost.
+
+use crate::control::StopFlag;
+use crate::measure::{measure_step, StepPlan};
+use crate::progress::Progress;
+use dbdelta_engine::{Engine, EngineError};
+use dbdelta_model::{
+    Group, RunOptions, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
+};
+use dbdelta_workload::schema::{ensure_ledger, load_table, TableLoad};
+use dbdelta_workload::suite::ThreadsRule;
+use dbdelta_workload::{Action, DurationClass, Step, Suite, SuiteItem};
+use std::time::{Duration, Instant};
+
+/// How a target's sequence ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TargetOutcome {
+    /// Every selected step ran (some may have failed; their results say so).
+    Complete,
+    /// Stopped by a stop request.
+    Interrupted,
+    /// The load failed, so no step could run.
+    LoadFailed(String),
+}
+
+/// Why the sink could not keep a result (e.g. disk full): the run must stop.
+pub type SinkError = String;
+
+/// The steps of `suite` that `opts.steps` selects (all when it is empty).
+pub fn selected<'a>(suite: &'a Suite, opts: &RunOptions) -> Vec<&'a Step> {
+    suite
+        .steps()
+        .filter(|s| opts.steps.is_empty() || opts.steps.iter().any(|g| s.matches(g)))
+        .collect()
+}
+
+fn action_result(
+    target: &str,
+    order: u32,
+    kind: StepKind,
+    label: &str,
+    status: StepStatus,
+    seconds: f64,
+    rows: u64,
+) -> StepResult {
+    let mut r = StepResult::empty(target, label, label, order, Group::Write, kind, 1);
+    r.status = status;
+    r.seconds = seconds;
+    if kind == StepKind::Load {
+        r.rows_affected = rows;
+        r.events = rows;
+        r.throughput = Throughput {
+            value: if seconds > 0.0 { rows as f64 / seconds } else { 0.0 },
+            unit: ThroughputUnit::RowsPerSec,
+        };
+    }
+    r
+}
+
+/// Creates and loads every table: in parallel (one connection per table, at most 8) for
+/// servers, one after another for embedded engines whose writers serialize anyway.
+fn load(engine: &dyn Engine, opts: &RunOptions, i_own: bool) -> Result<(u64, f64), EngineError> {
+    let start = Instant::now();
+    {
+        let mut conn = engine.connect()?;
+        ensure_ledger(&mut *conn)?;
+    }
+    let parallel = if engine.embedded() {
+        1
+    } else {
+        opts.tables.clamp(1, 8)
+    };
+    let tables: Vec<u32> = (1..=opts.tables).collect();
+    let results: Vec<Result<TableLoad, EngineError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = tables
+            .chunks(tables.len().div_ceil(parallel as usize).max(1))
+            .map(|chunk| {
+                s.spawn(move || -> Result<TableLoad, EngineError> {
+                    let mut conn = engine.connect()?;
+                    let mut total = TableLoad::default();
+                    for &t in chunk {
+                        let l = load_table(&mut *conn, t, opts.table_size, opts.seed, i_own)?;
+                        total.rows += l.rows;
+                    }
+                    Ok(total)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(EngineError::statement("load thread panicked")))
+            })
+            .collect()
+    });
+    let mut rows = 0;
+    for r in results {
+        rows += r?.rows;
+    }
+    Ok((rows, start.elapsed().as_secs_f64()))
+}
+
+fn window_of(step: &Step, opts: &RunOptions) -> Duration {
+    let secs = match step.duration {
+        DurationClass::Read => opts.read_secs,
+        DurationClass::Write => opts.write_secs,
+        DurationClass::Insert => opts.insert_secs,
+    };
+    Duration::from_secs_f64(secs.max(0.0))
+}
+
+/// Runs the suite against one target. `sink` persists each result; an error from it stops
+/// the target (the results so far are already kept).
+pub fn run_target(
+    engine: &dyn Engine,
+    target: &str,
+    suite: &Suite,
+    opts: &RunOptions,
+    i_own_this_database: bool,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+    sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
+) -> Result<TargetOutcome, SinkError> {
+    let chosen = selected(suite, opts);
+    let tables: Vec<String> = (1..=opts.tables).map(|t| format!("sbtest{t}")).collect();
+    let mut settles = 0;
+    for item in &suite.items {
+        if stop.requested() {
+            return Ok(TargetOutcome::Interrupted);
+        }
+        match item {
+            SuiteItem::Action {
+                order,
+                action: Action::Load,
+            } => {
+                progress.message(&format!(
+                    "[{target}] load: {} table(s) x {} rows",
+                    opts.tables, opts.table_size
+                ));
+                match load(engine, opts, i_own_this_database) {
+                    Ok((rows, secs)) => sink(&action_result(
+                        target,
+                        *order,
+                        StepKind::Load,
+                        "load",
+                        StepStatus::Ok,
+                        secs,
+                        rows,
+                    ))?,
+                    Err(e) => {
+                        let reason = e.to_string();
+                        sink(&action_result(
+                            target,
+                            *order,
+                            StepKind::Load,
+                            "load",
+                            StepStatus::Failed {
+                                reason: reason.clone(),
+                            },
+                            0.0,
+                            0,
+                        ))?;
+                        return Ok(TargetOutcome::LoadFailed(reason));
+                    }
+                }
+            }
+            SuiteItem::Action {
+                order,
+                action: Action::Settle,
+            } => {
+                settles += 1;
+                progress.message(&format!("[{target}] settle"));
+                let start = Instant::now();
+                let status = match engine.settle(&tables) {
+                    Ok(_) => StepStatus::Ok,
+                    Err(e) => StepStatus::Failed {
+                        reason: e.to_string(),
+                    },
+                };
+                sink(&action_result(
+                    target,
+                    *order,
+                    StepKind::Settle,
+                    &format!("settle-{settles}"),
+                    status,
+                    start.elapsed().as_secs_f64(),
+                    0,
+                ))?;
+            }
+            SuiteItem::Step(step) => {
+                if !chosen.iter().any(|c| c.order == step.order) {
+                    continue;
+                }
+                let counts: Vec<u32> = match step.threads {
+                    Some(ThreadsRule::Tables) => vec![opts.tables.max(1)],
+                    None => opts.threads.clone(),
+                };
+                for threads in counts {
+                    if stop.requested() {
+                        return Ok(TargetOutcome::Interrupted);
+                    }
+                    let plan = StepPlan {
+                        target: target.to_string(),
+                        step: step.clone(),
+                        threads,
+                        warmup: Duration::from_secs_f64(opts.warmup_secs.max(0.0)),
+                        window: window_of(step, opts),
+                        tables: opts.tables,
+                        table_size: opts.table_size,
+                        seed: opts.seed,
+                    };
+                    let result = measure_step(engine, &plan, stop, progress);
+                    sink(&result)?;
+                }
+            }
+        }
+    }
+    Ok(if stop.requested() {
+        TargetOutcome::Interrupted
+    } else {
+        TargetOutcome::Complete
+    })
+}

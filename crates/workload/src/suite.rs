@@ -1,0 +1,473 @@
+//! Suites as data: an ordered list of steps read from TOML (embedded in the binary, or a
+//! file given by the user), validated once.
+
+use dbdelta_model::Group;
+use serde::Deserialize;
+use std::path::Path;
+
+/// The suites shipped inside the binary: (name, TOML text).
+pub const BUILTIN: &[(&str, &str)] = &[("sysbench", include_str!("../../../suites/sysbench.toml"))];
+
+/// Why a suite could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// No built-in suite and no file of that name.
+    #[error("unknown suite '{0}': built-in suites are {1}; or pass the path of a suite .toml file")]
+    Unknown(String, String),
+    /// The file could not be read.
+    #[error("cannot read suite file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or has unknown fields.
+    #[error("suite {origin} is invalid: {message}")]
+    Parse {
+        /// Suite name or file.
+        origin: String,
+        /// What the parser said.
+        message: String,
+    },
+    /// A step is inconsistent.
+    #[error("suite {origin}, step {index} ({name}): {message}")]
+    Step {
+        /// Suite name or file.
+        origin: String,
+        /// 1-based position of the step.
+        index: usize,
+        /// The step's name, if any.
+        name: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+/// A non-measured action in a suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Create and load the tables, then build the secondary index (sysbench prepare).
+    Load,
+    /// Post-write maintenance: analyze / vacuum / checkpoint / flush (§A6.4).
+    Settle,
+}
+
+/// Which duration flag a step runs for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DurationClass {
+    /// `--read-secs`.
+    Read,
+    /// `--write-secs`.
+    Write,
+    /// `--insert-secs`.
+    Insert,
+}
+
+/// The statement logic of a step (one native implementation per kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// `SELECT c FROM sbtest WHERE id=?` (oltp_point_select).
+    PointSelect,
+    /// `SELECT c … WHERE id IN (…points…)`, random or hot ids (oltp_inlist_select).
+    InlistSelect,
+    /// `SELECT id|k[, c] … WHERE id|k IN (…points…)` (oltp_points_covered).
+    PointsCovered,
+    /// `SELECT id|k[, c] … WHERE id|k BETWEEN x AND x+points` (oltp_range_covered).
+    RangeCovered,
+    /// BEGIN; point selects; ranges; COMMIT (oltp_read_only).
+    ReadOnly,
+    /// `SELECT * FROM sbtest WHERE LENGTH(c) < 0`, plain text (oltp_scan).
+    Scan,
+    /// `UPDATE … SET c=? WHERE id IN (…points…)` (oltp_inlist_update).
+    UpdateInlist,
+    /// `UPDATE … SET k=k+1 WHERE id=?` (oltp_update_index).
+    UpdateIndex,
+    /// `UPDATE … SET c=? WHERE id=?` (oltp_update_non_index).
+    UpdateNonindex,
+    /// BEGIN; index update; non-index update; delete; insert; COMMIT (oltp_write_only).
+    WriteOnly,
+    /// BEGIN; points; ranges; updates; delete; insert; COMMIT (oltp_read_write).
+    ReadWrite,
+    /// `DELETE … WHERE id=?` (oltp_delete).
+    Delete,
+    /// `INSERT … (k, c, pad) VALUES (…)`, plain text (oltp_insert).
+    Insert,
+}
+
+/// How many threads a step uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThreadsRule {
+    /// One thread per table (sysbench's warm step).
+    Tables,
+}
+
+/// One `[[step]]` table as written in a suite file.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StepDef {
+    /// A non-measured action (exclusive with `workload`).
+    pub action: Option<Action>,
+    /// Step name, e.g. `point-query.pre`.
+    #[serde(default)]
+    pub name: String,
+    /// The statement logic.
+    pub workload: Option<WorkloadKind>,
+    /// The `range` of the label; the range width for read-only and read-write.
+    pub range: Option<u32>,
+    /// IN-list length / range span for in-list, points and range workloads.
+    pub points: Option<u32>,
+    /// Hot-points: always the ids table_size/2+1 … +points.
+    #[serde(default)]
+    pub hot: bool,
+    /// Covered (index-only) projection; false adds column c.
+    #[serde(default = "yes")]
+    pub covered: bool,
+    /// Search the primary key (true) or the secondary index on k (false).
+    #[serde(default = "yes")]
+    pub on_id: bool,
+    /// Key distribution: `uniform` (default) or `zipfian` (exponent 0.8).
+    pub rand: Option<String>,
+    /// Overrides the table size for key choice (update-one uses 1).
+    pub table_size: Option<u64>,
+    /// Point selects per read-only/read-write transaction (default 10).
+    pub point_selects: Option<u32>,
+    /// Simple ranges per transaction (default 1).
+    pub simple_ranges: Option<u32>,
+    /// SUM ranges per transaction (default 1).
+    pub sum_ranges: Option<u32>,
+    /// ORDER BY ranges per transaction (default 1).
+    pub order_ranges: Option<u32>,
+    /// DISTINCT ranges per transaction (default 1).
+    pub distinct_ranges: Option<u32>,
+    /// Which duration flag applies.
+    pub duration: Option<DurationClass>,
+    /// Measured but never reported.
+    #[serde(default)]
+    pub warm: bool,
+    /// Thread count rule; default: every `--threads` value.
+    pub threads: Option<ThreadsRule>,
+    /// Report group; default derived from the name as the published scripts do.
+    pub group: Option<Group>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A validated measured step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// Position in the suite (1-based), used to order result files.
+    pub order: u32,
+    /// The step name, e.g. `random-points.pre`.
+    pub name: String,
+    /// The report label, e.g. `random-points.pre_range=100`.
+    pub label: String,
+    /// Report group.
+    pub group: Group,
+    /// Which duration flag applies.
+    pub duration: DurationClass,
+    /// Measured but never reported.
+    pub warm: bool,
+    /// Thread count rule.
+    pub threads: Option<ThreadsRule>,
+    /// Workload parameters.
+    pub params: WorkloadParams,
+}
+
+/// Resolved workload parameters of a step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadParams {
+    /// The statement logic.
+    pub kind: WorkloadKind,
+    /// Range width (read-only, read-write) or label range.
+    pub range: u32,
+    /// IN-list length or range span.
+    pub points: u32,
+    /// Hot ids instead of random ones.
+    pub hot: bool,
+    /// Covered projection.
+    pub covered: bool,
+    /// Primary key (true) or k (false).
+    pub on_id: bool,
+    /// Zipfian instead of uniform keys.
+    pub zipfian: bool,
+    /// Table size override for key choice.
+    pub table_size: Option<u64>,
+    /// Point selects per transaction.
+    pub point_selects: u32,
+    /// Simple ranges per transaction.
+    pub simple_ranges: u32,
+    /// SUM ranges per transaction.
+    pub sum_ranges: u32,
+    /// ORDER BY ranges per transaction.
+    pub order_ranges: u32,
+    /// DISTINCT ranges per transaction.
+    pub distinct_ranges: u32,
+}
+
+/// One entry of a suite's sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SuiteItem {
+    /// A non-measured action.
+    Action {
+        /// Position in the suite (1-based).
+        order: u32,
+        /// Which action.
+        action: Action,
+    },
+    /// A measured step.
+    Step(Step),
+}
+
+/// A validated suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suite {
+    /// Suite name.
+    pub name: String,
+    /// One-line description.
+    pub description: String,
+    /// The sequence.
+    pub items: Vec<SuiteItem>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(rename = "step")]
+    steps: Vec<StepDef>,
+}
+
+/// The published scripts' group rule (§A11.1): `point` unless `warm`; else write words; else range.
+pub fn group_of(name: &str) -> Group {
+    if name.contains("point") {
+        Group::Point
+    } else if ["delete", "insert", "update", "write"]
+        .iter()
+        .any(|w| name.contains(w))
+    {
+        Group::Write
+    } else {
+        Group::Range
+    }
+}
+
+impl Suite {
+    /// A built-in suite by name, or a suite file when `name_or_path` is a path to a file.
+    pub fn load(name_or_path: &str) -> Result<Suite, SuiteError> {
+        if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+            return Suite::parse(text, name_or_path);
+        }
+        let path = Path::new(name_or_path);
+        if path.is_file() {
+            let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Read {
+                path: name_or_path.to_string(),
+                source,
+            })?;
+            return Suite::parse(&text, name_or_path);
+        }
+        Err(SuiteError::Unknown(
+            name_or_path.to_string(),
+            BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+        ))
+    }
+
+    /// Parses and validates suite TOML; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Suite, SuiteError> {
+        let file: SuiteFile = toml::from_str(text).map_err(|e| SuiteError::Parse {
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        let mut items = Vec::with_capacity(file.steps.len());
+        let mut labels = std::collections::HashSet::new();
+        for (i, def) in file.steps.into_iter().enumerate() {
+            let order = i as u32 + 1;
+            let err = |message: &str| SuiteError::Step {
+                origin: origin.to_string(),
+                index: i + 1,
+                name: def.name.clone(),
+                message: message.to_string(),
+            };
+            match (def.action, def.workload) {
+                (Some(_), Some(_)) => return Err(err("give either action or workload, not both")),
+                (None, None) => return Err(err("give action = \"load\"|\"settle\" or a workload")),
+                (Some(action), None) => items.push(SuiteItem::Action { order, action }),
+                (None, Some(kind)) => {
+                    let step = resolve(&def, kind, order).map_err(|m| err(&m))?;
+                    if !labels.insert(step.label.clone()) {
+                        return Err(err("duplicate step label; give it another name or range"));
+                    }
+                    items.push(SuiteItem::Step(step));
+                }
+            }
+        }
+        Ok(Suite {
+            name: file.name,
+            description: file.description,
+            items,
+        })
+    }
+
+    /// The measured steps in order.
+    pub fn steps(&self) -> impl Iterator<Item = &Step> {
+        self.items.iter().filter_map(|i| match i {
+            SuiteItem::Step(s) => Some(s),
+            SuiteItem::Action { .. } => None,
+        })
+    }
+}
+
+fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, String> {
+    if def.name.is_empty() {
+        return Err("a workload step needs a name".into());
+    }
+    let duration = def
+        .duration
+        .ok_or("a workload step needs duration = \"read\"|\"write\"|\"insert\"")?;
+    let range = def.range.unwrap_or(100);
+    let zipfian = match def.rand.as_deref() {
+        None | Some("uniform") => false,
+        Some("zipfian") => true,
+        Some(other) => return Err(format!("rand = \"{other}\" is unknown: use uniform or zipfian")),
+    };
+    if range == 0 || def.points == Some(0) || def.table_size == Some(0) {
+        return Err("range, points and table_size must be at least 1".into());
+    }
+    Ok(Step {
+        order,
+        name: def.name.clone(),
+        label: format!("{}_range={range}", def.name),
+        group: def.group.unwrap_or_else(|| group_of(&def.name)),
+        duration,
+        warm: def.warm,
+        threads: def.threads,
+        params: WorkloadParams {
+            kind,
+            range,
+            points: def.points.unwrap_or(10),
+            hot: def.hot,
+            covered: def.covered,
+            on_id: def.on_id,
+            zipfian,
+            table_size: def.table_size,
+            point_selects: def.point_selects.unwrap_or(10),
+            simple_ranges: def.simple_ranges.unwrap_or(1),
+            sum_ranges: def.sum_ranges.unwrap_or(1),
+            order_ranges: def.order_ranges.unwrap_or(1),
+            distinct_ranges: def.distinct_ranges.unwrap_or(1),
+        },
+    })
+}
+
+/// Matches `text` against a glob with `*` (any run) and `?` (one character).
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+impl Step {
+    /// True when a `--steps` glob selects this step (by name or by label).
+    pub fn matches(&self, pattern: &str) -> bool {
+        glob_match(pattern, &self.name) || glob_match(pattern, &self.label)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_sysbench_has_42_reported_steps() {
+        let s = Suite::load("sysbench").unwrap();
+        let reported: Vec<&Step> = s.steps().filter(|s| !s.warm).collect();
+        assert_eq!(reported.len(), 42);
+        assert_eq!(reported.iter().filter(|s| s.name.ends_with(".pre")).count(), 15);
+        assert_eq!(s.steps().filter(|s| s.warm).count(), 1);
+        let labels: Vec<&str> = reported.iter().map(|s| s.label.as_str()).collect();
+        for l in [
+            "point-query.pre_range=100",
+            "random-points_range=1000",
+            "hot-points_range=100",
+            "read-only.pre_range=10000",
+            "write-only_range=10000",
+            "read-write_range=10",
+            "update-one_range=100",
+            "scan_range=100",
+            "insert_range=100",
+        ] {
+            assert!(labels.contains(&l), "{l} missing");
+        }
+        let groups = |g| reported.iter().filter(|s| s.group == g).count();
+        assert_eq!(groups(Group::Point), 17);
+        assert_eq!(groups(Group::Range), 15);
+        assert_eq!(groups(Group::Write), 10);
+        let settles = s
+            .items
+            .iter()
+            .filter(|i| matches!(i, SuiteItem::Action { action: Action::Settle, .. }))
+            .count();
+        assert_eq!(settles, 2);
+    }
+
+    #[test]
+    fn bad_suites_are_rejected_with_reasons() {
+        let e = Suite::parse("name='x'\n[[step]]\nname='a'\n", "t").unwrap_err();
+        assert!(e.to_string().contains("action"), "{e}");
+        let e = Suite::parse("name='x'\n[[step]]\nname='a'\nworkload='point-select'\n", "t")
+            .unwrap_err();
+        assert!(e.to_string().contains("duration"), "{e}");
+        let e = Suite::parse("name='x'\n[[step]]\nbogus=1\n", "t").unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let e = Suite::parse(
+            "name='x'\n[[step]]\nname='a'\nworkload='scan'\nduration='read'\n[[step]]\nname='a'\nworkload='scan'\nduration='read'\n",
+            "t",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("duplicate"), "{e}");
+        assert!(matches!(Suite::load("nope"), Err(SuiteError::Unknown(..))));
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("update-*", "update-index"));
+        assert!(glob_match("*.pre", "point-query.pre"));
+        assert!(glob_match("random-points_range=1?", "random-points_range=10"));
+        assert!(!glob_match("random-points_range=1?", "random-points_range=100"));
+        assert!(glob_match("*", ""));
+        assert!(!glob_match("scan", "scan.warm"));
+    }
+
+    #[test]
+    fn group_rule_matches_published_scripts() {
+        assert_eq!(group_of("hot-points"), Group::Point);
+        assert_eq!(group_of("read-write"), Group::Write);
+        assert_eq!(group_of("scan"), Group::Range);
+        assert_eq!(group_of("read-only.pre"), Group::Range);
+        assert_eq!(group_of("update-one"), Group::Write);
+    }
+}

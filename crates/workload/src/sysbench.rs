@@ -1,0 +1,457 @@
+//! The sysbench statements (§A4–A5) as one native workload per worker: statements are
+//! prepared once per connection and table, parameters are generated into reused buffers.
+
+use crate::counters::Counters;
+use crate::rng::{KeyDist, Rng, Zipf, C_TEMPLATE, PAD_TEMPLATE, ZIPF_EXPONENT};
+use crate::suite::{WorkloadKind, WorkloadParams};
+use crate::Workload;
+use dbdelta_engine::{Connection, Dialect, EngineError, StmtId, Value};
+use std::fmt::Write;
+
+/// What a worker needs to know to build its workload.
+#[derive(Debug, Clone)]
+pub struct WorkerContext {
+    /// Number of sbtest tables.
+    pub tables: u32,
+    /// Rows per table.
+    pub table_size: u64,
+    /// Run seed.
+    pub seed: u64,
+    /// Independent random stream of this worker (derived from step and worker index).
+    pub stream: u64,
+    /// 0-based worker index (scan picks its table from it).
+    pub worker: u32,
+    /// Dialect of the connection.
+    pub dialect: Dialect,
+}
+
+/// Statement handles of one table.
+#[derive(Debug, Default, Clone)]
+struct TableStmts {
+    point: Option<StmtId>,
+    list: Option<StmtId>,
+    simple: Option<StmtId>,
+    sum: Option<StmtId>,
+    order: Option<StmtId>,
+    distinct: Option<StmtId>,
+    index_update: Option<StmtId>,
+    nonindex_update: Option<StmtId>,
+    delete: Option<StmtId>,
+    insert: Option<StmtId>,
+}
+
+/// One worker's sysbench workload.
+pub struct Sysbench {
+    p: WorkloadParams,
+    ctx: WorkerContext,
+    rng: Rng,
+    keys: KeyDist,
+    /// Uniform over the real table size: `k` values, insert keys.
+    size: i64,
+    stmts: Vec<TableStmts>,
+    ids: Vec<Value<'static>>,
+    c: String,
+    pad: String,
+    text: String,
+}
+
+const POINT: &str = "SELECT c FROM sbtest{t} WHERE id=?";
+const SIMPLE_RANGE: &str = "SELECT c FROM sbtest{t} WHERE id BETWEEN ? AND ?";
+const SUM_RANGE: &str = "SELECT SUM(k) FROM sbtest{t} WHERE id BETWEEN ? AND ?";
+const ORDER_RANGE: &str = "SELECT c FROM sbtest{t} WHERE id BETWEEN ? AND ? ORDER BY c";
+const DISTINCT_RANGE: &str = "SELECT DISTINCT c FROM sbtest{t} WHERE id BETWEEN ? AND ? ORDER BY c";
+const INDEX_UPDATE: &str = "UPDATE sbtest{t} SET k=k+1 WHERE id=?";
+const NONINDEX_UPDATE: &str = "UPDATE sbtest{t} SET c=? WHERE id=?";
+const DELETE: &str = "DELETE FROM sbtest{t} WHERE id=?";
+const INSERT_WITH_ID: &str = "INSERT INTO sbtest{t} (id, k, c, pad) VALUES (?, ?, ?, ?)";
+
+fn marks(n: u32) -> String {
+    vec!["?"; n as usize].join(", ")
+}
+
+/// The SQL text of each statement a step uses, with `{t}` standing for the table number.
+pub fn statements(p: &WorkloadParams, dialect: Dialect) -> Vec<String> {
+    let col = if p.on_id { "id" } else { "k" };
+    let proj = match (p.on_id, p.covered) {
+        (true, true) => "id",
+        (true, false) => "id, c",
+        (false, true) => "k",
+        (false, false) => "k, c",
+    };
+    let point = POINT.to_string();
+    let ranges = |p: &WorkloadParams| {
+        let mut v = Vec::new();
+        if p.simple_ranges > 0 {
+            v.push(SIMPLE_RANGE.to_string());
+        }
+        if p.sum_ranges > 0 {
+            v.push(SUM_RANGE.to_string());
+        }
+        if p.order_ranges > 0 {
+            v.push(ORDER_RANGE.to_string());
+        }
+        if p.distinct_ranges > 0 {
+            v.push(DISTINCT_RANGE.to_string());
+        }
+        v
+    };
+    let dml = || {
+        [INDEX_UPDATE, NONINDEX_UPDATE, DELETE, INSERT_WITH_ID]
+            .map(String::from)
+            .to_vec()
+    };
+    match p.kind {
+        WorkloadKind::PointSelect => vec![point],
+        WorkloadKind::InlistSelect => vec![format!(
+            "SELECT c FROM sbtest{{t}} WHERE id IN ({})",
+            marks(p.points)
+        )],
+        WorkloadKind::PointsCovered => vec![format!(
+            "SELECT {proj} FROM sbtest{{t}} WHERE {col} IN ({})",
+            marks(p.points)
+        )],
+        WorkloadKind::RangeCovered => {
+            vec![format!("SELECT {proj} FROM sbtest{{t}} WHERE {col} BETWEEN ? AND ?")]
+        }
+        WorkloadKind::ReadOnly => {
+            let mut v = vec!["BEGIN".to_string()];
+            if p.point_selects > 0 {
+                v.push(point);
+            }
+            v.extend(ranges(p));
+            v.push("COMMIT".into());
+            v
+        }
+        WorkloadKind::Scan => vec!["SELECT * from sbtest{t} WHERE LENGTH(c) < 0".to_string()],
+        WorkloadKind::UpdateInlist => vec![format!(
+            "UPDATE sbtest{{t}} set c=? WHERE id IN ({})",
+            marks(p.points)
+        )],
+        WorkloadKind::UpdateIndex => vec![INDEX_UPDATE.to_string()],
+        WorkloadKind::UpdateNonindex => vec![NONINDEX_UPDATE.to_string()],
+        WorkloadKind::WriteOnly => {
+            let mut v = vec!["BEGIN".to_string()];
+            v.extend(dml());
+            v.push("COMMIT".into());
+            v
+        }
+        WorkloadKind::ReadWrite => {
+            let mut v = vec!["BEGIN".to_string(), point];
+            v.extend(ranges(p));
+            v.extend(dml());
+            v.push("COMMIT".into());
+            v
+        }
+        WorkloadKind::Delete => vec![DELETE.to_string()],
+        WorkloadKind::Insert => vec![if dialect == Dialect::Mysql {
+            "INSERT INTO sbtest{t} (id, k, c, pad) VALUES (0, <k>, '<c>', '<pad>')".to_string()
+        } else {
+            "INSERT INTO sbtest{t} (k, c, pad) VALUES (<k>, '<c>', '<pad>')".to_string()
+        }],
+    }
+}
+
+/// Statements counted per event (sysbench's `queries` per transaction).
+pub fn statements_per_event(p: &WorkloadParams) -> u32 {
+    let ranges = p.simple_ranges + p.sum_ranges + p.order_ranges + p.distinct_ranges;
+    match p.kind {
+        WorkloadKind::ReadOnly => 2 + p.point_selects + ranges,
+        WorkloadKind::WriteOnly => 6,
+        WorkloadKind::ReadWrite => 2 + p.point_selects + ranges + 4,
+        _ => 1,
+    }
+}
+
+/// True for workloads that wrap each event in BEGIN … COMMIT.
+pub fn uses_transactions(kind: WorkloadKind) -> bool {
+    matches!(
+        kind,
+        WorkloadKind::ReadOnly | WorkloadKind::WriteOnly | WorkloadKind::ReadWrite
+    )
+}
+
+/// How statements of the step are sent: prepared, or plain text like sysbench's insert/scan.
+pub fn sent_as_text(kind: WorkloadKind) -> bool {
+    matches!(kind, WorkloadKind::Scan | WorkloadKind::Insert)
+}
+
+impl Sysbench {
+    /// A worker's workload for the step parameters `p`.
+    pub fn new(p: WorkloadParams, ctx: WorkerContext) -> Self {
+        let size = ctx.table_size.max(1) as i64;
+        let key_n = p.table_size.map(|n| n as i64).unwrap_or(size);
+        let keys = if p.zipfian {
+            KeyDist::Zipfian(Zipf::new(key_n as u64, ZIPF_EXPONENT))
+        } else {
+            KeyDist::Uniform(key_n)
+        };
+        Sysbench {
+            rng: Rng::new(ctx.seed, ctx.stream),
+            keys,
+            size,
+            stmts: Vec::new(),
+            ids: Vec::with_capacity(p.points as usize * 2 + 2),
+            c: String::with_capacity(128),
+            pad: String::with_capacity(64),
+            text: String::with_capacity(256),
+            p,
+            ctx,
+        }
+    }
+
+    #[inline]
+    fn table_num(&mut self) -> usize {
+        (self.rng.uniform(1, i64::from(self.ctx.tables)) - 1) as usize
+    }
+
+    #[inline]
+    fn get_id(&mut self) -> i64 {
+        self.keys.key(&mut self.rng)
+    }
+
+    fn range_width(&self) -> i64 {
+        i64::from(self.p.range)
+    }
+}
+
+fn stmt(s: Option<StmtId>) -> Result<StmtId, EngineError> {
+    s.ok_or_else(|| EngineError::statement("statement was not prepared"))
+}
+
+impl Workload for Sysbench {
+    fn prepare(&mut self, conn: &mut dyn Connection) -> Result<(), EngineError> {
+        let list_sql = statements(&self.p, self.ctx.dialect).swap_remove(0);
+        let p = self.p.clone();
+        for t in 1..=self.ctx.tables {
+            let mut prep = |sql: &str| -> Result<Option<StmtId>, EngineError> {
+                conn.prepare(&sql.replace("{t}", &t.to_string())).map(Some)
+            };
+            let mut ts = TableStmts::default();
+            let transactional = matches!(p.kind, WorkloadKind::ReadOnly | WorkloadKind::ReadWrite);
+            match p.kind {
+                WorkloadKind::PointSelect => ts.point = prep(POINT)?,
+                WorkloadKind::InlistSelect
+                | WorkloadKind::PointsCovered
+                | WorkloadKind::RangeCovered
+                | WorkloadKind::UpdateInlist => ts.list = prep(&list_sql)?,
+                WorkloadKind::UpdateIndex => ts.index_update = prep(INDEX_UPDATE)?,
+                WorkloadKind::UpdateNonindex => ts.nonindex_update = prep(NONINDEX_UPDATE)?,
+                WorkloadKind::Delete => ts.delete = prep(DELETE)?,
+                WorkloadKind::Scan | WorkloadKind::Insert => {}
+                WorkloadKind::ReadOnly | WorkloadKind::ReadWrite | WorkloadKind::WriteOnly => {}
+            }
+            if transactional {
+                if p.point_selects > 0 {
+                    ts.point = prep(POINT)?;
+                }
+                if p.simple_ranges > 0 {
+                    ts.simple = prep(SIMPLE_RANGE)?;
+                }
+                if p.sum_ranges > 0 {
+                    ts.sum = prep(SUM_RANGE)?;
+                }
+                if p.order_ranges > 0 {
+                    ts.order = prep(ORDER_RANGE)?;
+                }
+                if p.distinct_ranges > 0 {
+                    ts.distinct = prep(DISTINCT_RANGE)?;
+                }
+            }
+            if matches!(p.kind, WorkloadKind::ReadWrite | WorkloadKind::WriteOnly) {
+                ts.index_update = prep(INDEX_UPDATE)?;
+                ts.nonindex_update = prep(NONINDEX_UPDATE)?;
+                ts.delete = prep(DELETE)?;
+                ts.insert = prep(INSERT_WITH_ID)?;
+            }
+            self.stmts.push(ts);
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, conn: &mut dyn Connection, n: &mut Counters) -> Result<(), EngineError> {
+        match self.p.kind {
+            WorkloadKind::PointSelect => {
+                let t = self.table_num();
+                let id = self.get_id();
+                n.add(conn.execute(stmt(self.stmts[t].point)?, &[Value::Int(id)])?);
+            }
+            WorkloadKind::InlistSelect | WorkloadKind::PointsCovered => {
+                let t = self.table_num();
+                self.ids.clear();
+                if self.p.hot {
+                    let hot = self.size / 2;
+                    self.ids
+                        .extend((1..=i64::from(self.p.points)).map(|i| Value::Int(hot + i)));
+                } else {
+                    for _ in 0..self.p.points {
+                        let id = self.get_id();
+                        self.ids.push(Value::Int(id));
+                    }
+                }
+                n.add(conn.execute(stmt(self.stmts[t].list)?, &self.ids)?);
+            }
+            WorkloadKind::RangeCovered => {
+                let t = self.table_num();
+                let x = self.get_id();
+                let hi = x + i64::from(self.p.points);
+                n.add(conn.execute(stmt(self.stmts[t].list)?, &[Value::Int(x), Value::Int(hi)])?);
+            }
+            WorkloadKind::ReadOnly => {
+                n.add(conn.query("BEGIN")?);
+                self.point_selects(conn, n)?;
+                self.ranges(conn, n)?;
+                n.add(conn.query("COMMIT")?);
+            }
+            WorkloadKind::ReadWrite => {
+                n.add(conn.query("BEGIN")?);
+                self.point_selects(conn, n)?;
+                self.ranges(conn, n)?;
+                self.dml(conn, n)?;
+                n.add(conn.query("COMMIT")?);
+            }
+            WorkloadKind::WriteOnly => {
+                n.add(conn.query("BEGIN")?);
+                self.dml(conn, n)?;
+                n.add(conn.query("COMMIT")?);
+            }
+            WorkloadKind::Scan => {
+                let t = self.ctx.worker % self.ctx.tables + 1;
+                self.text.clear();
+                let _ = write!(self.text, "SELECT * from sbtest{t} WHERE LENGTH(c) < 0");
+                n.add(conn.query(&self.text)?);
+            }
+            WorkloadKind::UpdateInlist => {
+                let t = self.table_num();
+                self.rng.fill_template(C_TEMPLATE, &mut self.c);
+                self.ids.clear();
+                for _ in 0..self.p.points {
+                    let id = self.get_id();
+                    self.ids.push(Value::Int(id));
+                }
+                let mut params: Vec<Value<'_>> = Vec::with_capacity(self.ids.len() + 1);
+                params.push(Value::Text(&self.c));
+                params.extend_from_slice(&self.ids);
+                n.add(conn.execute(stmt(self.stmts[t].list)?, &params)?);
+            }
+            WorkloadKind::UpdateIndex => {
+                let t = self.table_num();
+                let id = self.get_id();
+                n.add(conn.execute(stmt(self.stmts[t].index_update)?, &[Value::Int(id)])?);
+            }
+            WorkloadKind::UpdateNonindex => {
+                let t = self.table_num();
+                let id = self.get_id();
+                self.rng.fill_template(C_TEMPLATE, &mut self.c);
+                n.add(conn.execute(
+                    stmt(self.stmts[t].nonindex_update)?,
+                    &[Value::Text(&self.c), Value::Int(id)],
+                )?);
+            }
+            WorkloadKind::Delete => {
+                let t = self.table_num();
+                let id = self.get_id();
+                n.add(conn.execute(stmt(self.stmts[t].delete)?, &[Value::Int(id)])?);
+            }
+            WorkloadKind::Insert => {
+                let t = self.table_num() + 1;
+                let k = self.rng.uniform(1, self.size);
+                self.rng.fill_template(C_TEMPLATE, &mut self.c);
+                self.rng.fill_template(PAD_TEMPLATE, &mut self.pad);
+                self.text.clear();
+                if self.ctx.dialect == Dialect::Mysql {
+                    let _ = write!(
+                        self.text,
+                        "INSERT INTO sbtest{t} (id, k, c, pad) VALUES (0, {k}, '{}', '{}')",
+                        self.c, self.pad
+                    );
+                } else {
+                    let _ = write!(
+                        self.text,
+                        "INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '{}', '{}')",
+                        self.c, self.pad
+                    );
+                }
+                n.add(conn.query(&self.text)?);
+            }
+        }
+        Ok(())
+    }
+
+    fn uses_transactions(&self) -> bool {
+        uses_transactions(self.p.kind)
+    }
+}
+
+impl Sysbench {
+    fn point_selects(&mut self, conn: &mut dyn Connection, n: &mut Counters) -> Result<(), EngineError> {
+        if self.p.point_selects == 0 {
+            return Ok(());
+        }
+        let t = self.table_num();
+        let s = stmt(self.stmts[t].point)?;
+        for _ in 0..self.p.point_selects {
+            let id = self.get_id();
+            n.add(conn.execute(s, &[Value::Int(id)])?);
+        }
+        Ok(())
+    }
+
+    fn ranges(&mut self, conn: &mut dyn Connection, n: &mut Counters) -> Result<(), EngineError> {
+        let plan = [
+            (self.p.simple_ranges, 0usize),
+            (self.p.sum_ranges, 1),
+            (self.p.order_ranges, 2),
+            (self.p.distinct_ranges, 3),
+        ];
+        for (count, which) in plan {
+            if count == 0 {
+                continue;
+            }
+            // Each range type picks its own table once (sysbench's execute_range).
+            let t = self.table_num();
+            let ts = &self.stmts[t];
+            let s = stmt(match which {
+                0 => ts.simple,
+                1 => ts.sum,
+                2 => ts.order,
+                _ => ts.distinct,
+            })?;
+            for _ in 0..count {
+                let x = self.get_id();
+                let hi = x + self.range_width() - 1;
+                n.add(conn.execute(s, &[Value::Int(x), Value::Int(hi)])?);
+            }
+        }
+        Ok(())
+    }
+
+    fn dml(&mut self, conn: &mut dyn Connection, n: &mut Counters) -> Result<(), EngineError> {
+        let t = self.table_num();
+        let id = self.get_id();
+        n.add(conn.execute(stmt(self.stmts[t].index_update)?, &[Value::Int(id)])?);
+        let t = self.table_num();
+        let id = self.get_id();
+        self.rng.fill_template(C_TEMPLATE, &mut self.c);
+        n.add(conn.execute(
+            stmt(self.stmts[t].nonindex_update)?,
+            &[Value::Text(&self.c), Value::Int(id)],
+        )?);
+        // Delete and re-insert the same id in one table (execute_delete_inserts).
+        let t = self.table_num();
+        let id = self.get_id();
+        let k = self.get_id();
+        self.rng.fill_template(C_TEMPLATE, &mut self.c);
+        self.rng.fill_template(PAD_TEMPLATE, &mut self.pad);
+        n.add(conn.execute(stmt(self.stmts[t].delete)?, &[Value::Int(id)])?);
+        n.add(conn.execute(
+            stmt(self.stmts[t].insert)?,
+            &[
+                Value::Int(id),
+                Value::Int(k),
+                Value::Text(&self.c),
+                Value::Text(&self.pad),
+            ],
+        )?);
+        Ok(())
+    }
+}
