@@ -1,1 +1,28 @@
-fn main() {}
+//! `dbdelta`: thin main — parse, run, one error sink, a deliberate exit code.
+//!
+//! Exit codes: 0 success; 1 a `--fail-on` threshold was breached (reserved); 2 bad input or
+//! an error (the message names the flag or file and the fix); 130 interrupted by Ctrl-C.
+#![deny(missing_docs)]
+
+mod app;
+mod config;
+mod flags;
+mod host;
+mod progress;
+mod registry;
+mod rundir;
+mod spec;
+mod suites_cmd;
+mod time;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match app::run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

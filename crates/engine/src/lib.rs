@@ -184,6 +184,11 @@ pub trait Engine: Send + Sync {
         None
     }
 
+    /// The managed server's log file, copied into the run directory; `None` otherwise.
+    fn server_log(&self) -> Option<PathBuf> {
+        None
+    }
+
     /// Stops a managed server and releases resources. Called once at the end of a target;
     /// managed engines also stop in `Drop` so that errors and panics never orphan a server.
     fn shutdown(&mut self) -> Result<(), EngineError> {

@@ -1,1 +1,132 @@
-//! (being written)
+//! Reports of dbdelta runs: QPS of every target relative to a base target, the way the
+//! published sysbench write-ups show them.
+//!
+//! ```no_run
+//! use dbdelta_report::{load_run, render, Format, ReportData, ReportOptions};
+//! # fn main() -> Result<(), dbdelta_report::ReportError> {
+//! let run = load_run(std::path::Path::new("dbdelta-runs/2025-01-01T00:00:00Z-sysbench"))?;
+//! let data = ReportData::from_runs(vec![run], None)?;
+//! for w in &data.warnings {
+//!     eprintln!("warning: {w}");
+//! }
+//! print!("{}", render(&data, Format::Text, &ReportOptions::default())?);
+//! # Ok(()) }
+//! ```
+//!
+//! [`load_run`] reads one run directory (tolerating a run still being written or killed),
+//! [`ReportData::from_runs`] merges runs into one table model ([`table`]) with the base
+//! first, and each format is one module with a `render(data, opts) -> String` function.
+#![deny(missing_docs)]
+
+pub mod csv;
+mod data;
+mod error;
+pub mod json;
+mod load;
+pub mod markdown;
+mod order;
+pub mod table;
+pub mod text;
+
+pub use data::{Column, ReportData};
+pub use error::ReportError;
+pub use load::{load_run, RunData};
+pub use table::{Cell, Row, Table};
+
+use std::str::FromStr;
+
+/// Which numbers a single-table format (CSV) prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Values {
+    /// Target / base (needs at least two targets; otherwise absolute values are printed).
+    #[default]
+    Relative,
+    /// The measured throughput.
+    Absolute,
+}
+
+/// Presentation choices shared by all formats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportOptions {
+    /// Relative values at or below this are marked ▼ (markdown).
+    pub low: f64,
+    /// Relative values at or above this are marked ▲ (markdown).
+    pub high: f64,
+    /// The thread count of single-table formats (CSV); `None` = the lowest measured.
+    pub dop: Option<u32>,
+    /// Relative or absolute values in single-table formats (CSV).
+    pub values: Values,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            low: 0.95,
+            high: 1.05,
+            dop: None,
+            values: Values::Relative,
+        }
+    }
+}
+
+/// A report format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The published tab-separated layout ([`text`]).
+    Text,
+    /// GitHub markdown tables ([`markdown`]).
+    Markdown,
+    /// `label,v1,…` for one thread count ([`csv`]).
+    Csv,
+    /// Everything, as JSON ([`json`]).
+    Json,
+}
+
+impl FromStr for Format {
+    type Err = ReportError;
+
+    /// Parses a `--format` value: `text`, `md` (or `markdown`), `csv` or `json`.
+    fn from_str(s: &str) -> Result<Format, ReportError> {
+        match s {
+            "text" | "txt" => Ok(Format::Text),
+            "md" | "markdown" => Ok(Format::Markdown),
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            other => Err(ReportError::UnknownFormat(other.to_string())),
+        }
+    }
+}
+
+impl Format {
+    /// The usual file extension, e.g. for `report.<ext>` in a run directory.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Text => "txt",
+            Format::Markdown => "md",
+            Format::Csv => "csv",
+            Format::Json => "json",
+        }
+    }
+}
+
+/// Renders `data` in `format`; fails only when `opts.dop` names an unmeasured thread count.
+pub fn render(
+    data: &ReportData,
+    format: Format,
+    opts: &ReportOptions,
+) -> Result<String, ReportError> {
+    if let Some(dop) = opts.dop {
+        if !data.tables.iter().any(|t| t.dop == dop) {
+            return Err(ReportError::UnknownDop {
+                dop,
+                known: data.dops(),
+            });
+        }
+    }
+    Ok(match format {
+        Format::Text => text::render(data, opts),
+        Format::Markdown => markdown::render(data, opts),
+        Format::Csv => csv::render(data, opts),
+        Format::Json => json::render(data, opts),
+    })
+}

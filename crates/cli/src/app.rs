@@ -1,0 +1,302 @@
+//! Subcommand dispatch and the `run` pipeline: plan → run directory → targets in turn
+//! (provision, run the suite, stop) → reports.
+
+use crate::flags::{Cli, Command, FormatArg, ReportArgs, RunArgs, ValuesArg};
+use crate::progress::Bars;
+use crate::rundir::RunDir;
+use crate::spec::{resolve, OutDir, RunPlan};
+use crate::{host, registry, suites_cmd, time};
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use dbdelta_engine::Engine;
+use dbdelta_model::{RunManifest, RunStatus, TargetManifest, ToolInfo};
+use dbdelta_report::{load_run, render, Format, ReportData, ReportOptions, Values};
+use dbdelta_runner::{run_target, StopFlag, TargetOutcome};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Exit code after Ctrl-C.
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Parses the command line and runs the subcommand.
+pub fn run() -> Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run(args) => run_cmd(&args),
+        Command::Report(args) => report_cmd(&args),
+        Command::Suites(args) => {
+            print_out(&suites_cmd::run(&args)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn print_out(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to standard output"),
+    }
+}
+
+/// First Ctrl-C: stop after the current events and keep what was measured; second: exit.
+fn install_stop_handler() -> StopFlag {
+    static PRESSES: AtomicU32 = AtomicU32::new(0);
+    let stop = StopFlag::new();
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if PRESSES.fetch_add(1, Ordering::SeqCst) > 0 {
+            eprintln!("\ninterrupted twice: exiting now");
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+        eprintln!("\ninterrupted: finishing the current step's bookkeeping (Ctrl-C again to abort)");
+        flag.request();
+    });
+    stop
+}
+
+fn redacted_command_line() -> Vec<String> {
+    std::env::args()
+        .map(|a| match dbdelta_model::TargetSpec::parse(&a) {
+            Ok(t) if matches!(t.location, dbdelta_model::Location::Url { .. }) => t.redacted(),
+            _ => a,
+        })
+        .collect()
+}
+
+fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
+    let plan = resolve(args)?;
+    let root = match &plan.out {
+        OutDir::Exact(p) => p.clone(),
+        OutDir::Under(parent) => {
+            parent.join(format!("{}-{}", time::compact_now(), plan.options.suite))
+        }
+    };
+    let dir = RunDir::create(root)?;
+    let mut manifest = RunManifest {
+        schema: dbdelta_model::manifest::MANIFEST_SCHEMA,
+        tool: ToolInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            git_commit: env!("DBDELTA_GIT_COMMIT").to_string(),
+        },
+        host: host::host_info(),
+        started: time::rfc3339_now(),
+        finished: None,
+        status: RunStatus::Running,
+        options: plan.options.clone(),
+        targets: plan
+            .targets
+            .iter()
+            .map(|t| TargetManifest {
+                name: t.name.clone(),
+                engine: t.engine.clone(),
+                spec: t.redacted(),
+                version: None,
+                settings: Default::default(),
+                error: None,
+            })
+            .collect(),
+        command: redacted_command_line(),
+    };
+    // Base first: reports take the first manifest target as the default base.
+    if let Some(i) = manifest.targets.iter().position(|t| t.name == plan.base) {
+        let base = manifest.targets.remove(i);
+        manifest.targets.insert(0, base);
+    }
+    dir.write_manifest(&manifest)?;
+    eprintln!("run directory: {}", dir.path().display());
+    let stop = install_stop_handler();
+    let progress = Bars::new(args.quiet);
+    let mut failures = Vec::new();
+    for spec in &plan.targets {
+        if stop.requested() {
+            break;
+        }
+        match run_one_target(&plan, spec, &dir, &stop, &progress, &mut manifest) {
+            Ok(None) => {}
+            Ok(Some(problem)) => failures.push(problem),
+            Err(e) => {
+                // The sink could not write: results can no longer be kept.
+                manifest.status = RunStatus::Interrupted;
+                let _ = dir.write_manifest(&manifest);
+                return Err(e);
+            }
+        }
+        dir.write_manifest(&manifest)?;
+    }
+    manifest.finished = Some(time::rfc3339_now());
+    manifest.status = if stop.requested() {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
+    dir.write_manifest(&manifest)?;
+    write_reports(&dir, &plan)?;
+    eprintln!("run directory: {}", dir.path().display());
+    if stop.requested() {
+        eprintln!("interrupted: the results measured so far are in the run directory");
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    if !failures.is_empty() {
+        for f in &failures {
+            eprintln!("error: {f}");
+        }
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Provisions and runs one target. `Ok(Some(msg))` when the target could not run at all.
+fn run_one_target(
+    plan: &RunPlan,
+    spec: &dbdelta_model::TargetSpec,
+    dir: &RunDir,
+    stop: &StopFlag,
+    progress: &Bars,
+    manifest: &mut RunManifest,
+) -> Result<Option<String>> {
+    let scratch = dir.scratch_dir(&spec.name)?;
+    let tdir = dir.target_dir(&spec.name)?;
+    let entry_idx = manifest
+        .targets
+        .iter()
+        .position(|t| t.name == spec.name)
+        .context("target missing from manifest")?;
+    progress_message(progress, &format!("[{}] starting {}", spec.name, spec.redacted()));
+    let mut engine: Box<dyn Engine> = match registry::open(spec, &scratch, &plan.open) {
+        Ok(e) => e,
+        Err(e) => {
+            let msg = format!("target {}: {e}", spec.name);
+            manifest.targets[entry_idx].error = Some(e.to_string());
+            eprintln!("error: {msg}");
+            return Ok(Some(msg));
+        }
+    };
+    match engine.info() {
+        Ok(info) => {
+            let _ = std::fs::write(tdir.join("version.txt"), format!("{}\n", info.version));
+            let _ = std::fs::write(
+                tdir.join("settings.json"),
+                serde_json::to_vec_pretty(&info.settings).unwrap_or_default(),
+            );
+            let e = &mut manifest.targets[entry_idx];
+            e.version = Some(info.version);
+            e.settings = info.settings;
+        }
+        Err(e) => eprintln!("warning: [{}] cannot read version/settings: {e}", spec.name),
+    }
+    dir.write_manifest(manifest)?;
+    let mut sink = |r: &dbdelta_model::StepResult| -> Result<(), String> {
+        dir.write_result(r).map(|_| ()).map_err(|e| format!("{e:#}"))
+    };
+    let outcome = run_target(
+        engine.as_ref(),
+        &spec.name,
+        &plan.suite,
+        &plan.options,
+        plan.open.i_own_this_database,
+        stop,
+        progress,
+        &mut sink,
+    );
+    if let Some(log) = engine.server_log() {
+        let _ = std::fs::copy(&log, tdir.join("server.log"));
+    }
+    if let Err(e) = engine.shutdown() {
+        eprintln!("warning: [{}] shutdown: {e}", spec.name);
+    }
+    drop(engine);
+    if !plan.keep_data {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    match outcome {
+        Err(e) => bail!("cannot keep results of target {}: {e}", spec.name),
+        Ok(TargetOutcome::LoadFailed(reason)) => {
+            let msg = format!("target {}: load failed: {reason}", spec.name);
+            manifest.targets[entry_idx].error = Some(format!("load failed: {reason}"));
+            eprintln!("error: {msg}");
+            Ok(Some(msg))
+        }
+        Ok(TargetOutcome::Complete | TargetOutcome::Interrupted) => Ok(None),
+    }
+}
+
+fn progress_message(p: &Bars, text: &str) {
+    use dbdelta_runner::Progress;
+    p.message(text);
+}
+
+fn write_reports(dir: &RunDir, plan: &RunPlan) -> Result<()> {
+    let run = load_run(dir.path()).context("reading back the run's results")?;
+    let data = ReportData::from_runs(vec![run], Some(&plan.base))?;
+    for w in &data.warnings {
+        eprintln!("warning: {w}");
+    }
+    let opts = ReportOptions::default();
+    let text = render(&data, Format::Text, &opts)?;
+    dir.write_report("report.txt", &text)?;
+    dir.write_report("report.md", &render(&data, Format::Markdown, &opts)?)?;
+    dir.write_report("report.json", &render(&data, Format::Json, &opts)?)?;
+    print_out(&text)
+}
+
+fn parse_thresholds(text: &str) -> Result<(f64, f64)> {
+    let bad = || {
+        anyhow::anyhow!("--thresholds '{text}' is invalid: write LOW,HIGH with LOW < 1 < HIGH, e.g. 0.95,1.05")
+    };
+    let (l, h) = text.split_once(',').ok_or_else(bad)?;
+    let (l, h): (f64, f64) = (l.trim().parse().map_err(|_| bad())?, h.trim().parse().map_err(|_| bad())?);
+    if !(l > 0.0 && l < h) {
+        return Err(bad());
+    }
+    Ok((l, h))
+}
+
+fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
+    let mut runs = Vec::new();
+    for dir in &args.runs {
+        if !dir.join("run.json").is_file() {
+            bail!(
+                "{}: not a dbdelta run directory (no run.json); give the directory printed by `dbdelta run`",
+                dir.display()
+            );
+        }
+        runs.push(load_run(dir)?);
+    }
+    let data = ReportData::from_runs(runs, args.base.as_deref())?;
+    for w in &data.warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut opts = ReportOptions {
+        dop: args.dop,
+        values: match args.values {
+            ValuesArg::Relative => Values::Relative,
+            ValuesArg::Absolute => Values::Absolute,
+        },
+        ..ReportOptions::default()
+    };
+    if let Some(t) = &args.thresholds {
+        (opts.low, opts.high) = parse_thresholds(t)?;
+    }
+    let format = match args.format {
+        FormatArg::Text => Format::Text,
+        FormatArg::Md => Format::Markdown,
+        FormatArg::Csv => Format::Csv,
+        FormatArg::Json => Format::Json,
+    };
+    let text = render(&data, format, &opts)?;
+    match &args.output {
+        Some(path) => write_output(path, &text)?,
+        None => print_out(&text)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_output(path: &Path, text: &str) -> Result<()> {
+    crate::rundir::write_atomic(path, text.as_bytes()).with_context(|| {
+        format!("-o {}: cannot write the file; choose a writable path", path.display())
+    })
+}

@@ -1,0 +1,53 @@
+//! The engines this binary knows: name → validation and opening. Only the CLI knows every
+//! concrete engine; the runner sees the `Engine` trait.
+
+use anyhow::{bail, Result};
+use dbdelta_engine::mock::{MockConfig, MockEngine};
+use dbdelta_engine::sqlite::SqliteEngine;
+use dbdelta_engine::{Engine, EngineError, OpenOptions};
+use dbdelta_model::{Location, TargetSpec};
+use std::path::Path;
+
+/// Engine names, for error messages.
+pub const KNOWN: &[&str] = &["sqlite", "mock"];
+
+/// Cheap validation before anything runs: known engine, well-formed parameters.
+pub fn check(t: &TargetSpec) -> Result<()> {
+    match t.engine.as_str() {
+        "sqlite" => {
+            if matches!(t.location, Location::Url { .. }) {
+                bail!(
+                    "--target {}: sqlite takes a file path (sqlite:/path/file.db), not a URL",
+                    t.name
+                );
+            }
+            Ok(())
+        }
+        "mock" => MockConfig::from_spec(t)
+            .map(|_| ())
+            .map_err(|e| anyhow::anyhow!("--target: {e}")),
+        other => bail!(
+            "--target {}: unknown engine '{other}': known engines are {}",
+            t.name,
+            KNOWN.join(", ")
+        ),
+    }
+}
+
+/// Provisions a target: opens the file, starts the managed server or connects.
+pub fn open(
+    t: &TargetSpec,
+    scratch: &Path,
+    opts: &OpenOptions,
+) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(match t.engine.as_str() {
+        "sqlite" => Box::new(SqliteEngine::open(t, scratch, opts)?),
+        "mock" => Box::new(MockEngine::new(MockConfig::from_spec(t)?)),
+        other => {
+            return Err(EngineError::config(format!(
+                "unknown engine '{other}': known engines are {}",
+                KNOWN.join(", ")
+            )))
+        }
+    })
+}

@@ -1,0 +1,198 @@
+//! Stage 2 of configuration: flags + config file → a validated, resolved run plan.
+
+use crate::config::{self, ConfigFile};
+use crate::flags::{RunArgs, ScaleArg};
+use anyhow::{bail, Result};
+use dbdelta_engine::OpenOptions;
+use dbdelta_model::{RunOptions, Scale, TargetSpec};
+use dbdelta_workload::Suite;
+use std::path::PathBuf;
+
+/// Default seed: fixed, so every target sees the same key sequence.
+pub const DEFAULT_SEED: u64 = 1;
+/// Default suite.
+pub const DEFAULT_SUITE: &str = "sysbench";
+/// The targets of a run without `--target`: SQLite in WAL mode vs rollback journal.
+pub const DEFAULT_TARGETS: &[&str] = &[
+    "wal=sqlite?journal_mode=WAL&synchronous=NORMAL",
+    "rollback=sqlite?journal_mode=DELETE&synchronous=FULL",
+];
+
+/// Everything a run needs, validated.
+#[derive(Debug)]
+pub struct RunPlan {
+    /// Resolved options (also stored in run.json).
+    pub options: RunOptions,
+    /// The suite.
+    pub suite: Suite,
+    /// Targets in column order.
+    pub targets: Vec<TargetSpec>,
+    /// The base target's name.
+    pub base: String,
+    /// How engines are opened.
+    pub open: OpenOptions,
+    /// Parent directory of the run directory, or the exact run directory.
+    pub out: OutDir,
+    /// Keep database files after the run.
+    pub keep_data: bool,
+}
+
+/// Where the run directory goes.
+#[derive(Debug, Clone)]
+pub enum OutDir {
+    /// Create `<parent>/<UTC time>-<suite>`.
+    Under(PathBuf),
+    /// Create exactly this directory.
+    Exact(PathBuf),
+}
+
+fn positive(flag: &str, v: f64) -> Result<f64> {
+    if !v.is_finite() || v < 0.0 {
+        bail!("{flag} {v} is invalid: give a number of seconds >= 0");
+    }
+    Ok(v)
+}
+
+/// Builds the plan from the flags and the optional config file.
+pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
+    let cfg = match &args.config {
+        Some(p) => config::load(p)?,
+        None => ConfigFile::default(),
+    };
+    let scale = match args.scale.or(cfg.scale).unwrap_or(ScaleArg::Quick) {
+        ScaleArg::Quick => Scale::Quick,
+        ScaleArg::Full => Scale::Full,
+    };
+    let d = scale.defaults();
+    let suite_name = args
+        .suite
+        .clone()
+        .or(cfg.suite.clone())
+        .unwrap_or_else(|| DEFAULT_SUITE.to_string());
+    let suite = Suite::load(&suite_name).map_err(|e| anyhow::anyhow!("--suite: {e}"))?;
+    let threads = args
+        .threads
+        .clone()
+        .or(cfg.threads.clone())
+        .unwrap_or_else(|| vec![1]);
+    if threads.is_empty() || threads.contains(&0) {
+        bail!("--threads {threads:?} is invalid: give positive counts, e.g. --threads 1,4");
+    }
+    let mut sorted = threads.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    if sorted.len() != threads.len() {
+        bail!("--threads {threads:?} repeats a count: give each count once");
+    }
+    let tables = args.tables.or(cfg.tables).unwrap_or(d.tables);
+    if tables == 0 {
+        bail!("--tables 0 is invalid: give at least 1");
+    }
+    let table_size = args.table_size.or(cfg.table_size).unwrap_or(d.table_size);
+    if table_size < 2 {
+        bail!("--table-size {table_size} is too small: give at least 2 rows");
+    }
+    let steps: Vec<String> = args
+        .steps
+        .clone()
+        .or(cfg.steps.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    for glob in &steps {
+        if !suite.steps().any(|s| s.matches(glob)) {
+            bail!(
+                "--steps '{glob}' matches no step of suite {}: see `dbdelta suites show {}`",
+                suite.name,
+                suite_name
+            );
+        }
+    }
+    let options = RunOptions {
+        suite: suite.name.clone(),
+        scale,
+        tables,
+        table_size,
+        threads,
+        read_secs: positive("--read-secs", args.read_secs.or(cfg.read_secs).unwrap_or(d.read_secs))?,
+        write_secs: positive(
+            "--write-secs",
+            args.write_secs.or(cfg.write_secs).unwrap_or(d.write_secs),
+        )?,
+        insert_secs: positive(
+            "--insert-secs",
+            args.insert_secs.or(cfg.insert_secs).unwrap_or(d.insert_secs),
+        )?,
+        warmup_secs: positive(
+            "--warmup-secs",
+            args.warmup_secs.or(cfg.warmup_secs).unwrap_or(d.warmup_secs),
+        )?,
+        steps,
+        seed: args.seed.or(cfg.seed).unwrap_or(DEFAULT_SEED),
+        prepared: !args.no_prepared && cfg.prepared.unwrap_or(true),
+    };
+    let texts: Vec<String> = if !args.targets.is_empty() {
+        args.targets.clone()
+    } else if !cfg.targets.is_empty() {
+        let file = args.config.clone().unwrap_or_default();
+        cfg.targets
+            .iter()
+            .map(|t| t.to_spec_text(&file))
+            .collect::<Result<_>>()?
+    } else {
+        DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect()
+    };
+    let mut targets = Vec::with_capacity(texts.len());
+    for text in &texts {
+        let t = TargetSpec::parse(text).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
+        crate::registry::check(&t)?;
+        if targets.iter().any(|o: &TargetSpec| o.name == t.name) {
+            bail!(
+                "--target: two targets are named '{}': give each a unique name, e.g. a={}, b={}",
+                t.name,
+                t.engine,
+                t.engine
+            );
+        }
+        targets.push(t);
+    }
+    let base = match args.base.clone().or(cfg.base.clone()) {
+        Some(b) if targets.iter().any(|t| t.name == b) => b,
+        Some(b) => bail!(
+            "--base {b}: no such target; the targets are {}",
+            targets.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+        None => targets[0].name.clone(),
+    };
+    let database = args
+        .database
+        .clone()
+        .or(cfg.database.clone())
+        .unwrap_or_else(|| "dbdelta".to_string());
+    if database.is_empty() || !database.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        bail!("--database '{database}' is invalid: use letters, digits and '_'");
+    }
+    let out = match (&args.run_dir, &args.out) {
+        (Some(_), Some(_)) => bail!("--run-dir and --out exclude each other: give one"),
+        (Some(d), None) => OutDir::Exact(d.clone()),
+        (None, Some(d)) => OutDir::Under(d.clone()),
+        (None, None) => OutDir::Under(PathBuf::from("dbdelta-runs")),
+    };
+    Ok(RunPlan {
+        options,
+        suite,
+        targets,
+        base,
+        open: OpenOptions {
+            prepared: !args.no_prepared && cfg.prepared.unwrap_or(true),
+            tls: args.tls,
+            compress: args.compress,
+            i_own_this_database: args.i_own_this_database,
+            database,
+        },
+        out,
+        keep_data: args.keep_data,
+    })
+}

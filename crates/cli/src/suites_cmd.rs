@@ -1,0 +1,90 @@
+//! `dbdelta suites`: what each suite runs, with its SQL and counting rules.
+
+use crate::flags::{DialectArg, SuitesAction, SuitesArgs};
+use anyhow::Result;
+use dbdelta_model::Dialect;
+use dbdelta_workload::suite::{SuiteItem, BUILTIN};
+use dbdelta_workload::sysbench::{sent_as_text, statements, statements_per_event, uses_transactions};
+use dbdelta_workload::{DurationClass, Suite};
+use std::fmt::Write;
+
+/// Runs the subcommand and returns its text.
+pub fn run(args: &SuitesArgs) -> Result<String> {
+    match &args.action {
+        None => {
+            let mut out = String::new();
+            for (name, _) in BUILTIN {
+                let s = Suite::load(name)?;
+                let n = s.steps().filter(|s| !s.warm).count();
+                let _ = writeln!(out, "{name:<12} {n:>3} reported steps  {}", s.description);
+            }
+            Ok(out)
+        }
+        Some(SuitesAction::Show { suite, dialect }) => {
+            let s = Suite::load(suite).map_err(|e| anyhow::anyhow!("suites show: {e}"))?;
+            Ok(show(&s, match dialect {
+                DialectArg::Sqlite => Dialect::Sqlite,
+                DialectArg::Postgres => Dialect::Postgres,
+                DialectArg::Mysql => Dialect::Mysql,
+            }))
+        }
+    }
+}
+
+fn show(s: &Suite, dialect: Dialect) -> String {
+    let mut out = format!("suite {}: {}\n\n", s.name, s.description);
+    for item in &s.items {
+        match item {
+            SuiteItem::Action { order, action } => {
+                let _ = writeln!(out, "{order:>3}. ({action:?}) not measured\n");
+            }
+            SuiteItem::Step(step) => {
+                let p = &step.params;
+                let dur = match step.duration {
+                    DurationClass::Read => "read (--read-secs)",
+                    DurationClass::Write => "write (--write-secs)",
+                    DurationClass::Insert => "insert (--insert-secs)",
+                };
+                let _ = writeln!(
+                    out,
+                    "{:>3}. {}{}\n     group: {}   duration: {}   threads: {}",
+                    step.order,
+                    step.label,
+                    if step.warm { "  (warm-up, not reported)" } else { "" },
+                    step.group.name(),
+                    dur,
+                    if step.threads.is_some() { "one per table" } else { "--threads" },
+                );
+                let per = statements_per_event(p);
+                let _ = writeln!(
+                    out,
+                    "     counts {per} statement{} per event{}{}",
+                    if per == 1 { "" } else { "s" },
+                    if uses_transactions(p.kind) {
+                        " (BEGIN and COMMIT included)"
+                    } else {
+                        " (autocommit)"
+                    },
+                    if sent_as_text(p.kind) {
+                        "; sent as plain text"
+                    } else {
+                        "; server-side prepared"
+                    }
+                );
+                if p.kind == dbdelta_workload::WorkloadKind::Scan {
+                    let _ = writeln!(out, "     reports thousands of rows scanned per second (Krows/s)");
+                }
+                for sql in statements(p, dialect) {
+                    let sql = if sql.len() > 160 {
+                        format!("{} … ({} placeholders)", &sql[..120], sql.matches('?').count())
+                    } else {
+                        sql
+                    };
+                    let _ = writeln!(out, "       {sql}");
+                }
+                out.push('\n');
+            }
+        }
+    }
+    out
+}

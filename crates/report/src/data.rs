@@ -1,0 +1,116 @@
+//! Merging one or more runs into the columns and tables of one report.
+
+use crate::error::ReportError;
+use crate::load::RunData;
+use crate::table::{build_tables, Table};
+use dbdelta_model::{StepKind, StepResult, TargetManifest};
+
+/// One target column of the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// The target as recorded in its run's manifest.
+    pub target: TargetManifest,
+    /// Index into [`ReportData::runs`] of the run that measured it.
+    pub run: usize,
+    /// Its load (prepare) result, if any.
+    pub load: Option<StepResult>,
+}
+
+impl Column {
+    /// The target name (column heading).
+    pub fn name(&self) -> &str {
+        &self.target.name
+    }
+}
+
+/// Everything a report prints: columns (base first), tables per thread count, the runs and
+/// their warnings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportData {
+    /// Targets in column order: the base, then the others in run and manifest order.
+    pub columns: Vec<Column>,
+    /// One table per measured thread count, ascending.
+    pub tables: Vec<Table>,
+    /// The runs, in the order given.
+    pub runs: Vec<RunData>,
+    /// Every warning of loading and merging, each naming its file or step.
+    pub warnings: Vec<String>,
+}
+
+impl ReportData {
+    /// Merges runs: targets are concatenated in run order; `base` (default: the first
+    /// target) becomes the first column. Target names must be unique across runs.
+    pub fn from_runs(runs: Vec<RunData>, base: Option<&str>) -> Result<ReportData, ReportError> {
+        if runs.is_empty() {
+            return Err(ReportError::NoRuns);
+        }
+        let mut columns = columns_of(&runs)?;
+        if let Some(name) = base {
+            let Some(pos) = columns.iter().position(|c| c.name() == name) else {
+                return Err(ReportError::UnknownBase {
+                    name: name.to_string(),
+                    known: columns.iter().map(|c| c.name().to_string()).collect(),
+                });
+            };
+            let base_col = columns.remove(pos);
+            columns.insert(0, base_col);
+        }
+        let mut warnings: Vec<String> = runs.iter().flat_map(|r| r.warnings.clone()).collect();
+        let names: Vec<&str> = columns.iter().map(Column::name).collect();
+        let tables = build_tables(&names, runs.iter().flat_map(|r| &r.results), &mut warnings);
+        Ok(ReportData {
+            columns,
+            tables,
+            runs,
+            warnings,
+        })
+    }
+
+    /// The base target's name (every relative value is target/base).
+    pub fn base(&self) -> &str {
+        self.columns.first().map_or("", Column::name)
+    }
+
+    /// The measured thread counts, ascending.
+    pub fn dops(&self) -> Vec<u32> {
+        self.tables.iter().map(|t| t.dop).collect()
+    }
+}
+
+fn columns_of(runs: &[RunData]) -> Result<Vec<Column>, ReportError> {
+    let mut columns: Vec<Column> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        for target in &run.manifest.targets {
+            if let Some(seen) = columns.iter().find(|c| c.name() == target.name) {
+                return Err(ReportError::DuplicateTarget {
+                    name: target.name.clone(),
+                    first: runs[seen.run].dir.clone(),
+                    second: run.dir.clone(),
+                });
+            }
+            // The last load result wins, like any re-measured step.
+            let load = run
+                .results
+                .iter()
+                .rev()
+                .find(|r| r.target == target.name && r.kind == StepKind::Load)
+                .cloned();
+            columns.push(Column {
+                target: target.clone(),
+                run: i,
+                load,
+            });
+        }
+    }
+    Ok(columns)
+}
+
+/// Rows loaded by a load result: the rows it inserted, or throughput × seconds when the
+/// runner did not count them.
+pub(crate) fn load_rows(load: &StepResult) -> u64 {
+    if load.rows_affected > 0 {
+        load.rows_affected
+    } else {
+        (load.throughput.value * load.seconds).round() as u64
+    }
+}

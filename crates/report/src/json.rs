@@ -1,0 +1,110 @@
+//! Pretty JSON with everything: manifests, the tables as numbers, every stored result and the
+//! warnings. Numbers that do not exist (failed, not run, not finite) are `null`, and each
+//! table cell has a status saying why.
+
+use crate::data::ReportData;
+use crate::table::{Cell, Row, Table};
+use crate::ReportOptions;
+use dbdelta_model::{Group, RunManifest, StepResult, TargetManifest, ThroughputUnit};
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Doc<'a> {
+    base: &'a str,
+    targets: Vec<&'a TargetManifest>,
+    runs: Vec<RunDoc<'a>>,
+    tables: Vec<TableDoc<'a>>,
+    results: Vec<&'a StepResult>,
+    warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct RunDoc<'a> {
+    dir: String,
+    manifest: &'a RunManifest,
+}
+
+#[derive(Serialize)]
+struct TableDoc<'a> {
+    dop: u32,
+    columns: Vec<&'a str>,
+    rows: Vec<RowDoc<'a>>,
+}
+
+/// One row; `values`, `relative` and `status` are aligned with the table's `columns`, and
+/// `relative[i]` is `values[i] / values[0]` (the base).
+#[derive(Serialize)]
+struct RowDoc<'a> {
+    label: &'a str,
+    step: &'a str,
+    group: Group,
+    unit: ThroughputUnit,
+    values: Vec<Option<f64>>,
+    relative: Vec<Option<f64>>,
+    status: Vec<&'static str>,
+}
+
+/// Renders the whole report as pretty JSON (ending with a newline).
+pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
+    let doc = Doc {
+        base: data.base(),
+        targets: data.columns.iter().map(|c| &c.target).collect(),
+        runs: data
+            .runs
+            .iter()
+            .map(|r| RunDoc {
+                dir: r.dir.display().to_string(),
+                manifest: &r.manifest,
+            })
+            .collect(),
+        tables: data.tables.iter().map(|t| table(data, t)).collect(),
+        results: data.runs.iter().flat_map(|r| &r.results).collect(),
+        warnings: &data.warnings,
+    };
+    // Serializing plain data to a string cannot fail; keep a valid document regardless.
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| {
+        serde_json::json!({ "error": format!("cannot serialize report: {e}") }).to_string()
+    });
+    text.push('\n');
+    text
+}
+
+fn table<'a>(data: &'a ReportData, t: &'a Table) -> TableDoc<'a> {
+    TableDoc {
+        dop: t.dop,
+        columns: data.columns.iter().map(|c| c.name()).collect(),
+        rows: t.rows.iter().map(row).collect(),
+    }
+}
+
+fn row(r: &Row) -> RowDoc<'_> {
+    let base = r.cells.first().cloned().unwrap_or(Cell::Missing);
+    RowDoc {
+        label: &r.label,
+        step: &r.step,
+        group: r.group,
+        unit: r.unit,
+        values: r.cells.iter().map(number).collect(),
+        relative: r
+            .cells
+            .iter()
+            .map(|c| number(&c.relative_to(&base)))
+            .collect(),
+        status: r.cells.iter().map(status).collect(),
+    }
+}
+
+fn number(c: &Cell) -> Option<f64> {
+    c.value().filter(|v| v.is_finite())
+}
+
+fn status(c: &Cell) -> &'static str {
+    match c {
+        Cell::Value {
+            interrupted: true, ..
+        } => "interrupted",
+        Cell::Value { .. } => "ok",
+        Cell::Failed { .. } => "failed",
+        Cell::Missing => "missing",
+    }
+}

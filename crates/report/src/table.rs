@@ -1,0 +1,260 @@
+//! The table model every format prints: per thread count, rows of steps in canonical order,
+//! one cell per target (base first).
+
+use crate::order::RowKey;
+use dbdelta_model::{Group, StepKind, StepResult, StepStatus, ThroughputUnit};
+use std::collections::{BTreeMap, HashMap};
+
+/// One cell of a table: a number, a failure, or nothing measured.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// A measured number (throughput, or a ratio in relative tables).
+    Value {
+        /// The number.
+        value: f64,
+        /// The step (or, for a ratio, either step) was stopped early by Ctrl-C.
+        interrupted: bool,
+    },
+    /// The step failed on this target; printed `fail`, never 0.
+    Failed {
+        /// Why it failed.
+        reason: String,
+    },
+    /// The target did not run this step; printed `NA`.
+    Missing,
+}
+
+impl Cell {
+    fn of(result: &StepResult) -> Cell {
+        match &result.status {
+            StepStatus::Failed { reason } => Cell::Failed {
+                reason: reason.clone(),
+            },
+            status => Cell::Value {
+                value: result.throughput.value,
+                interrupted: *status == StepStatus::Interrupted,
+            },
+        }
+    }
+
+    /// This cell divided by the base cell. A failed cell stays failed; anything else
+    /// without two numbers is `Missing`. As in the published scripts 0/0 is 1 and x/0 is
+    /// infinite.
+    pub fn relative_to(&self, base: &Cell) -> Cell {
+        match (self, base) {
+            (Cell::Failed { reason }, _) => Cell::Failed {
+                reason: reason.clone(),
+            },
+            (
+                Cell::Value {
+                    value: v,
+                    interrupted: i,
+                },
+                Cell::Value {
+                    value: b,
+                    interrupted: j,
+                },
+            ) => {
+                let value = if *b == 0.0 && *v == 0.0 { 1.0 } else { v / b };
+                Cell::Value {
+                    value,
+                    interrupted: *i || *j,
+                }
+            }
+            _ => Cell::Missing,
+        }
+    }
+
+    /// The number, if there is one.
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            Cell::Value { value, .. } => Some(*value),
+            _ => None,
+        }
+    }
+
+    /// True for a number measured (partly) after Ctrl-C.
+    pub fn is_interrupted(&self) -> bool {
+        matches!(
+            self,
+            Cell::Value {
+                interrupted: true,
+                ..
+            }
+        )
+    }
+
+    /// The plain-text form: the number with `decimals` decimals, `fail` or `NA`.
+    pub fn plain(&self, decimals: usize) -> String {
+        match self {
+            Cell::Value { value, .. } => format!("{value:.decimals$}"),
+            Cell::Failed { .. } => "fail".to_string(),
+            Cell::Missing => "NA".to_string(),
+        }
+    }
+}
+
+/// One step (one label) at one thread count across all targets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Report label, e.g. `point-query.pre_range=100`.
+    pub label: String,
+    /// Step name, e.g. `point-query.pre`.
+    pub step: String,
+    /// Report group.
+    pub group: Group,
+    /// Unit of the absolute values (QPS, or Krows/s for scan).
+    pub unit: ThroughputUnit,
+    /// One cell per target, in column order (base first).
+    pub cells: Vec<Cell>,
+}
+
+impl Row {
+    /// The cells of the non-base targets relative to the base (one fewer than `cells`).
+    pub fn relative(&self) -> Vec<Cell> {
+        match self.cells.split_first() {
+            Some((base, rest)) => rest.iter().map(|c| c.relative_to(base)).collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// All rows measured at one thread count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// Client threads.
+    pub dop: u32,
+    /// Rows in canonical order.
+    pub rows: Vec<Row>,
+}
+
+struct RowAcc {
+    step: String,
+    group: Group,
+    unit: Option<ThroughputUnit>,
+    order: u32,
+    cells: Vec<Cell>,
+}
+
+/// Builds one table per thread count (ascending) from the measured results of `columns`.
+/// Results of other targets and unreported kinds (load, warm, settle) are ignored; a second
+/// result for the same target, step label and thread count replaces the first, with a warning.
+pub(crate) fn build_tables<'a>(
+    columns: &[&str],
+    results: impl IntoIterator<Item = &'a StepResult>,
+    warnings: &mut Vec<String>,
+) -> Vec<Table> {
+    let col_of: HashMap<&str, usize> = columns.iter().enumerate().map(|(i, c)| (*c, i)).collect();
+    let mut dops: BTreeMap<u32, HashMap<String, RowAcc>> = BTreeMap::new();
+    for r in results {
+        let Some(&col) = col_of.get(r.target.as_str()) else {
+            continue;
+        };
+        if r.kind != StepKind::Measured {
+            continue;
+        }
+        let acc = dops
+            .entry(r.threads)
+            .or_default()
+            .entry(r.label.clone())
+            .or_insert_with(|| RowAcc {
+                step: r.step.clone(),
+                group: r.group,
+                unit: None,
+                order: r.order,
+                cells: vec![Cell::Missing; columns.len()],
+            });
+        if acc.cells[col] != Cell::Missing {
+            warnings.push(format!(
+                "target '{}' has two results for {} at dop={}; using the later one",
+                r.target, r.label, r.threads
+            ));
+        }
+        acc.cells[col] = Cell::of(r);
+        acc.order = acc.order.min(r.order);
+        if r.is_ok() && acc.unit.is_none() {
+            acc.unit = Some(r.throughput.unit);
+        }
+    }
+    dops.into_iter()
+        .map(|(dop, rows)| Table {
+            dop,
+            rows: sorted_rows(rows),
+        })
+        .collect()
+}
+
+fn sorted_rows(rows: HashMap<String, RowAcc>) -> Vec<Row> {
+    let mut keyed: Vec<(RowKey, Row)> = rows
+        .into_iter()
+        .map(|(label, a)| {
+            let key = RowKey::new(a.group, &a.step, &label, a.order);
+            let row = Row {
+                label,
+                step: a.step,
+                group: a.group,
+                unit: a.unit.unwrap_or(ThroughputUnit::Qps),
+                cells: a.cells,
+            };
+            (key, row)
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.into_iter().map(|(_, row)| row).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(value: f64) -> Cell {
+        Cell::Value {
+            value,
+            interrupted: false,
+        }
+    }
+
+    fn failed() -> Cell {
+        Cell::Failed {
+            reason: "boom".into(),
+        }
+    }
+
+    #[test]
+    fn relative_arithmetic() {
+        assert_eq!(v(1450.0).relative_to(&v(1000.0)), v(1.45));
+        assert_eq!(v(0.0).relative_to(&v(0.0)), v(1.0));
+        assert_eq!(v(5.0).relative_to(&v(0.0)).value(), Some(f64::INFINITY));
+        assert_eq!(v(980.0).relative_to(&v(1000.0)).plain(2), "0.98");
+        let half = Cell::Value {
+            value: 50.0,
+            interrupted: true,
+        };
+        assert!(half.relative_to(&v(100.0)).is_interrupted());
+        assert!(v(50.0).relative_to(&half).is_interrupted());
+    }
+
+    #[test]
+    fn fail_and_missing_never_become_numbers() {
+        assert_eq!(failed().relative_to(&v(10.0)), failed());
+        assert_eq!(failed().relative_to(&Cell::Missing), failed());
+        assert_eq!(Cell::Missing.relative_to(&v(10.0)), Cell::Missing);
+        assert_eq!(v(10.0).relative_to(&failed()), Cell::Missing);
+        assert_eq!(v(10.0).relative_to(&Cell::Missing), Cell::Missing);
+        assert_eq!(failed().plain(0), "fail");
+        assert_eq!(Cell::Missing.plain(2), "NA");
+        assert_eq!(v(12345.5).plain(0), "12346");
+    }
+
+    #[test]
+    fn row_relative_skips_the_base() {
+        let row = Row {
+            label: "x".into(),
+            step: "x".into(),
+            group: Group::Point,
+            unit: ThroughputUnit::Qps,
+            cells: vec![v(200.0), v(100.0), Cell::Missing],
+        };
+        assert_eq!(row.relative(), vec![v(0.5), Cell::Missing]);
+    }
+}

@@ -1,0 +1,85 @@
+//! The published plain-text layout (spec workloads.md §A11.2): per thread count a relative
+//! table (`Relative to: <base>`), an absolute table, then the load lines. Tab-separated, the
+//! label last, so existing spreadsheets and scripts read it unchanged.
+
+use crate::data::{load_rows, ReportData};
+use crate::table::{Cell, Table};
+use crate::ReportOptions;
+use dbdelta_model::StepStatus;
+use std::fmt::Write;
+
+/// Renders every thread count as a `--- dop=N ---` section.
+pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
+    let mut out = String::new();
+    for (i, table) in data.tables.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        section(&mut out, data, table);
+    }
+    if data.tables.is_empty() {
+        load_lines(&mut out, data);
+    }
+    out
+}
+
+fn section(out: &mut String, data: &ReportData, table: &Table) {
+    let names: Vec<&str> = data.columns.iter().map(|c| c.name()).collect();
+    let _ = writeln!(out, "--- dop={} ---\n", table.dop);
+    if names.len() >= 2 {
+        let _ = writeln!(out, "Relative to: {}", names[0]);
+        let rows = table.rows.iter().map(|r| (r.relative(), r.label.as_str()));
+        block(out, &names[1..], rows, 2);
+        out.push('\n');
+    }
+    let rows = table
+        .rows
+        .iter()
+        .map(|r| (r.cells.clone(), r.label.as_str()));
+    block(out, &names, rows, 0);
+    if data.columns.iter().any(|c| c.load.is_some()) {
+        out.push('\n');
+        load_lines(out, data);
+    }
+}
+
+/// `col-N : name` lines, a blank line, the `col-1<TAB>col-2` header, then one line per row.
+fn block<'a>(
+    out: &mut String,
+    names: &[&str],
+    rows: impl Iterator<Item = (Vec<Cell>, &'a str)>,
+    decimals: usize,
+) {
+    for (i, name) in names.iter().enumerate() {
+        let _ = writeln!(out, "col-{} : {name}", i + 1);
+    }
+    out.push('\n');
+    let header: Vec<String> = (1..=names.len()).map(|i| format!("col-{i}")).collect();
+    let _ = writeln!(out, "{}", header.join("\t"));
+    for (cells, label) in rows {
+        for cell in &cells {
+            out.push_str(&cell.plain(decimals));
+            out.push('\t');
+        }
+        let _ = writeln!(out, "{label}");
+    }
+}
+
+fn load_lines(out: &mut String, data: &ReportData) {
+    for col in &data.columns {
+        let Some(load) = &col.load else { continue };
+        let _ = match &load.status {
+            StepStatus::Failed { reason } => {
+                writeln!(out, "Load failed for {}: {reason}", col.name())
+            }
+            _ => writeln!(
+                out,
+                "Load seconds is {:.1} for {}: {} rows, {:.0} rows/s",
+                load.seconds,
+                col.name(),
+                load_rows(load),
+                load.throughput.value
+            ),
+        };
+    }
+}
