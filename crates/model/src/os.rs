@@ -45,7 +45,7 @@ impl HostCpu {
 /// Block-device rates over a period (iostat -x columns).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct DiskRates {
-    /// Device name as reported (e.g. `nvme0n1`; `dm-0→sda+sdb` style when resolved).
+    /// Device name: the disk (`nvme0n1`), or `dm-0(sda+sdb)` for a volume over several disks.
     pub device: String,
     /// The `/proc/diskstats` names whose counters were summed.
     pub members: Vec<String>,

@@ -5,6 +5,7 @@
 //! It knows the engine trait and the workloads, never a concrete engine, the CLI or files.
 #![deny(missing_docs)]
 
+pub mod conformance;
 pub mod control;
 pub mod cpu;
 pub mod measure;
