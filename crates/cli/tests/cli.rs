@@ -1,0 +1,248 @@
+//! The `dbdelta` binary end to end: bad input, suites, mock runs, reports, kill and Ctrl-C.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn dbdelta() -> Command {
+    Command::cargo_bin("dbdelta").unwrap()
+}
+
+/// Runs `dbdelta run` with args and expects exit code 2 and one error line containing `needle`.
+fn bad_input(args: &[&str], needle: &str) {
+    let out = dbdelta().arg("run").args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: expected '{needle}' in: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let error_lines = stderr.lines().filter(|l| l.starts_with("error")).count();
+    assert_eq!(error_lines, 1, "{stderr}");
+}
+
+#[test]
+fn bad_inputs_get_one_clear_error_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("r");
+    let rd = rd.to_str().unwrap();
+    bad_input(&["-t", "x=nosuchdb", "--run-dir", rd], "unknown engine 'nosuchdb'");
+    bad_input(&["-t", "x=", "--run-dir", rd], "is empty");
+    bad_input(&["-t", "a b=sqlite", "--run-dir", rd], "target name 'a b' is invalid");
+    bad_input(&["-t", "a=sqlite", "-t", "a=mock", "--run-dir", rd], "two targets are named 'a'");
+    bad_input(&["-t", "m=mock?latency=fast", "--run-dir", rd], "latency=fast is invalid");
+    bad_input(&["--steps", "nosuchstep*", "--run-dir", rd], "--steps 'nosuchstep*' matches no step");
+    bad_input(&["--threads", "0", "--run-dir", rd], "--threads");
+    bad_input(&["--base", "zzz", "--run-dir", rd], "--base zzz: no such target");
+    bad_input(&["--suite", "nosuite", "--run-dir", rd], "unknown suite 'nosuite'");
+    let cfg = dir.path().join("bad.toml");
+    std::fs::write(&cfg, "treads = [1]\n").unwrap();
+    bad_input(&["--config", cfg.to_str().unwrap(), "--run-dir", rd], "invalid configuration");
+    bad_input(&["--config", "/nonexistent/x.toml", "--run-dir", rd], "--config /nonexistent/x.toml");
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "x").unwrap();
+    let under_file = file.join("runs");
+    bad_input(
+        &["-t", "m=mock", "--out", under_file.to_str().unwrap()],
+        "cannot create the run directory",
+    );
+    bad_input(&["-t", "x=sqlite?journal_mode", "--run-dir", rd], "has no value");
+    assert!(!Path::new(rd).exists() || std::fs::read_dir(rd).unwrap().count() == 0);
+}
+
+#[test]
+fn suites_list_and_show() {
+    dbdelta()
+        .arg("suites")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("sysbench").and(predicate::str::contains("42 reported")));
+    let out = dbdelta()
+        .args(["suites", "show", "sysbench", "--dialect", "postgres"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    for needle in [
+        "point-query.pre_range=100",
+        "counts 16 statements per event (BEGIN and COMMIT included)",
+        "counts 20 statements per event",
+        "SELECT c FROM sbtest{t} WHERE id=?",
+        "INSERT INTO sbtest{t} (k, c, pad) VALUES",
+        "Krows/s",
+        "(warm-up, not reported)",
+    ] {
+        assert!(text.contains(needle), "missing {needle}");
+    }
+}
+
+fn mock_run(dir: &Path, extra: &[&str]) -> std::process::Output {
+    dbdelta()
+        .args([
+            "run",
+            "--quiet",
+            "-t",
+            "fast=mock",
+            "-t",
+            "slow=mock?latency=200us",
+            "--read-secs",
+            "0.2",
+            "--write-secs",
+            "0.2",
+            "--insert-secs",
+            "0.2",
+            "--warmup-secs",
+            "0",
+            "--table-size",
+            "100",
+            "--run-dir",
+            dir.to_str().unwrap(),
+        ])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn mock_run_writes_results_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = mock_run(&rd, &["--steps", "point-query*,update-index,scan", "--threads", "1,2"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("Relative to: fast"), "{stdout}");
+    assert!(stdout.contains("col-1 : slow"));
+    assert!(stdout.contains("--- dop=2 ---"));
+    let rel: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.ends_with("update-index_range=100"))
+        .collect();
+    assert_eq!(rel.len(), 4, "relative + absolute at 2 dops: {stdout}");
+    let ratio: f64 = rel[0].split('\t').next().unwrap().parse().unwrap();
+    assert!(ratio < 0.5, "a 200us mock must be slower than a 0us one: {ratio}");
+    for f in ["run.json", "report.txt", "report.md", "report.json"] {
+        assert!(rd.join(f).is_file(), "{f}");
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(rd.join("run.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "complete");
+    assert!(manifest["tool"]["git_commit"].is_string());
+    assert!(manifest["host"]["cores"].as_u64().unwrap() >= 1);
+    let results = std::fs::read_dir(rd.join("results/slow")).unwrap().count();
+    // load + 2 settles + point-query.warm (1 thread) + 4 steps x 2 dops
+    // (point-query.pre, point-query, update-index, scan)
+    assert_eq!(results, 1 + 2 + 1 + 4 * 2);
+    // csv and md from the stored results
+    let csv = dbdelta()
+        .args(["report", rd.to_str().unwrap(), "--format", "csv", "--dop", "2"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(csv.lines().any(|l| l.starts_with("update-index_range=100,")), "{csv}");
+    let md_file = dir.path().join("r.md");
+    dbdelta()
+        .args(["report", rd.to_str().unwrap(), "--format", "md", "-o"])
+        .arg(&md_file)
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(md_file).unwrap().contains("| group |"));
+    dbdelta()
+        .args(["report", rd.to_str().unwrap(), "--base", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nope"));
+    dbdelta()
+        .args(["report", dir.path().to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a dbdelta run directory"));
+}
+
+#[test]
+fn failing_step_is_recorded_and_the_run_continues() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = dbdelta()
+        .args([
+            "run", "--quiet", "-t", "ok=mock", "-t", "bad=mock?fail_on=SET k=k+1",
+            "--steps", "update-index,point-query", "--read-secs", "0.2", "--write-secs", "0.2",
+            "--warmup-secs", "0", "--table-size", "100", "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.lines().any(|l| l.starts_with("fail\tupdate-index_range=100")), "{stdout}");
+    assert!(stdout.contains("point-query_range=100"));
+}
+
+#[test]
+fn sigkill_mid_suite_leaves_reportable_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
+        .args([
+            "run", "--quiet", "-t", "a=mock?latency=50us", "-t", "b=mock", "--read-secs", "0.3",
+            "--write-secs", "0.3", "--insert-secs", "0.3", "--warmup-secs", "0", "--run-dir",
+        ])
+        .arg(&rd)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let results = rd.join("results/a");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let n = std::fs::read_dir(&results).map(|d| d.count()).unwrap_or(0);
+        if n >= 6 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    for entry in std::fs::read_dir(&results).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().and_then(|e| e.to_str()) == Some("json") {
+            let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap())
+                .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", p.display()));
+            assert_eq!(v["target"], "a");
+        }
+    }
+    let out = dbdelta().arg("report").arg(&rd).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("point-query.pre_range=100"), "{stdout}");
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_keeps_results_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
+        .args([
+            "run", "--quiet", "-t", "a=mock", "--read-secs", "0.5", "--write-secs", "0.5",
+            "--warmup-secs", "0", "--run-dir",
+        ])
+        .arg(&rd)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let results = rd.join("results/a");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_dir(&results).map(|d| d.count()).unwrap_or(0) < 5 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(rd.join("run.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "interrupted");
+    assert!(rd.join("report.txt").is_file());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("point-query.pre_range=100"));
+}
