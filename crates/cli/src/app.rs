@@ -236,11 +236,20 @@ fn write_reports(dir: &RunDir, plan: &RunPlan) -> Result<()> {
         eprintln!("warning: {w}");
     }
     let opts = ReportOptions::default();
-    let text = render(&data, Format::Text, &opts)?;
-    dir.write_report("report.txt", &text)?;
+    dir.write_report("report.txt", &render(&data, Format::Text, &opts)?)?;
     dir.write_report("report.md", &render(&data, Format::Markdown, &opts)?)?;
     dir.write_report("report.json", &render(&data, Format::Json, &opts)?)?;
-    print_out(&text)
+    // The terminal gets the QPS tables; latency, costs and sb.met blocks are in report.txt.
+    let brief = ReportOptions {
+        details: false,
+        ..ReportOptions::default()
+    };
+    print_out(&render(&data, Format::Text, &brief)?)?;
+    eprintln!(
+        "full report with latency, cost per operation and sb.met blocks: {}",
+        dir.path().join("report.txt").display()
+    );
+    Ok(())
 }
 
 fn parse_thresholds(text: &str) -> Result<(f64, f64)> {
@@ -272,6 +281,8 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
     }
     let mut opts = ReportOptions {
         dop: args.dop,
+        metrics: args.metrics.clone().unwrap_or_default(),
+        details: !args.brief,
         values: match args.values {
             ValuesArg::Relative => Values::Relative,
             ValuesArg::Absolute => Values::Absolute,

@@ -38,6 +38,9 @@ pub struct ConfigFile {
     pub prepared: Option<bool>,
     pub base: Option<String>,
     pub database: Option<String>,
+    pub rate: Option<f64>,
+    pub device: Option<String>,
+    pub os_metrics: Option<bool>,
     #[serde(default, rename = "target")]
     pub targets: Vec<TargetTable>,
 }

@@ -97,6 +97,20 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Workload")]
     pub no_prepared: bool,
 
+    /// Paced (open-loop) load: events per second for every step, all threads together.
+    /// Latency is then measured from each event's intended start (no coordinated omission).
+    #[arg(long, value_name = "EVENTS_PER_SEC", help_heading = "Workload")]
+    pub rate: Option<f64>,
+
+    /// Do not sample OS metrics (host CPU, disk, server and client processes) during steps.
+    #[arg(long, help_heading = "Measurement")]
+    pub no_os_metrics: bool,
+
+    /// Block device to measure (a /proc/diskstats name such as nvme0n1) instead of the one
+    /// that holds each target's data directory.
+    #[arg(long, value_name = "NAME", help_heading = "Measurement")]
+    pub device: Option<String>,
+
     /// The target every other target is compared to (default: the first).
     #[arg(long, help_heading = "Report")]
     pub base: Option<String>,
@@ -186,6 +200,15 @@ pub struct ReportArgs {
     /// Relative or absolute values in CSV.
     #[arg(long, value_enum, default_value = "relative")]
     pub values: ValuesArg,
+
+    /// Steps (globs on name or label, comma-separated) that get sb.met cost blocks in the
+    /// text report; default: every step.
+    #[arg(long, value_delimiter = ',', value_name = "GLOBS")]
+    pub metrics: Option<Vec<String>>,
+
+    /// Text: only the QPS tables, without latency, cost and sb.met sections.
+    #[arg(long)]
+    pub brief: bool,
 }
 
 /// `dbdelta suites`.

@@ -9,7 +9,7 @@ use dbdelta_model::{Location, TargetSpec};
 use std::path::Path;
 
 /// Engine names, for error messages.
-pub const KNOWN: &[&str] = &["sqlite", "mock"];
+pub const KNOWN: &[&str] = &["sqlite", "postgres", "mock"];
 
 /// Cheap validation before anything runs: known engine, well-formed parameters.
 pub fn check(t: &TargetSpec) -> Result<()> {
@@ -26,6 +26,18 @@ pub fn check(t: &TargetSpec) -> Result<()> {
         "mock" => MockConfig::from_spec(t)
             .map(|_| ())
             .map_err(|e| anyhow::anyhow!("--target: {e}")),
+        "postgres" | "mysql" => match &t.location {
+            Location::Default => bail!(
+                "--target {}: {} needs a bin/base directory (managed, e.g. {}:/usr/lib/postgresql/15/bin) or a URL (external, e.g. {}://user@host:port/db)",
+                t.name, t.engine, t.engine, t.engine
+            ),
+            Location::Path { path } if !path.is_dir() => bail!(
+                "--target {}: {} is not a directory: point at the server's bin (postgres) or base (mysql) directory",
+                t.name,
+                path.display()
+            ),
+            _ => Ok(()),
+        },
         other => bail!(
             "--target {}: unknown engine '{other}': known engines are {}",
             t.name,
@@ -43,6 +55,7 @@ pub fn open(
     Ok(match t.engine.as_str() {
         "sqlite" => Box::new(SqliteEngine::open(t, scratch, opts)?),
         "mock" => Box::new(MockEngine::new(MockConfig::from_spec(t)?)),
+        "postgres" => Box::new(dbdelta_engine_postgres::open(t, scratch, opts)?),
         other => {
             return Err(EngineError::config(format!(
                 "unknown engine '{other}': known engines are {}",

@@ -132,6 +132,14 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         steps,
         seed: args.seed.or(cfg.seed).unwrap_or(DEFAULT_SEED),
         prepared: !args.no_prepared && cfg.prepared.unwrap_or(true),
+        os_metrics: !args.no_os_metrics && cfg.os_metrics.unwrap_or(true),
+        device: args.device.clone().or(cfg.device.clone()),
+        rate: match args.rate.or(cfg.rate) {
+            Some(r) if !(r.is_finite() && r > 0.0) => {
+                bail!("--rate {r} is invalid: give events per second > 0")
+            }
+            other => other,
+        },
     };
     let texts: Vec<String> = if !args.targets.is_empty() {
         args.targets.clone()

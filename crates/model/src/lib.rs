@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod dialect;
+pub mod glob;
 pub mod manifest;
 pub mod options;
 pub mod os;
@@ -17,7 +18,7 @@ pub use dialect::Dialect;
 pub use manifest::{HostInfo, RunManifest, RunStatus, TargetManifest, ToolInfo};
 pub use options::{RunOptions, Scale};
 pub use result::{
-    Group, Interval, LatencySummary, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
+    Group, Interval, LatencySummary, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
     RESULT_SCHEMA,
 };
 pub use target::{Location, Secret, TargetError, TargetSpec};

@@ -88,4 +88,17 @@ pub struct RunOptions {
     pub seed: u64,
     /// Server-side prepared statements (sysbench's default); false = plain text.
     pub prepared: bool,
+    /// Sample OS metrics (host, disk, server and client processes) during measured windows.
+    #[serde(default = "default_true")]
+    pub os_metrics: bool,
+    /// Block device to measure instead of the one holding the target's data (`--device`).
+    #[serde(default)]
+    pub device: Option<String>,
+    /// Paced load: events per second for every step (all workers together); `None` = closed loop.
+    #[serde(default)]
+    pub rate: Option<f64>,
+}
+
+fn default_true() -> bool {
+    true
 }

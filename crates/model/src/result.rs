@@ -175,6 +175,31 @@ pub struct StepResult {
     pub intervals: Vec<Interval>,
     /// Client (dbdelta process) CPU time per statement, µs, from its own rusage.
     pub client_cpu_us_per_op: Option<f64>,
+    /// OS metrics sampled over the measured window (warm-up excluded).
+    #[serde(default)]
+    pub os: Option<crate::os::OsSamples>,
+    /// Hardware cost per operation derived from `os` and the step's throughput.
+    #[serde(default)]
+    pub costs: Option<crate::os::OpCosts>,
+    /// Paced (open-loop) load: the target rate and what was achieved.
+    #[serde(default)]
+    pub pacing: Option<Pacing>,
+}
+
+/// The outcome of a paced (`--rate`) step: events were scheduled at fixed intended times and
+/// latency was measured from the intended start, so a backlog shows up as latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pacing {
+    /// Target events per second (all workers together).
+    pub target_per_s: f64,
+    /// Events per second achieved over the measured window.
+    pub achieved_per_s: f64,
+    /// True when at least 95 % of the target rate was achieved.
+    pub sustained: bool,
+    /// Schedule lag (actual start − intended start), µs.
+    pub lag: LatencySummary,
+    /// Service time (end − actual start) per event, µs; `latency` holds end − intended.
+    pub service: LatencySummary,
 }
 
 impl StepResult {
@@ -220,6 +245,9 @@ impl StepResult {
             latency: LatencySummary::default(),
             intervals: Vec::new(),
             client_cpu_us_per_op: None,
+            os: None,
+            costs: None,
+            pacing: None,
         }
     }
 

@@ -20,6 +20,7 @@
 
 pub mod csv;
 mod data;
+pub mod detail;
 mod error;
 pub mod json;
 mod load;
@@ -56,6 +57,10 @@ pub struct ReportOptions {
     pub dop: Option<u32>,
     /// Relative or absolute values in single-table formats (CSV).
     pub values: Values,
+    /// Text: add latency tables, cost-per-operation tables and `sb.met` blocks.
+    pub details: bool,
+    /// Steps (globs on name or label) that get `sb.met` blocks; empty = every step.
+    pub metrics: Vec<String>,
 }
 
 impl Default for ReportOptions {
@@ -65,6 +70,8 @@ impl Default for ReportOptions {
             high: 1.05,
             dop: None,
             values: Values::Relative,
+            details: true,
+            metrics: Vec::new(),
         }
     }
 }

@@ -9,7 +9,7 @@ use dbdelta_model::StepStatus;
 use std::fmt::Write;
 
 /// Renders every thread count as a `--- dop=N ---` section.
-pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
+pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     let mut out = String::new();
     for (i, table) in data.tables.iter().enumerate() {
         if i > 0 {
@@ -19,6 +19,12 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
     }
     if data.tables.is_empty() {
         load_lines(&mut out, data);
+    }
+    if opts.details && !data.tables.is_empty() {
+        out.push('\n');
+        crate::detail::latency_text(&mut out, data);
+        crate::detail::cost_text(&mut out, data, &opts.metrics);
+        crate::detail::met_text(&mut out, data, &opts.metrics);
     }
     out
 }

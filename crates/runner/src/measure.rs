@@ -7,14 +7,16 @@ use crate::progress::Progress;
 use crate::recorder::{Recorder, Slice};
 use dbdelta_engine::{Engine, EngineError, ErrorKind};
 use dbdelta_model::{
-    Interval, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit, RESULT_SCHEMA,
+    Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
+    RESULT_SCHEMA,
 };
-use dbdelta_stats::{new_histogram, summarize};
+use dbdelta_stats::{new_histogram, record_ns, summarize};
 use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
 use dbdelta_workload::{Counters, Step, Workload, WorkloadKind};
 use hdrhistogram::Histogram;
+use dbdelta_osmetrics::{op_costs, DeviceChoice, Sampler, SamplerConfig, SamplerHandle};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Barrier, OnceLock};
+use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Retried errors beyond this many per completed event (plus a floor) fail the step: the
@@ -41,6 +43,12 @@ pub struct StepPlan {
     pub table_size: u64,
     /// Run seed.
     pub seed: u64,
+    /// Sample OS metrics during the window.
+    pub os_metrics: bool,
+    /// Block device override for the OS sampler.
+    pub device: Option<String>,
+    /// Paced load: events per second, all workers together; `None` = closed loop.
+    pub rate: Option<f64>,
 }
 
 /// What one worker brings back.
@@ -51,6 +59,61 @@ struct WorkerOutput {
     busy: u64,
     hist: Histogram<u64>,
     slices: Vec<Slice>,
+    /// Paced steps: schedule lag and service time, ns.
+    lag: Histogram<u64>,
+    service: Histogram<u64>,
+}
+
+/// State shared by the workers of one step (never touched per statement except `slots`).
+struct Shared<'a> {
+    stop: &'a StopFlag,
+    start: OnceLock<Instant>,
+    barrier: Barrier,
+    /// Next schedule slot of a paced step.
+    slots: AtomicU64,
+    /// Thread ids of the workers: the "server" of an embedded engine for the OS sampler.
+    tids: Arc<Mutex<Vec<u32>>>,
+    /// Workers whose loop has ended.
+    finished: AtomicU64,
+    /// Workers stay alive until the OS sampler took its last snapshot, so their thread CPU
+    /// is counted in full.
+    release: Barrier,
+}
+
+fn gettid() -> u32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+}
+
+/// Starts the OS sampler for the window; a failure only loses the OS metrics (noted).
+pub(crate) fn start_sampler(
+    engine: &dyn Engine,
+    enabled: bool,
+    device: &Option<String>,
+    tids: Option<&Arc<Mutex<Vec<u32>>>>,
+) -> Option<SamplerHandle> {
+    if !enabled {
+        return None;
+    }
+    let device = match (device, engine.data_dir()) {
+        (Some(name), _) => DeviceChoice::Named(name.clone()),
+        (None, Some(dir)) => DeviceChoice::DataDir(dir),
+        (None, None) => DeviceChoice::None,
+    };
+    let worker_tids: Option<dbdelta_osmetrics::WorkerTids> = match tids {
+        Some(tids) if engine.embedded() => {
+            let tids = Arc::clone(tids);
+            Some(Arc::new(move || tids.lock().map(|v| v.clone()).unwrap_or_default()))
+        }
+        _ => None,
+    };
+    Sampler::start(SamplerConfig {
+        device,
+        server_pids: engine.server_pids(),
+        worker_tids,
+        ..SamplerConfig::default()
+    })
+    .ok()
 }
 
 /// A cache-line padded counter so workers never share a line.
@@ -78,66 +141,108 @@ pub fn measure_step(
         .unwrap_or(0.0)
         + plan.warmup.as_secs_f64();
     let live: Vec<Padded> = (0..plan.threads).map(|_| Padded::default()).collect();
-    let start_cell: OnceLock<Instant> = OnceLock::new();
-    let barrier = Barrier::new(plan.threads as usize + 1);
+    let shared = Shared {
+        stop,
+        start: OnceLock::new(),
+        barrier: Barrier::new(plan.threads as usize + 1),
+        slots: AtomicU64::new(0),
+        tids: Arc::new(Mutex::new(Vec::new())),
+        finished: AtomicU64::new(0),
+        release: Barrier::new(plan.threads as usize + 1),
+    };
     let mut cpu_at_window = None;
+    let mut sampler: Option<SamplerHandle> = None;
     let mut actual_window = plan.window;
 
-    let outputs: Vec<Result<WorkerOutput, EngineError>> = std::thread::scope(|s| {
+    let outputs: (Vec<Result<WorkerOutput, EngineError>>, Option<_>) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..plan.threads)
             .map(|w| {
-                let (live, start_cell, barrier) = (&live[w as usize], &start_cell, &barrier);
-                s.spawn(move || worker(engine, plan, w, stop, live, start_cell, barrier))
+                let (live, shared) = (&live[w as usize], &shared);
+                s.spawn(move || {
+                    // A panicking worker must still reach the release barrier.
+                    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        worker(engine, plan, w, live, shared)
+                    }))
+                    .unwrap_or_else(|_| Err(EngineError::statement("worker thread panicked")));
+                    shared.finished.fetch_add(1, Ordering::SeqCst);
+                    shared.release.wait();
+                    out
+                })
             })
             .collect();
         let t0 = Instant::now();
-        let _ = start_cell.set(t0);
-        barrier.wait();
+        let _ = shared.start.set(t0);
+        shared.barrier.wait();
         let window_start = t0 + plan.warmup;
         let end = window_start + plan.window;
         loop {
             let now = Instant::now();
             if cpu_at_window.is_none() && now >= window_start {
                 cpu_at_window = Some(process_cpu_secs());
+                sampler = start_sampler(engine, plan.os_metrics, &plan.device, Some(&shared.tids));
             }
             let total: u64 = live.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
             progress.step_tick(now - t0, total);
-            if now >= end || handles.iter().all(|h| h.is_finished()) {
+            if now >= end || shared.finished.load(Ordering::SeqCst) == u64::from(plan.threads) {
                 break;
             }
             if stop.requested() {
                 actual_window = now.saturating_duration_since(window_start);
                 break;
             }
-            std::thread::sleep(Duration::from_millis(100).min(end - now));
+            let next_edge = if now < window_start { window_start } else { end };
+            std::thread::sleep(Duration::from_millis(100).min(next_edge - now));
         }
-        handles
+        let os = sampler.take().map(SamplerHandle::stop);
+        shared.release.wait();
+        let outputs = handles
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
                     Err(EngineError::new(ErrorKind::Statement, "worker thread panicked"))
                 })
             })
-            .collect()
+            .collect();
+        (outputs, os)
     });
     let cpu_used = cpu_at_window.map(|c| process_cpu_secs() - c);
     let interrupted = stop.requested();
-    let result = assemble(plan, outputs, actual_window, started_unix, cpu_used, interrupted);
+    let mut result = assemble(plan, outputs.0, actual_window, started_unix, cpu_used, interrupted);
+    if let Some(os) = outputs.1 {
+        if result.is_ok() {
+            result.costs = op_costs(&os.summary, result.throughput.value);
+        }
+        result.os = Some(os);
+    }
     progress.step_finished(&result);
     result
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Sleeps until `at` in short slices so a stop request is seen; false when stopped.
+fn wait_until(at: Instant, stop: &StopFlag) -> bool {
+    loop {
+        if stop.requested() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return true;
+        }
+        std::thread::sleep((at - now).min(Duration::from_millis(50)));
+    }
+}
+
 fn worker(
     engine: &dyn Engine,
     plan: &StepPlan,
     w: u32,
-    stop: &StopFlag,
     live: &Padded,
-    start_cell: &OnceLock<Instant>,
-    barrier: &Barrier,
+    shared: &Shared<'_>,
 ) -> Result<WorkerOutput, EngineError> {
-    let setup = (|| {
+    if let Ok(mut t) = shared.tids.lock() {
+        t.push(gettid());
+    }
+    let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut conn = engine.connect()?;
         let ctx = WorkerContext {
             tables: plan.tables,
@@ -150,27 +255,45 @@ fn worker(
         let mut workload = Sysbench::new(plan.step.params.clone(), ctx);
         workload.prepare(&mut *conn)?;
         Ok::<_, EngineError>((conn, workload))
-    })();
+    }))
+    .unwrap_or_else(|_| Err(EngineError::statement("worker setup panicked")));
     // Always meet the barrier, even after a setup error, so the others are not stuck.
-    barrier.wait();
+    shared.barrier.wait();
     let (mut conn, mut workload) = setup?;
-    let t0 = *start_cell.get().unwrap_or(&Instant::now());
+    let stop = shared.stop;
+    let t0 = *shared.start.get().unwrap_or(&Instant::now());
     let window_start = t0 + plan.warmup;
     let end = window_start + plan.window;
     let mut rec = Recorder::new(window_start);
+    let (mut lag, mut service) = (new_histogram(), new_histogram());
     let mut counters = Counters::default();
     let (mut events, mut errors) = (0u64, 0u64);
     let busy_before = conn.busy_retries();
     let transactional = workload.uses_transactions();
+    let interval = plan.rate.map(|r| 1.0 / r);
     loop {
         if stop.requested() {
             break;
         }
+        // Open loop: take the next slot of the shared schedule and start at its intended
+        // time; latency counts from that time, so a backlog shows as latency (no
+        // coordinated omission) and never aborts the run.
+        let intended = match interval {
+            Some(every) => {
+                let k = shared.slots.fetch_add(1, Ordering::Relaxed);
+                let at = t0 + Duration::from_secs_f64(k as f64 * every);
+                if at >= end || !wait_until(at, stop) {
+                    break;
+                }
+                at
+            }
+            None => Instant::now(),
+        };
         let start = Instant::now();
-        if start >= end {
+        if start >= end && interval.is_none() {
             break;
         }
-        let measuring = start >= window_start;
+        let measuring = intended >= window_start;
         let mut ev = Counters::default();
         let outcome = workload.event(&mut *conn, &mut ev);
         live.0.fetch_add(ev.queries, Ordering::Relaxed);
@@ -181,8 +304,13 @@ fn worker(
         match outcome {
             Ok(()) => {
                 if measuring {
+                    let done = Instant::now();
                     events += 1;
-                    rec.event(start, start.elapsed(), ev.queries);
+                    rec.event(intended, done - intended, ev.queries);
+                    if interval.is_some() {
+                        record_ns(&mut lag, (start - intended).as_nanos() as u64);
+                        record_ns(&mut service, (done - start).as_nanos() as u64);
+                    }
                 }
             }
             Err(e) if e.is_retryable() => {
@@ -191,7 +319,7 @@ fn worker(
                 }
                 if measuring {
                     errors += 1;
-                    rec.error(start);
+                    rec.error(intended);
                     if errors > ERROR_BUDGET_FLOOR + ERROR_BUDGET_PER_EVENT * events {
                         return Err(EngineError::statement(format!(
                             "error budget exceeded: {errors} retried errors for {events} events; last: {e}"
@@ -211,6 +339,8 @@ fn worker(
         busy,
         hist,
         slices,
+        lag,
+        service,
     })
 }
 
@@ -263,7 +393,10 @@ fn assemble(
     let mut hist = new_histogram();
     let (mut events, mut errors, mut busy) = (0, 0, 0);
     let mut slices: Vec<Slice> = Vec::new();
+    let (mut lag, mut service) = (new_histogram(), new_histogram());
     for o in ok {
+        let _ = lag.add(&o.lag);
+        let _ = service.add(&o.service);
         counters.merge(&o.counters);
         events += o.events;
         errors += o.errors;
@@ -299,6 +432,16 @@ fn assemble(
     } else {
         StepStatus::Ok
     };
+    let pacing = plan.rate.map(|target| {
+        let achieved = events as f64 / secs;
+        Pacing {
+            target_per_s: target,
+            achieved_per_s: achieved,
+            sustained: achieved >= 0.95 * target,
+            lag: summarize(&lag),
+            service: summarize(&service),
+        }
+    });
     StepResult {
         schema: RESULT_SCHEMA,
         target: plan.target.clone(),
@@ -329,6 +472,9 @@ fn assemble(
         client_cpu_us_per_op: cpu_used
             .filter(|_| counters.queries > 0)
             .map(|c| c * 1e6 / counters.queries as f64),
+        os: None,
+        costs: None,
+        pacing,
     }
 }
 

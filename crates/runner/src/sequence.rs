@@ -47,6 +47,10 @@ fn action_result(
     let mut r = StepResult::empty(target, label, label, order, Group::Write, kind, 1);
     r.status = status;
     r.seconds = seconds;
+    r.started_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() - seconds)
+        .unwrap_or(0.0);
     if kind == StepKind::Load {
         r.rows_affected = rows;
         r.events = rows;
@@ -139,16 +143,28 @@ pub fn run_target(
                     "[{target}] load: {} table(s) x {} rows",
                     opts.tables, opts.table_size
                 ));
-                match load(engine, opts, i_own_this_database) {
-                    Ok((rows, secs)) => sink(&action_result(
-                        target,
-                        *order,
-                        StepKind::Load,
-                        "load",
-                        StepStatus::Ok,
-                        secs,
-                        rows,
-                    ))?,
+                let sampler =
+                    crate::measure::start_sampler(engine, opts.os_metrics, &opts.device, None);
+                let loaded = load(engine, opts, i_own_this_database);
+                let os = sampler.map(|s| s.stop());
+                match loaded {
+                    Ok((rows, secs)) => {
+                        let mut r = action_result(
+                            target,
+                            *order,
+                            StepKind::Load,
+                            "load",
+                            StepStatus::Ok,
+                            secs,
+                            rows,
+                        );
+                        // Per-row costs, like sb.prepare.met (normalised by rows/s).
+                        if let Some(os) = os {
+                            r.costs = dbdelta_osmetrics::op_costs(&os.summary, r.throughput.value);
+                            r.os = Some(os);
+                        }
+                        sink(&r)?
+                    }
                     Err(e) => {
                         let reason = e.to_string();
                         sink(&action_result(
@@ -210,6 +226,9 @@ pub fn run_target(
                         tables: opts.tables,
                         table_size: opts.table_size,
                         seed: opts.seed,
+                        os_metrics: opts.os_metrics,
+                        device: opts.device.clone(),
+                        rate: step.rate.or(opts.rate),
                     };
                     let result = measure_step(engine, &plan, stop, progress);
                     sink(&result)?;

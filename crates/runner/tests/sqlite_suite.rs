@@ -22,6 +22,9 @@ fn options(table_size: u64, secs: f64) -> RunOptions {
         steps: vec![],
         seed: 7,
         prepared: true,
+        os_metrics: true,
+        device: None,
+        rate: None,
     }
 }
 

@@ -153,6 +153,8 @@ pub struct StepDef {
     pub threads: Option<ThreadsRule>,
     /// Report group; default derived from the name as the published scripts do.
     pub group: Option<Group>,
+    /// Paced load for this step: events per second (overrides `--rate`).
+    pub rate: Option<f64>,
 }
 
 fn yes() -> bool {
@@ -176,6 +178,8 @@ pub struct Step {
     pub warm: bool,
     /// Thread count rule.
     pub threads: Option<ThreadsRule>,
+    /// Paced load: events per second (all workers), if the suite sets one.
+    pub rate: Option<f64>,
     /// Workload parameters.
     pub params: WorkloadParams,
 }
@@ -338,6 +342,9 @@ fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, String
         Some("zipfian") => true,
         Some(other) => return Err(format!("rand = \"{other}\" is unknown: use uniform or zipfian")),
     };
+    if def.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        return Err("rate must be a positive number of events per second".into());
+    }
     if range == 0 || def.points == Some(0) || def.table_size == Some(0) {
         return Err("range, points and table_size must be at least 1".into());
     }
@@ -349,6 +356,7 @@ fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, String
         duration,
         warm: def.warm,
         threads: def.threads,
+        rate: def.rate,
         params: WorkloadParams {
             kind,
             range,
@@ -367,28 +375,7 @@ fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, String
     })
 }
 
-/// Matches `text` against a glob with `*` (any run) and `?` (one character).
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|c| *c == '*')
-}
+pub use dbdelta_model::glob::glob_match;
 
 impl Step {
     /// True when a `--steps` glob selects this step (by name or by label).

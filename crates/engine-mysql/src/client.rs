@@ -1,0 +1,555 @@
+//! A small blocking client of the MySQL client/server protocol: handshake v10 with
+//! `mysql_native_password` and `caching_sha2_password` (fast path), COM_QUERY (text) and
+//! COM_STMT_PREPARE/EXECUTE (binary). Result rows are counted, not decoded, unless the caller
+//! asks for text values (settings, scalars).
+
+use crate::auth;
+use crate::wire::{put_lenenc, Cur, Stream, Wire};
+use dbdelta_engine::{Outcome, Value};
+use dbdelta_model::Secret;
+use std::io;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const CLIENT_LONG_PASSWORD: u32 = 1;
+const CLIENT_LONG_FLAG: u32 = 4;
+const CLIENT_CONNECT_WITH_DB: u32 = 8;
+const CLIENT_LOCAL_FILES: u32 = 0x80;
+const CLIENT_PROTOCOL_41: u32 = 0x200;
+const CLIENT_TRANSACTIONS: u32 = 0x2000;
+const CLIENT_SECURE_CONNECTION: u32 = 0x8000;
+const CLIENT_MULTI_RESULTS: u32 = 0x2_0000;
+const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
+const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
+const CLIENT_PLUGIN_AUTH_LENENC: u32 = 0x20_0000;
+
+const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
+
+const COM_QUIT: u8 = 0x01;
+const COM_QUERY: u8 = 0x03;
+const COM_STMT_PREPARE: u8 = 0x16;
+const COM_STMT_EXECUTE: u8 = 0x17;
+
+const TYPE_LONGLONG: u8 = 0x08;
+const TYPE_STRING: u8 = 0xFE;
+
+/// utf8mb4_general_ci: known to MySQL 5.5+ and every MariaDB.
+const CHARSET_UTF8MB4: u8 = 45;
+
+/// Where the server listens.
+#[derive(Debug, Clone)]
+pub(crate) enum Addr {
+    /// TCP host and port.
+    Tcp(String, u16),
+    /// A Unix-domain socket path.
+    Unix(PathBuf),
+}
+
+impl std::fmt::Display for Addr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Addr::Tcp(h, p) => write!(f, "{h}:{p}"),
+            Addr::Unix(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// Everything needed to open a connection. The password stays a [`Secret`].
+#[derive(Debug, Clone)]
+pub(crate) struct ConnectParams {
+    /// Server address.
+    pub addr: Addr,
+    /// User name.
+    pub user: String,
+    /// Password, if any.
+    pub password: Option<Secret>,
+    /// Default schema.
+    pub database: Option<String>,
+}
+
+/// A client-side failure.
+#[derive(Debug)]
+pub(crate) enum ClientError {
+    /// Socket error or the server went away.
+    Io(io::Error),
+    /// An ERR packet.
+    Server {
+        /// MySQL error number.
+        code: u16,
+        /// SQLSTATE (may be empty during the handshake).
+        state: String,
+        /// The server's message.
+        message: String,
+    },
+    /// The server sent something this client does not understand.
+    Protocol(String),
+    /// A feature this client does not implement (auth plugin, LOCAL INFILE).
+    Unsupported(String),
+}
+
+impl From<io::Error> for ClientError {
+    fn from(e: io::Error) -> Self {
+        ClientError::Io(e)
+    }
+}
+
+fn protocol(what: &str) -> ClientError {
+    ClientError::Protocol(format!("malformed {what} packet from the server"))
+}
+
+fn parse_err(p: &[u8]) -> ClientError {
+    let mut c = Cur::new(p);
+    c.skip(1);
+    let code = c.u16().unwrap_or(0);
+    let rest = c.rest();
+    let (state, msg) = if rest.first() == Some(&b'#') && rest.len() >= 6 {
+        (
+            String::from_utf8_lossy(&rest[1..6]).into_owned(),
+            &rest[6..],
+        )
+    } else {
+        (String::new(), rest)
+    };
+    ClientError::Server {
+        code,
+        state,
+        message: String::from_utf8_lossy(msg).into_owned(),
+    }
+}
+
+/// Affected rows and status flags of an OK packet.
+fn parse_ok(p: &[u8]) -> Result<(u64, u16), ClientError> {
+    parse_ok_warnings(p).map(|(a, s, _)| (a, s))
+}
+
+/// Affected rows, status flags and warning count of an OK packet.
+fn parse_ok_warnings(p: &[u8]) -> Result<(u64, u16, u16), ClientError> {
+    let mut c = Cur::new(p);
+    c.skip(1);
+    let affected = c.lenenc().ok_or_else(|| protocol("OK"))?;
+    c.lenenc().ok_or_else(|| protocol("OK"))?;
+    let status = c.u16().ok_or_else(|| protocol("OK"))?;
+    let warnings = c.u16().unwrap_or(0);
+    Ok((affected, status, warnings))
+}
+
+/// True for an EOF packet (0xFE and shorter than 9 bytes; longer ones are rows).
+fn is_eof(p: &[u8]) -> bool {
+    p.first() == Some(&0xFE) && p.len() < 9
+}
+
+fn eof_status(p: &[u8]) -> u16 {
+    if p.len() >= 5 {
+        u16::from_le_bytes([p[3], p[4]])
+    } else {
+        0
+    }
+}
+
+/// A statement prepared on the server.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerStmt {
+    /// Server-side statement id.
+    pub id: u32,
+    /// Number of `?` parameters.
+    pub params: u16,
+    /// Parameter types sent with the last execution; resent only when they change.
+    types: Vec<u8>,
+}
+
+/// One open protocol connection.
+#[derive(Debug)]
+pub(crate) struct RawConn {
+    wire: Wire,
+    /// Version string from the handshake (MariaDB prefixes it with `5.5.5-`).
+    pub server_version: String,
+}
+
+impl RawConn {
+    /// Connects and authenticates.
+    pub(crate) fn connect(p: &ConnectParams, timeout: Duration) -> Result<RawConn, ClientError> {
+        let stream = match &p.addr {
+            Addr::Tcp(host, port) => {
+                let mut last = None;
+                let mut found = None;
+                for a in (host.as_str(), *port).to_socket_addrs()? {
+                    match TcpStream::connect_timeout(&a, timeout) {
+                        Ok(s) => {
+                            found = Some(s);
+                            break;
+                        }
+                        Err(e) => last = Some(e),
+                    }
+                }
+                let s = match (found, last) {
+                    (Some(s), _) => s,
+                    (None, Some(e)) => return Err(e.into()),
+                    (None, None) => {
+                        return Err(ClientError::Io(io::Error::new(
+                            io::ErrorKind::NotFound,
+                            format!("host {host} has no address"),
+                        )))
+                    }
+                };
+                s.set_nodelay(true)?;
+                Stream::Tcp(s)
+            }
+            Addr::Unix(path) => Stream::Unix(UnixStream::connect(path)?),
+        };
+        let mut conn = RawConn {
+            wire: Wire::new(stream),
+            server_version: String::new(),
+        };
+        conn.handshake(p)?;
+        Ok(conn)
+    }
+
+    fn handshake(&mut self, p: &ConnectParams) -> Result<(), ClientError> {
+        let pkt = self.wire.read_packet()?;
+        if pkt.first() == Some(&0xFF) {
+            return Err(parse_err(pkt));
+        }
+        let mut c = Cur::new(pkt);
+        if c.u8() != Some(10) {
+            return Err(ClientError::Unsupported(
+                "server speaks a protocol version other than 10".into(),
+            ));
+        }
+        self.server_version = String::from_utf8_lossy(c.cstr()).into_owned();
+        c.skip(4); // connection id
+        let mut nonce = c.take(8).ok_or_else(|| protocol("handshake"))?.to_vec();
+        c.skip(1);
+        let cap_lo = u32::from(c.u16().ok_or_else(|| protocol("handshake"))?);
+        c.skip(3); // charset, status
+        let cap_hi = u32::from(c.u16().unwrap_or(0));
+        let server_caps = cap_lo | cap_hi << 16;
+        let auth_len = usize::from(c.u8().unwrap_or(0));
+        c.skip(10);
+        if server_caps & CLIENT_SECURE_CONNECTION != 0 {
+            let n = auth_len.saturating_sub(8).max(13);
+            let part2 = c.take(n).unwrap_or_else(|| c.rest());
+            nonce.extend_from_slice(part2.strip_suffix(&[0]).unwrap_or(part2));
+        }
+        let mut plugin = if server_caps & CLIENT_PLUGIN_AUTH != 0 {
+            String::from_utf8_lossy(c.cstr()).into_owned()
+        } else {
+            "mysql_native_password".to_string()
+        };
+        if server_caps & CLIENT_PROTOCOL_41 == 0 {
+            return Err(ClientError::Unsupported(
+                "server is older than MySQL 4.1 (no protocol 4.1)".into(),
+            ));
+        }
+        let password = p
+            .password
+            .as_ref()
+            .map(|s| s.expose().as_bytes())
+            .unwrap_or(b"");
+        let mut caps = CLIENT_LONG_PASSWORD
+            | CLIENT_LONG_FLAG
+            | CLIENT_PROTOCOL_41
+            | CLIENT_TRANSACTIONS
+            | CLIENT_SECURE_CONNECTION
+            | CLIENT_MULTI_RESULTS
+            | CLIENT_PS_MULTI_RESULTS
+            | CLIENT_PLUGIN_AUTH
+            | CLIENT_PLUGIN_AUTH_LENENC
+            // LOAD DATA LOCAL for bulk loads; the data always comes from memory, never a file.
+            | CLIENT_LOCAL_FILES;
+        if p.database.is_some() {
+            caps |= CLIENT_CONNECT_WITH_DB;
+        }
+        caps &= server_caps | CLIENT_CONNECT_WITH_DB;
+        let scramble = match auth::scramble(&plugin, password, &nonce) {
+            Some(s) => s,
+            None => {
+                // Answer with native; the server switches us to its plugin if it must.
+                plugin = "mysql_native_password".into();
+                auth::native_password(password, &nonce)
+            }
+        };
+        let b = self.wire.begin_packet();
+        b.extend_from_slice(&caps.to_le_bytes());
+        b.extend_from_slice(&(1u32 << 30).to_le_bytes());
+        b.push(CHARSET_UTF8MB4);
+        b.extend_from_slice(&[0; 23]);
+        b.extend_from_slice(p.user.as_bytes());
+        b.push(0);
+        if caps & CLIENT_PLUGIN_AUTH_LENENC != 0 {
+            put_lenenc(b, scramble.len() as u64);
+        } else {
+            b.push(scramble.len() as u8);
+        }
+        b.extend_from_slice(&scramble);
+        if let Some(db) = &p.database {
+            b.extend_from_slice(db.as_bytes());
+            b.push(0);
+        }
+        if caps & CLIENT_PLUGIN_AUTH != 0 {
+            b.extend_from_slice(plugin.as_bytes());
+            b.push(0);
+        }
+        self.wire.send()?;
+        self.auth_loop(plugin, password)
+    }
+
+    /// Follows auth-switch and auth-more-data packets until OK or ERR.
+    fn auth_loop(&mut self, mut plugin: String, password: &[u8]) -> Result<(), ClientError> {
+        for _ in 0..8 {
+            let pkt = self.wire.read_packet()?;
+            match pkt.first() {
+                Some(0x00) => return Ok(()),
+                Some(0xFF) => return Err(parse_err(pkt)),
+                Some(0xFE) => {
+                    let mut c = Cur::new(&pkt[1..]);
+                    plugin = String::from_utf8_lossy(c.cstr()).into_owned();
+                    let nonce = c.rest().to_vec();
+                    let reply = auth::scramble(&plugin, password, &nonce).ok_or_else(|| {
+                        ClientError::Unsupported(format!(
+                            "the server asks for authentication plugin '{plugin}', which dbdelta does not implement; give the benchmark user mysql_native_password or caching_sha2_password"
+                        ))
+                    })?;
+                    self.wire.begin_packet().extend_from_slice(&reply);
+                    self.wire.send()?;
+                }
+                Some(0x01) if plugin == "caching_sha2_password" => match pkt.get(1) {
+                    Some(3) => {} // fast auth succeeded; OK follows
+                    Some(4) => {
+                        return Err(ClientError::Unsupported(
+                            "caching_sha2_password asks for full authentication, which needs TLS or RSA key exchange that dbdelta does not implement yet; log in once with the mysql client (this fills the server's cache so the fast path works) or give the user mysql_native_password".into(),
+                        ))
+                    }
+                    _ => return Err(protocol("caching_sha2_password")),
+                },
+                _ => return Err(protocol("authentication")),
+            }
+        }
+        Err(protocol("authentication"))
+    }
+
+    /// Sends COM_QUERY with `sql` and counts the result.
+    pub(crate) fn query(&mut self, sql: &[u8]) -> Result<Outcome, ClientError> {
+        let b = self.wire.begin_command();
+        b.push(COM_QUERY);
+        b.extend_from_slice(sql);
+        self.wire.send()?;
+        self.read_result(|_| {})
+    }
+
+    /// Runs `LOAD DATA LOCAL INFILE` statement `sql`, answering the server's file request
+    /// with `data`; returns (rows loaded, warnings).
+    pub(crate) fn load_local(&mut self, sql: &str, data: &[u8]) -> Result<(u64, u16), ClientError> {
+        let b = self.wire.begin_command();
+        b.push(COM_QUERY);
+        b.extend_from_slice(sql.as_bytes());
+        self.wire.send()?;
+        let pkt = self.wire.read_packet()?;
+        match pkt.first() {
+            Some(0xFB) => {}
+            Some(0xFF) => return Err(parse_err(pkt)),
+            _ => return Err(protocol("LOAD DATA LOCAL request")),
+        }
+        if !data.is_empty() {
+            self.wire.begin_packet().extend_from_slice(data);
+            self.wire.send()?;
+        }
+        self.wire.begin_packet();
+        self.wire.send()?;
+        let pkt = self.wire.read_packet()?;
+        match pkt.first() {
+            Some(0x00) => {
+                let (affected, _, warnings) = parse_ok_warnings(pkt)?;
+                Ok((affected, warnings))
+            }
+            Some(0xFF) => Err(parse_err(pkt)),
+            _ => Err(protocol("LOAD DATA result")),
+        }
+    }
+
+    /// Runs a text query and returns its rows decoded as text (NULL → `None`).
+    pub(crate) fn query_rows(
+        &mut self,
+        sql: &str,
+    ) -> Result<Vec<Vec<Option<String>>>, ClientError> {
+        let b = self.wire.begin_command();
+        b.push(COM_QUERY);
+        b.extend_from_slice(sql.as_bytes());
+        self.wire.send()?;
+        let mut rows = Vec::new();
+        let mut bad = false;
+        self.read_result(|row| {
+            let mut c = Cur::new(row);
+            let mut vals = Vec::new();
+            while !c.rest().is_empty() {
+                match c.lenenc_bytes() {
+                    Ok(v) => vals.push(v.map(|b| String::from_utf8_lossy(b).into_owned())),
+                    Err(()) => {
+                        bad = true;
+                        break;
+                    }
+                }
+            }
+            rows.push(vals);
+        })?;
+        if bad {
+            return Err(protocol("text row"));
+        }
+        Ok(rows)
+    }
+
+    /// Prepares `sql` on the server.
+    pub(crate) fn prepare(&mut self, sql: &str) -> Result<ServerStmt, ClientError> {
+        let b = self.wire.begin_command();
+        b.push(COM_STMT_PREPARE);
+        b.extend_from_slice(sql.as_bytes());
+        self.wire.send()?;
+        let pkt = self.wire.read_packet()?;
+        if pkt.first() == Some(&0xFF) {
+            return Err(parse_err(pkt));
+        }
+        let mut c = Cur::new(pkt);
+        if c.u8() != Some(0) {
+            return Err(protocol("prepare"));
+        }
+        let id = c.u32().ok_or_else(|| protocol("prepare"))?;
+        let columns = c.u16().ok_or_else(|| protocol("prepare"))?;
+        let params = c.u16().ok_or_else(|| protocol("prepare"))?;
+        // Parameter and column definitions, each block closed by an EOF packet.
+        for n in [params, columns] {
+            if n > 0 {
+                for _ in 0..n {
+                    self.wire.read_packet()?;
+                }
+                let eof = self.wire.read_packet()?;
+                if !is_eof(eof) {
+                    return Err(protocol("prepare EOF"));
+                }
+            }
+        }
+        Ok(ServerStmt {
+            id,
+            params,
+            types: Vec::new(),
+        })
+    }
+
+    /// Executes a prepared statement (binary protocol) and counts the result.
+    pub(crate) fn execute(
+        &mut self,
+        st: &mut ServerStmt,
+        params: &[Value<'_>],
+    ) -> Result<Outcome, ClientError> {
+        let n = params.len();
+        // Types are resent only when they differ from the last execution.
+        let same_types =
+            st.types.len() == n && params.iter().zip(&st.types).all(|(p, t)| type_of(p) == *t);
+        if !same_types {
+            st.types.clear();
+            st.types.extend(params.iter().map(type_of));
+        }
+        let b = self.wire.begin_command();
+        b.push(COM_STMT_EXECUTE);
+        b.extend_from_slice(&st.id.to_le_bytes());
+        b.push(0); // CURSOR_TYPE_NO_CURSOR
+        b.extend_from_slice(&1u32.to_le_bytes());
+        if n > 0 {
+            b.resize(b.len() + n.div_ceil(8), 0); // NULL bitmap: no NULLs
+            if same_types {
+                b.push(0);
+            } else {
+                b.push(1);
+                for t in &st.types {
+                    b.extend_from_slice(&[*t, 0]);
+                }
+            }
+            for p in params {
+                match p {
+                    Value::Int(i) => b.extend_from_slice(&i.to_le_bytes()),
+                    Value::Text(s) => {
+                        put_lenenc(b, s.len() as u64);
+                        b.extend_from_slice(s.as_bytes());
+                    }
+                }
+            }
+        }
+        if let Err(e) = self.wire.send() {
+            st.types.clear();
+            return Err(e.into());
+        }
+        let r = self.read_result(|_| {});
+        if r.is_err() {
+            // The server may not have stored the types; send them again next time.
+            st.types.clear();
+        }
+        r
+    }
+
+    /// Reads one or more result sets (or OKs), calling `on_row` with each row payload.
+    fn read_result(&mut self, mut on_row: impl FnMut(&[u8])) -> Result<Outcome, ClientError> {
+        let mut out = Outcome::default();
+        loop {
+            let pkt = self.wire.read_packet()?;
+            let status = match pkt.first() {
+                Some(0x00) => {
+                    let (affected, status) = parse_ok(pkt)?;
+                    out.affected += affected;
+                    status
+                }
+                Some(0xFF) => return Err(parse_err(pkt)),
+                Some(0xFB) => {
+                    // The server asks for a local file: never read one. An empty reply
+                    // keeps the connection in step.
+                    self.wire.begin_packet();
+                    self.wire.send()?;
+                    let _ = self.read_result(ignore_row as fn(&[u8]));
+                    return Err(ClientError::Unsupported(
+                        "the server asked for a local file (LOAD DATA LOCAL), which dbdelta never sends".into(),
+                    ));
+                }
+                _ => {
+                    let cols = Cur::new(pkt).lenenc().ok_or_else(|| protocol("result"))?;
+                    for _ in 0..cols {
+                        self.wire.read_packet()?;
+                    }
+                    if !is_eof(self.wire.read_packet()?) {
+                        return Err(protocol("column EOF"));
+                    }
+                    out.has_result = true;
+                    loop {
+                        let row = self.wire.read_packet()?;
+                        if is_eof(row) {
+                            break eof_status(row);
+                        }
+                        if row.first() == Some(&0xFF) {
+                            return Err(parse_err(row));
+                        }
+                        out.rows += 1;
+                        on_row(row);
+                    }
+                }
+            };
+            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
+                return Ok(out);
+            }
+        }
+    }
+}
+
+/// A row callback that ignores the row (a plain fn, so `read_result` may recurse).
+fn ignore_row(_: &[u8]) {}
+
+fn type_of(v: &Value<'_>) -> u8 {
+    match v {
+        Value::Int(_) => TYPE_LONGLONG,
+        Value::Text(_) => TYPE_STRING,
+    }
+}
+
+impl Drop for RawConn {
+    fn drop(&mut self) {
+        // A polite COM_QUIT keeps "Aborted connection" warnings out of the server log.
+        self.wire.send_quiet(&[COM_QUIT]);
+    }
+}

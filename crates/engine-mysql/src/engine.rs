@@ -1,0 +1,273 @@
+//! [`MysqlEngine`]: one MySQL/MariaDB target, managed (started from a basedir) or external.
+
+use crate::client::{Addr, ConnectParams};
+use crate::connection::{Endpoint, MysqlConnection};
+use crate::managed::{self, ManagedServer};
+use crate::settle;
+use crate::Flavor;
+use dbdelta_engine::{
+    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions, SettleReport,
+};
+use dbdelta_model::{Location, Secret, TargetSpec};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Settings always read back into [`EngineInfo::settings`], besides the target's own.
+const REPORTED: [&str; 14] = [
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_flush_method",
+    "innodb_doublewrite",
+    "innodb_io_capacity",
+    "innodb_max_dirty_pages_pct",
+    "performance_schema",
+    "max_connections",
+    "log_bin",
+    "sync_binlog",
+    "table_open_cache",
+    "max_allowed_packet",
+    "version_comment",
+];
+
+/// A provisioned MySQL or MariaDB target.
+#[derive(Debug)]
+pub struct MysqlEngine {
+    endpoint: Arc<Endpoint>,
+    prepared: bool,
+    flavor: Flavor,
+    version: String,
+    params: Vec<(String, String)>,
+    server: Option<ManagedServer>,
+    data_dir: Option<PathBuf>,
+}
+
+impl MysqlEngine {
+    /// Opens `spec`: a basedir path starts a managed server in `scratch`; a URL connects to
+    /// an external server. Spawn managed targets from a long-lived thread (see crate docs).
+    pub fn open(
+        spec: &TargetSpec,
+        scratch: &Path,
+        opts: &OpenOptions,
+    ) -> Result<Self, EngineError> {
+        let target = spec.name.as_str();
+        if opts.tls {
+            return Err(EngineError::config(format!(
+                "target '{target}': TLS is not supported yet by dbdelta's MySQL client; run without --tls"
+            )));
+        }
+        if opts.compress {
+            return Err(EngineError::config(format!(
+                "target '{target}': protocol compression is not supported yet by dbdelta's MySQL client; run without --compress"
+            )));
+        }
+        match &spec.location {
+            Location::Default => Err(EngineError::config(format!(
+                "target '{target}': mysql needs a basedir (e.g. {target}=mysql:/usr for a managed server) or a URL (e.g. {target}=mysql://root@127.0.0.1:3306/dbdelta)"
+            ))),
+            Location::Path { path } => Self::open_managed(spec, path, scratch, opts),
+            Location::Url {
+                user,
+                password,
+                host,
+                port,
+                database,
+            } => {
+                if let Some((k, _)) = spec.params.first() {
+                    return Err(EngineError::config(format!(
+                        "target '{target}': '{k}' cannot be applied to an external server; settings are for managed targets (mysql:/basedir?{k}=...)"
+                    )));
+                }
+                let password = password
+                    .clone()
+                    .or_else(|| std::env::var("MYSQL_PWD").ok().map(Secret::new));
+                let params = ConnectParams {
+                    addr: Addr::Tcp(host.clone(), port.unwrap_or(3306)),
+                    user: user.clone().unwrap_or_else(|| "root".into()),
+                    password,
+                    database: Some(database.clone().unwrap_or_else(|| opts.database.clone())),
+                };
+                Self::finish(spec, params, opts, None)
+            }
+        }
+    }
+
+    fn open_managed(
+        spec: &TargetSpec,
+        basedir: &Path,
+        scratch: &Path,
+        opts: &OpenOptions,
+    ) -> Result<Self, EngineError> {
+        let (server, _) =
+            managed::start(&spec.name, basedir, &spec.params, scratch, &opts.database)?;
+        let params = ConnectParams {
+            addr: Addr::Tcp("127.0.0.1".into(), server.port),
+            user: "root".into(),
+            password: None,
+            database: Some(opts.database.clone()),
+        };
+        Self::finish(spec, params, opts, Some(server))
+    }
+
+    /// Connects once to learn the flavor and version.
+    fn finish(
+        spec: &TargetSpec,
+        params: ConnectParams,
+        opts: &OpenOptions,
+        server: Option<ManagedServer>,
+    ) -> Result<Self, EngineError> {
+        let endpoint = Arc::new(Endpoint {
+            target: spec.name.clone(),
+            params,
+        });
+        let mut conn = MysqlConnection::open(Arc::clone(&endpoint), opts.prepared)?;
+        let version = conn.query_scalar("SELECT VERSION()")?.unwrap_or_default();
+        let flavor = if version.contains("MariaDB") {
+            Flavor::MariaDb
+        } else {
+            Flavor::MySql
+        };
+        let data_dir = match &server {
+            Some(s) => Some(s.data_dir.clone()),
+            None if is_loopback(&endpoint.params.addr) => conn
+                .query_scalar("SELECT @@datadir")
+                .ok()
+                .flatten()
+                .map(PathBuf::from)
+                .filter(|p| p.is_dir()),
+            None => None,
+        };
+        Ok(MysqlEngine {
+            endpoint,
+            prepared: opts.prepared,
+            flavor,
+            version,
+            params: spec.params.clone(),
+            server,
+            data_dir,
+        })
+    }
+
+    /// MariaDB or MySQL, from the server's version string.
+    pub fn flavor(&self) -> Flavor {
+        self.flavor
+    }
+
+    /// The server's version string (`SELECT VERSION()`).
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The managed server's error log, for the CLI to keep with the run.
+    pub fn log_path(&self) -> Option<&Path> {
+        self.server.as_ref().map(|s| s.log_path.as_path())
+    }
+
+    /// The managed server's TCP port on 127.0.0.1.
+    pub fn port(&self) -> Option<u16> {
+        self.server.as_ref().map(|s| s.port)
+    }
+
+    /// Opens a concrete connection (the [`Engine::connect`] result, unboxed).
+    pub fn connect_mysql(&self) -> Result<MysqlConnection, EngineError> {
+        MysqlConnection::open(Arc::clone(&self.endpoint), self.prepared)
+    }
+}
+
+fn is_loopback(addr: &Addr) -> bool {
+    match addr {
+        Addr::Tcp(h, _) => matches!(h.as_str(), "127.0.0.1" | "localhost" | "::1"),
+        Addr::Unix(_) => true,
+    }
+}
+
+impl Engine for MysqlEngine {
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+
+    fn connect(&self) -> Result<Box<dyn Connection>, EngineError> {
+        Ok(Box::new(self.connect_mysql()?))
+    }
+
+    fn info(&self) -> Result<EngineInfo, EngineError> {
+        let mut conn = self.connect_mysql()?;
+        let mut names: Vec<String> = REPORTED.iter().map(|s| s.to_string()).collect();
+        for (k, _) in &self.params {
+            names.push(k.replace('-', "_").to_ascii_lowercase());
+        }
+        let list = names
+            .iter()
+            .map(|n| format!("'{n}'"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let rows = conn.rows(&format!(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
+        ))?;
+        let mut settings = BTreeMap::new();
+        for r in rows {
+            let mut it = r.into_iter();
+            if let (Some(Some(k)), Some(v)) = (it.next(), it.next()) {
+                settings.insert(k.to_ascii_lowercase(), v.unwrap_or_default());
+            }
+        }
+        // A target setting the server does not show as a variable (a plugin option, a
+        // startup flag) is still recorded as given.
+        for (k, v) in &self.params {
+            settings
+                .entry(k.replace('-', "_").to_ascii_lowercase())
+                .or_insert_with(|| v.clone());
+        }
+        settings.insert("flavor".into(), self.flavor.name().into());
+        settings.insert(
+            "protocol".into(),
+            if self.prepared {
+                "binary (server-side prepared)"
+            } else {
+                "text"
+            }
+            .into(),
+        );
+        if let Some(s) = &self.server {
+            settings.insert("basedir".into(), s.basedir.display().to_string());
+            settings.insert("port".into(), s.port.to_string());
+        }
+        let version = if self.version.contains(self.flavor.name()) {
+            self.version.clone()
+        } else {
+            format!("{} {}", self.flavor.name(), self.version)
+        };
+        Ok(EngineInfo { version, settings })
+    }
+
+    fn settle(&self, tables: &[String]) -> Result<SettleReport, EngineError> {
+        let mut conn = self.connect_mysql()?;
+        settle::settle(&mut conn, tables)
+    }
+
+    fn server_pids(&self) -> Vec<u32> {
+        self.server
+            .as_ref()
+            .and_then(ManagedServer::pid)
+            .into_iter()
+            .collect()
+    }
+
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.data_dir.clone()
+    }
+
+    fn server_log(&self) -> Option<PathBuf> {
+        self.log_path().map(Path::to_path_buf)
+    }
+
+    fn shutdown(&mut self) -> Result<(), EngineError> {
+        match self.server.as_mut() {
+            Some(s) => s
+                .stop()
+                .map_err(|e| EngineError::new(ErrorKind::Connection, e.message)),
+            None => Ok(()),
+        }
+    }
+}

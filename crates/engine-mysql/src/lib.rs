@@ -1,0 +1,67 @@
+//! The `mysql` engine of dbdelta: MySQL and MariaDB through one engine.
+//!
+//! Targets:
+//!
+//! ```text
+//! maria=mysql:/usr?innodb_buffer_pool_size=1G   MANAGED: initialize a data directory in the
+//!                                               scratch area, start mariadbd/mysqld on a free
+//!                                               127.0.0.1 port, stop it at the end
+//! prod=mysql://bench@db1:3306/benchdb            EXTERNAL: password from the URL or MYSQL_PWD
+//! ```
+//!
+//! The client is a small blocking implementation of the MySQL protocol (see `client`):
+//! server-side prepared statements by default, text protocol with interpolated literals when
+//! [`OpenOptions::prepared`] is false. Result rows are counted, never decoded, on the
+//! statement path, and buffers are reused, so the client's CPU per statement stays below
+//! libmysqlclient's.
+//!
+//! Managed servers are spawned from the calling thread with `PR_SET_PDEATHSIG`, which Linux
+//! ties to the spawning *thread*: call [`open`] from a thread that outlives the target (the
+//! main thread), or the server is stopped when that thread exits.
+#![deny(missing_docs)]
+
+mod auth;
+mod bulk;
+mod client;
+mod connection;
+mod engine;
+mod errors;
+mod managed;
+mod settle;
+mod wire;
+
+pub use connection::MysqlConnection;
+pub use engine::MysqlEngine;
+
+use dbdelta_engine::{EngineError, OpenOptions};
+use dbdelta_model::TargetSpec;
+use std::path::Path;
+
+/// Which server the target turned out to be (both speak [`dbdelta_engine::Dialect::Mysql`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// MariaDB ("MariaDB" in the version string).
+    MariaDb,
+    /// Oracle MySQL (or a fork such as Percona Server).
+    MySql,
+}
+
+impl Flavor {
+    /// "MariaDB" or "MySQL".
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::MariaDb => "MariaDB",
+            Flavor::MySql => "MySQL",
+        }
+    }
+}
+
+/// Opens a `mysql` target: starts a managed server from a basedir in `scratch`, or connects
+/// to an external server by URL. Call from a long-lived thread (see the crate docs).
+pub fn open(
+    spec: &TargetSpec,
+    scratch: &Path,
+    opts: &OpenOptions,
+) -> Result<MysqlEngine, EngineError> {
+    MysqlEngine::open(spec, scratch, opts)
+}

@@ -1,0 +1,492 @@
+//! Managed MySQL/MariaDB servers: find the binaries in a basedir, initialize a data directory
+//! in the scratch area, write `my.cnf` from the target's settings, start `mariadbd`/`mysqld`
+//! as a direct child on a free loopback port and stop it again.
+//!
+//! The server is spawned from the calling thread with `PR_SET_PDEATHSIG`, which Linux ties to
+//! the spawning *thread*: open managed targets from a thread that lives as long as the run.
+
+use crate::client::{Addr, ConnectParams, RawConn};
+use crate::connection::CONNECT_TIMEOUT;
+use crate::errors::statement_error;
+use crate::Flavor;
+use dbdelta_engine::server::{self, ServerProcess};
+use dbdelta_engine::EngineError;
+use std::fmt::Write as _;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to accept connections.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a server may take to shut down cleanly before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(120);
+/// Lines of the error log quoted in startup errors.
+const LOG_LINES: usize = 25;
+/// Unix socket paths are limited to 108 bytes; keep a margin.
+const MAX_SOCKET_PATH: usize = 100;
+
+/// Options dbdelta sets itself; a target may not override them.
+const RESERVED: [&str; 10] = [
+    "port",
+    "socket",
+    "datadir",
+    "bind-address",
+    "log-error",
+    "pid-file",
+    "user",
+    "basedir",
+    "skip-networking",
+    "defaults-file",
+];
+
+/// A started server and the files it uses.
+#[derive(Debug)]
+pub(crate) struct ManagedServer {
+    process: ServerProcess,
+    /// The data directory.
+    pub data_dir: PathBuf,
+    /// The error log.
+    pub log_path: PathBuf,
+    /// The Unix socket (used for the bootstrap only).
+    socket: PathBuf,
+    /// The TCP port on 127.0.0.1.
+    pub port: u16,
+    /// The basedir the binaries came from.
+    pub basedir: PathBuf,
+}
+
+impl ManagedServer {
+    /// The server's pid while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.process.pid()
+    }
+
+    /// Stops the server (SIGTERM: clean InnoDB shutdown; SIGKILL after the grace period).
+    pub(crate) fn stop(&mut self) -> Result<(), EngineError> {
+        let r = self.process.stop();
+        if !self.socket.starts_with(&self.data_dir) {
+            let _ = fs::remove_file(&self.socket);
+        }
+        r
+    }
+}
+
+impl Drop for ManagedServer {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// The server binary in `basedir` and its flavor.
+fn find_server(target: &str, basedir: &Path) -> Result<(PathBuf, Flavor, String), EngineError> {
+    let candidates = [
+        "sbin/mariadbd",
+        "bin/mariadbd",
+        "sbin/mysqld",
+        "bin/mysqld",
+        "libexec/mysqld",
+    ];
+    let bin = candidates
+        .iter()
+        .map(|c| basedir.join(c))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            EngineError::config(format!(
+                "target '{target}': no MariaDB/MySQL server in basedir {} (looked for {}); apt-get install mariadb-server, or point at the basedir that holds sbin/mariadbd or bin/mysqld (e.g. mysql:/usr)",
+                basedir.display(),
+                candidates.join(", ")
+            ))
+        })?;
+    let out = Command::new(&bin)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            EngineError::config(format!(
+                "target '{target}': cannot run {}: {e}",
+                bin.display()
+            ))
+        })?;
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() {
+        return Err(EngineError::config(format!(
+            "target '{target}': {} --version failed: {}",
+            bin.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let flavor = if version.contains("MariaDB") {
+        Flavor::MariaDb
+    } else {
+        Flavor::MySql
+    };
+    Ok((bin, flavor, version))
+}
+
+/// Checks a target's settings before they become `my.cnf` lines.
+fn check_params(target: &str, params: &[(String, String)]) -> Result<(), EngineError> {
+    for (k, v) in params {
+        let name_ok = !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+        if !name_ok || v.chars().any(char::is_control) {
+            return Err(EngineError::config(format!(
+                "target '{target}': '{k}={v}' is not a valid server setting (write name=value, e.g. innodb_buffer_pool_size=1G)"
+            )));
+        }
+        let norm = k.replace('_', "-").to_ascii_lowercase();
+        if RESERVED.contains(&norm.as_str()) {
+            return Err(EngineError::config(format!(
+                "target '{target}': '{k}' is set by dbdelta for managed servers (loopback port, scratch directory); remove it from the target"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The text of `my.cnf`.
+fn my_cnf(
+    flavor: Flavor,
+    params: &[(String, String)],
+    data_dir: &Path,
+    socket: &Path,
+    port: u16,
+    log: &Path,
+    pid: &Path,
+) -> String {
+    let mut s = String::from("# Written by dbdelta for a managed server.\n[mysqld]\n");
+    let _ = writeln!(s, "datadir={}", data_dir.display());
+    let _ = writeln!(s, "socket={}", socket.display());
+    let _ = writeln!(s, "port={port}");
+    s.push_str("bind-address=127.0.0.1\n");
+    let _ = writeln!(s, "log-error={}", log.display());
+    let _ = writeln!(s, "pid-file={}", pid.display());
+    s.push_str("skip-name-resolve\n");
+    if flavor == Flavor::MySql {
+        // The X plugin listens on 33060 by default; two servers would collide.
+        s.push_str("mysqlx=OFF\n");
+    }
+    for (k, v) in params {
+        let _ = writeln!(s, "{k}={v}");
+    }
+    s
+}
+
+/// Fails when the service user cannot reach `dir` (a parent without o+x, e.g. a 0700 /root).
+fn check_traversable(dir: &Path, owner: Option<(u32, u32)>) -> Result<(), EngineError> {
+    use std::os::unix::fs::MetadataExt;
+    let Some((uid, _)) = owner else {
+        return Ok(());
+    };
+    for anc in dir.ancestors().skip(1) {
+        let Ok(md) = fs::metadata(anc) else { continue };
+        if md.uid() != uid && md.permissions().mode() & 0o001 == 0 {
+            return Err(EngineError::config(format!(
+                "the managed server runs as user '{}' and cannot enter {} (mode {:o}); use a run directory outside it or chmod o+x it",
+                server::SERVICE_USER,
+                anc.display(),
+                md.permissions().mode() & 0o7777
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Runs `cmd` to completion; on failure, an error with its output and the log tail.
+fn run_init(
+    target: &str,
+    mut cmd: Command,
+    what: &str,
+    owner: Option<(u32, u32)>,
+    log: &Path,
+) -> Result<(), EngineError> {
+    server::prepare_command(&mut cmd, owner);
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| EngineError::config(format!("target '{target}': cannot run {what}: {e}")))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The install script wraps the server's errors in a page of advice; keep the errors.
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let errors: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.contains("ERROR") || l.to_ascii_lowercase().contains("error:"))
+        .collect();
+    let shown = if errors.is_empty() {
+        &lines[lines.len().saturating_sub(10)..]
+    } else {
+        &errors[errors.len().saturating_sub(LOG_LINES)..]
+    };
+    let mut msg = format!(
+        "target '{target}': {what} failed ({}); check the target's settings:\n{}",
+        out.status,
+        shown.join("\n")
+    );
+    let log_tail = server::log_tail(log, LOG_LINES);
+    if !log_tail.is_empty() {
+        msg.push_str(&format!("\nLast lines of {}:\n{log_tail}", log.display()));
+    }
+    Err(EngineError::config(msg))
+}
+
+/// Creates the system tables in the data directory.
+fn initialize(
+    target: &str,
+    bin: &Path,
+    flavor: Flavor,
+    basedir: &Path,
+    cnf: &Path,
+    owner: Option<(u32, u32)>,
+    log: &Path,
+) -> Result<(), EngineError> {
+    let defaults = format!("--defaults-file={}", cnf.display());
+    let base = format!("--basedir={}", basedir.display());
+    if flavor == Flavor::MariaDb {
+        let scripts = [
+            "bin/mariadb-install-db",
+            "scripts/mariadb-install-db",
+            "bin/mysql_install_db",
+            "scripts/mysql_install_db",
+        ];
+        let script = scripts
+            .iter()
+            .map(|s| basedir.join(s))
+            .find(|p| p.is_file())
+            .ok_or_else(|| {
+                EngineError::config(format!(
+                    "target '{target}': MariaDB basedir {} has no install script (looked for {}); install mariadb-server or point at a complete basedir",
+                    basedir.display(),
+                    scripts.join(", ")
+                ))
+            })?;
+        let mut cmd = Command::new(&script);
+        cmd.arg(&defaults)
+            .arg(&base)
+            // Root without password over TCP: no unix_socket auth to reason about.
+            .arg("--auth-root-authentication-method=normal")
+            .arg("--skip-test-db")
+            .arg("--skip-name-resolve");
+        run_init(target, cmd, &script.display().to_string(), owner, log)
+    } else {
+        let mut cmd = Command::new(bin);
+        cmd.arg(&defaults).arg(&base).arg("--initialize-insecure");
+        run_init(
+            target,
+            cmd,
+            &format!("{} --initialize-insecure", bin.display()),
+            owner,
+            log,
+        )
+    }
+}
+
+/// Starts a managed server for `target` from `basedir` in `scratch` and creates `database`.
+pub(crate) fn start(
+    target: &str,
+    basedir: &Path,
+    params: &[(String, String)],
+    scratch: &Path,
+    database: &str,
+) -> Result<(ManagedServer, Flavor), EngineError> {
+    let (bin, flavor, _) = find_server(target, basedir)?;
+    check_params(target, params)?;
+    let io_err = |what: &Path, e: std::io::Error| {
+        EngineError::config(format!(
+            "target '{target}': cannot prepare {}: {e}",
+            what.display()
+        ))
+    };
+    fs::create_dir_all(scratch).map_err(|e| io_err(scratch, e))?;
+    let scratch = scratch.canonicalize().map_err(|e| io_err(scratch, e))?;
+    let data_dir = scratch.join("mysqldata");
+    if data_dir.exists() {
+        // Our own subdirectory from an earlier attempt: start from a clean data directory.
+        fs::remove_dir_all(&data_dir).map_err(|e| io_err(&data_dir, e))?;
+    }
+    fs::create_dir_all(&data_dir).map_err(|e| io_err(&data_dir, e))?;
+    let log = scratch.join("server.log");
+    let _ = fs::remove_file(&log);
+    let port = server::free_loopback_port()?;
+    let mut socket = scratch.join("mysqld.sock");
+    if socket.as_os_str().len() > MAX_SOCKET_PATH {
+        socket =
+            std::env::temp_dir().join(format!("dbdelta-mysql-{}-{port}.sock", std::process::id()));
+    }
+    let cnf = scratch.join("my.cnf");
+    let text = my_cnf(
+        flavor,
+        params,
+        &data_dir,
+        &socket,
+        port,
+        &log,
+        &scratch.join("mysqld.pid"),
+    );
+    fs::write(&cnf, text).map_err(|e| io_err(&cnf, e))?;
+
+    let owner = server::service_user()?;
+    server::chown_tree(&scratch, owner)?;
+    check_traversable(&scratch, owner)?;
+    initialize(target, &bin, flavor, basedir, &cnf, owner, &log)?;
+
+    let stdout =
+        fs::File::create(scratch.join("server.stdout")).map_err(|e| io_err(&scratch, e))?;
+    let stderr = stdout.try_clone().map_err(|e| io_err(&scratch, e))?;
+    let mut cmd = Command::new(&bin);
+    // --defaults-file must come first.
+    cmd.arg(format!("--defaults-file={}", cnf.display()))
+        .arg(format!("--basedir={}", basedir.display()))
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr);
+    server::prepare_command(&mut cmd, owner);
+    let child = cmd.spawn().map_err(|e| {
+        EngineError::config(format!(
+            "target '{target}': cannot start {}: {e}",
+            bin.display()
+        ))
+    })?;
+    let mut srv = ManagedServer {
+        process: ServerProcess::new(child, libc::SIGTERM, STOP_GRACE),
+        data_dir,
+        log_path: log,
+        socket,
+        port,
+        basedir: basedir.to_path_buf(),
+    };
+    let mut root = wait_ready(target, &mut srv, &bin, &scratch)?;
+    bootstrap(&mut root, database)?;
+    Ok((srv, flavor))
+}
+
+/// Polls the Unix socket until the server answers; fails fast when the server exits.
+fn wait_ready(
+    target: &str,
+    srv: &mut ManagedServer,
+    bin: &Path,
+    scratch: &Path,
+) -> Result<RawConn, EngineError> {
+    let params = ConnectParams {
+        addr: Addr::Unix(srv.socket.clone()),
+        user: "root".into(),
+        password: None,
+        database: None,
+    };
+    let deadline = Instant::now() + START_TIMEOUT;
+    let failure = |why: String, srv: &ManagedServer| {
+        let mut tail = server::log_tail(&srv.log_path, LOG_LINES);
+        let stderr = server::log_tail(&scratch.join("server.stdout"), 10);
+        if !stderr.is_empty() {
+            tail.push('\n');
+            tail.push_str(&stderr);
+        }
+        EngineError::config(format!(
+            "target '{target}': {} {why}; check the target's settings. Last lines of {}:\n{tail}",
+            bin.display(),
+            srv.log_path.display()
+        ))
+    };
+    loop {
+        if let Some(status) = srv.process.exited() {
+            return Err(failure(format!("exited during startup ({status})"), srv));
+        }
+        if srv.socket.exists() {
+            if let Ok(c) = RawConn::connect(&params, CONNECT_TIMEOUT) {
+                return Ok(c);
+            }
+        }
+        if Instant::now() > deadline {
+            let e = failure(
+                format!("did not accept connections within {START_TIMEOUT:?}"),
+                srv,
+            );
+            let _ = srv.stop();
+            return Err(e);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Lets root connect over TCP from 127.0.0.1 without password and creates the database.
+fn bootstrap(root: &mut RawConn, database: &str) -> Result<(), EngineError> {
+    let db = quote_ident(database)?;
+    for sql in [
+        "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'".to_string(),
+        "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION".to_string(),
+        format!("CREATE DATABASE IF NOT EXISTS {db}"),
+    ] {
+        root.query(sql.as_bytes()).map_err(|e| {
+            let e = statement_error(e, &sql);
+            EngineError::config(format!(
+                "setting up the managed server failed: {}",
+                e.message
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Quotes an identifier with backticks; refuses names that are not plain words.
+pub(crate) fn quote_ident(name: &str) -> Result<String, EngineError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if !ok {
+        return Err(EngineError::config(format!(
+            "'{name}' is not a usable database/table name (letters, digits, '_' and '$', at most 64)"
+        )));
+    }
+    Ok(format!("`{name}`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_are_checked() {
+        assert!(check_params("t", &[("innodb_buffer_pool_size".into(), "1G".into())]).is_ok());
+        assert!(check_params("t", &[("port".into(), "1".into())]).is_err());
+        assert!(check_params("t", &[("bind_address".into(), "0.0.0.0".into())]).is_err());
+        assert!(check_params("t", &[("a b".into(), "1".into())]).is_err());
+        assert!(check_params("t", &[("x".into(), "1\n[client]".into())]).is_err());
+    }
+
+    #[test]
+    fn cnf_has_loopback_and_settings() {
+        let s = my_cnf(
+            Flavor::MariaDb,
+            &[("innodb_buffer_pool_size".into(), "1G".into())],
+            Path::new("/s/mysqldata"),
+            Path::new("/s/mysqld.sock"),
+            3333,
+            Path::new("/s/server.log"),
+            Path::new("/s/mysqld.pid"),
+        );
+        assert!(s.starts_with("# Written by dbdelta"));
+        assert!(s.contains("[mysqld]\n"));
+        assert!(s.contains("bind-address=127.0.0.1\n"));
+        assert!(s.contains("port=3333\n"));
+        assert!(s.contains("innodb_buffer_pool_size=1G\n"));
+        assert!(!s.contains("mysqlx"));
+    }
+
+    #[test]
+    fn identifiers() {
+        assert_eq!(quote_ident("dbdelta").unwrap(), "`dbdelta`");
+        assert!(quote_ident("a`b").is_err());
+        assert!(quote_ident("").is_err());
+    }
+}

@@ -1,0 +1,576 @@
+//! One client connection: startup and authentication, named prepared statements executed
+//! with Bind+Execute+Sync in one write, the Simple Query protocol, and result consumption
+//! that counts DataRows without decoding them.
+
+use crate::auth::Auth;
+use crate::pgerror::{io_error, protocol_error, ServerError};
+use crate::wire::{
+    be_i16, be_i32, begin_msg, end_msg, int_len, put_cstr, put_int, Msg, Stream, Wire,
+};
+use bytes::BufMut;
+use dbdelta_engine::text::{interpolate, numbered_placeholders, placeholder_count};
+use dbdelta_engine::{
+    Connection, Dialect, EngineError, ErrorKind, Outcome, RowSource, StmtId, Value,
+};
+use dbdelta_model::Secret;
+use postgres_protocol::message::frontend;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where a server listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Addr {
+    /// TCP host and port.
+    Tcp { host: String, port: u16 },
+    /// A Unix socket file (`<dir>/.s.PGSQL.<port>`).
+    Unix { path: PathBuf },
+}
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Addr::Tcp { host, port } if host.contains(':') => write!(f, "[{host}]:{port}"),
+            Addr::Tcp { host, port } => write!(f, "{host}:{port}"),
+            Addr::Unix { path } => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// Everything needed to open a connection. `Debug` never shows the password.
+#[derive(Clone)]
+pub(crate) struct ConnParams {
+    pub addr: Addr,
+    pub user: String,
+    pub password: Option<Secret>,
+    pub database: String,
+    pub prepared: bool,
+    pub connect_timeout: Duration,
+    pub tls: TlsOpt,
+}
+
+/// TLS client configuration shared by all connections of a target (`None` = plain).
+#[cfg(feature = "tls")]
+pub(crate) type TlsOpt = Option<Arc<crate::tls::TlsSetup>>;
+/// TLS client configuration shared by all connections of a target (`None` = plain).
+#[cfg(not(feature = "tls"))]
+pub(crate) type TlsOpt = Option<Arc<()>>;
+
+impl fmt::Debug for ConnParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnParams")
+            .field("addr", &self.addr)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("database", &self.database)
+            .field("prepared", &self.prepared)
+            .field("tls", &self.tls.is_some())
+            .finish()
+    }
+}
+
+/// A statement registered on a connection.
+#[derive(Debug)]
+struct Stmt {
+    /// Server-side name (`s<N>`); empty when prepared statements are off.
+    name: String,
+    /// Original text with `?` (used for `--no-prepared` interpolation).
+    sql: String,
+    params: usize,
+    returns_rows: bool,
+}
+
+/// One PostgreSQL connection, used by one worker thread.
+pub struct PgConnection {
+    pub(crate) wire: Wire,
+    stmts: Vec<Stmt>,
+    prepared: bool,
+    text: String,
+    broken: bool,
+    backend_pid: i32,
+    server_version: String,
+}
+
+impl fmt::Debug for PgConnection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PgConnection")
+            .field("backend_pid", &self.backend_pid)
+            .field("statements", &self.stmts.len())
+            .field("prepared", &self.prepared)
+            .finish()
+    }
+}
+
+/// Opens a connection: socket, optional TLS, startup, authentication, ReadyForQuery.
+pub(crate) fn connect(p: &ConnParams) -> Result<PgConnection, EngineError> {
+    let peer = p.addr.to_string();
+    let stream = match &p.addr {
+        Addr::Tcp { host, port } => Stream::tcp(host, *port, p.connect_timeout),
+        Addr::Unix { path } => std::os::unix::net::UnixStream::connect(path).map(Stream::Unix),
+    }
+    .map_err(|e| EngineError::connection(format!("cannot connect to postgres at {peer}: {e}")))?;
+    #[allow(unused_mut)]
+    let mut wire = Wire::new(stream);
+    if let Some(_tls) = &p.tls {
+        #[cfg(feature = "tls")]
+        {
+            let host = match &p.addr {
+                Addr::Tcp { host, .. } => host.as_str(),
+                Addr::Unix { .. } => "localhost",
+            };
+            wire = crate::tls::start(wire, _tls, host, &peer)?;
+        }
+        #[cfg(not(feature = "tls"))]
+        return Err(EngineError::config(
+            "TLS is not supported by this build of dbdelta (enable the 'tls' feature of dbdelta-engine-postgres)",
+        ));
+    }
+    frontend::startup_message(
+        [
+            ("user", p.user.as_str()),
+            ("database", p.database.as_str()),
+            ("client_encoding", "UTF8"),
+            ("application_name", "dbdelta"),
+        ],
+        &mut wire.wbuf,
+    )
+    .map_err(|e| {
+        EngineError::config(format!(
+            "postgres at {peer}: bad user or database name: {e}"
+        ))
+    })?;
+    wire.send().map_err(|e| io_error("write", e))?;
+
+    let mut auth = Auth::new(&p.user, p.password.as_ref(), &peer);
+    let mut backend_pid = 0;
+    let mut server_version = String::new();
+    loop {
+        let m = wire.next().map_err(|e| {
+            EngineError::connection(format!("postgres at {peer}: during startup: {e}"))
+        })?;
+        match m.tag {
+            b'R' => {
+                let body = wire.body(m).to_vec();
+                auth.step(&body, &mut wire)?;
+            }
+            b'E' => return Err(startup_error(ServerError::parse(wire.body(m)), p, &peer)),
+            b'K' => backend_pid = be_i32(wire.body(m), 0).unwrap_or(0),
+            b'S' => {
+                if let Some((k, rest)) = crate::wire::take_cstr(wire.body(m)) {
+                    if k == b"server_version" {
+                        if let Some((v, _)) = crate::wire::take_cstr(rest) {
+                            server_version = String::from_utf8_lossy(v).into_owned();
+                        }
+                    }
+                }
+            }
+            b'N' | b'v' => {}
+            b'Z' => break,
+            t => {
+                return Err(protocol_error(&format!(
+                    "unexpected message '{}' during startup",
+                    t as char
+                )))
+            }
+        }
+    }
+    Ok(PgConnection {
+        wire,
+        stmts: Vec::new(),
+        prepared: p.prepared,
+        text: String::with_capacity(1024),
+        broken: false,
+        backend_pid,
+        server_version,
+    })
+}
+
+/// Explains a startup failure; auth and missing-database errors name the fix.
+fn startup_error(e: ServerError, p: &ConnParams, peer: &str) -> EngineError {
+    match e.code.as_str() {
+        "28P01" | "28000" => EngineError::config(format!(
+            "postgres at {peer}: authentication failed for user \"{}\": {}; check the password \
+             (target URL, PGPASSWORD or ~/.pgpass) and the server's pg_hba.conf",
+            p.user,
+            e.describe()
+        )),
+        "3D000" => EngineError::config(format!(
+            "postgres at {peer}: database \"{}\" does not exist ({}); create it or name an existing \
+             database in the target URL (postgres://user@host/DB)",
+            p.database,
+            e.describe()
+        )),
+        _ => EngineError::new(e.kind(), format!("postgres at {peer}: {}", e.describe())),
+    }
+}
+
+/// Affected rows from a CommandComplete tag (`UPDATE 3`, `INSERT 0 1`, `DELETE 1`).
+/// SELECT and utility commands report 0.
+#[inline]
+pub(crate) fn affected_rows(tag: &[u8]) -> u64 {
+    let tag = tag.strip_suffix(b"\0").unwrap_or(tag);
+    let counted = [&b"INSERT "[..], b"UPDATE ", b"DELETE ", b"MERGE ", b"COPY "];
+    if !counted.iter().any(|p| tag.starts_with(p)) {
+        return 0;
+    }
+    let start = tag.iter().rposition(|b| *b == b' ').map_or(0, |i| i + 1);
+    tag[start..]
+        .iter()
+        .try_fold(0u64, |acc, b| {
+            b.is_ascii_digit()
+                .then(|| acc.wrapping_mul(10).wrapping_add(u64::from(b - b'0')))
+        })
+        .unwrap_or(0)
+}
+
+impl PgConnection {
+    /// The backend process id serving this connection.
+    pub fn backend_pid(&self) -> i32 {
+        self.backend_pid
+    }
+
+    /// The server version string from the startup ParameterStatus.
+    pub fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    fn check_usable(&self) -> Result<(), EngineError> {
+        if self.broken {
+            return Err(EngineError::connection(
+                "postgres connection is broken after an earlier error; reconnect",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Marks the connection unusable and wraps an I/O error.
+    #[cold]
+    fn lost(&mut self, what: &str, e: io::Error) -> EngineError {
+        self.broken = true;
+        io_error(what, e)
+    }
+
+    pub(crate) fn send(&mut self) -> Result<(), EngineError> {
+        match self.wire.send() {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.lost("write", e)),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn next_msg(&mut self) -> Result<Msg, EngineError> {
+        match self.wire.next() {
+            Ok(m) => Ok(m),
+            Err(e) => Err(self.lost("read", e)),
+        }
+    }
+
+    /// Handles an ErrorResponse: fatal ones end the connection at once (no ReadyForQuery
+    /// follows), others are kept until ReadyForQuery.
+    #[cold]
+    fn server_error(&mut self, m: Msg) -> Result<ServerError, EngineError> {
+        let e = ServerError::parse(self.wire.body(m));
+        if e.is_fatal() {
+            self.broken = true;
+            return Err(e.into_engine_error());
+        }
+        Ok(e)
+    }
+
+    /// Consumes one response up to ReadyForQuery, counting rows and summing affected rows.
+    #[inline]
+    pub(crate) fn read_result(&mut self) -> Result<Outcome, EngineError> {
+        let mut out = Outcome::default();
+        let mut err: Option<ServerError> = None;
+        loop {
+            let m = self.next_msg()?;
+            match m.tag {
+                b'D' => out.rows += 1,
+                b'C' => out.affected += affected_rows(self.wire.body(m)),
+                b'T' => out.has_result = true,
+                b'2' | b'1' | b'n' | b'I' | b'N' | b'S' | b'A' | b't' | b'd' | b'c' | b'H' => {}
+                b'Z' => break,
+                b'E' => {
+                    let e = self.server_error(m)?;
+                    err.get_or_insert(e);
+                }
+                b'G' | b'W' => {
+                    // COPY FROM STDIN sent as a plain statement: refuse the data.
+                    frontend::copy_fail(
+                        "dbdelta: use bulk_insert for COPY FROM STDIN",
+                        &mut self.wire.wbuf,
+                    )
+                    .map_err(|e| io_error("write", e))?;
+                    self.send()?;
+                }
+                t => {
+                    self.broken = true;
+                    return Err(protocol_error(&format!(
+                        "unexpected message '{}'",
+                        t as char
+                    )));
+                }
+            }
+        }
+        match err {
+            Some(e) => Err(e.into_engine_error()),
+            None => Ok(out),
+        }
+    }
+
+    /// Sends `sql` with the Simple Query protocol and consumes the response.
+    fn simple(&mut self, sql: &str) -> Result<Outcome, EngineError> {
+        self.check_usable()?;
+        let w = &mut self.wire.wbuf;
+        if sql.as_bytes().contains(&0) {
+            return Err(EngineError::statement("statement text contains a NUL byte"));
+        }
+        let at = begin_msg(w, b'Q');
+        put_cstr(w, sql.as_bytes());
+        end_msg(w, at);
+        self.send()?;
+        self.read_result()
+    }
+
+    /// Runs a Simple Query and decodes every row as text (for info and scalars).
+    pub(crate) fn query_rows(
+        &mut self,
+        sql: &str,
+    ) -> Result<Vec<Vec<Option<String>>>, EngineError> {
+        self.check_usable()?;
+        let w = &mut self.wire.wbuf;
+        let at = begin_msg(w, b'Q');
+        put_cstr(w, sql.as_bytes());
+        end_msg(w, at);
+        self.send()?;
+        let mut rows = Vec::new();
+        let mut err = None;
+        loop {
+            let m = self.next_msg()?;
+            match m.tag {
+                b'D' => rows.push(
+                    decode_row(self.wire.body(m)).ok_or_else(|| protocol_error("bad DataRow"))?,
+                ),
+                b'Z' => break,
+                b'E' => {
+                    let e = self.server_error(m)?;
+                    err.get_or_insert(e);
+                }
+                b'G' | b'W' => {
+                    frontend::copy_fail(
+                        "dbdelta: COPY FROM STDIN not expected",
+                        &mut self.wire.wbuf,
+                    )
+                    .map_err(|e| io_error("write", e))?;
+                    self.send()?;
+                }
+                _ => {}
+            }
+        }
+        match err {
+            Some(e) => Err(e.into_engine_error()),
+            None => Ok(rows),
+        }
+    }
+
+    fn stmt(&self, id: StmtId) -> Result<&Stmt, EngineError> {
+        self.stmts
+            .get(id.0 as usize)
+            .ok_or_else(|| EngineError::statement(format!("unknown statement handle {}", id.0)))
+    }
+}
+
+/// Decodes a text-format DataRow.
+fn decode_row(body: &[u8]) -> Option<Vec<Option<String>>> {
+    let n = be_i16(body, 0)? as usize;
+    let mut at = 2;
+    let mut row = Vec::with_capacity(n);
+    for _ in 0..n {
+        let len = be_i32(body, at)?;
+        at += 4;
+        if len < 0 {
+            row.push(None);
+        } else {
+            let v = body.get(at..at + len as usize)?;
+            row.push(Some(String::from_utf8_lossy(v).into_owned()));
+            at += len as usize;
+        }
+    }
+    Some(row)
+}
+
+impl Connection for PgConnection {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, EngineError> {
+        self.check_usable()?;
+        let id = StmtId(self.stmts.len() as u32);
+        if !self.prepared {
+            self.stmts.push(Stmt {
+                name: String::new(),
+                sql: sql.to_string(),
+                params: placeholder_count(sql),
+                returns_rows: false,
+            });
+            return Ok(id);
+        }
+        let name = format!("s{}", id.0);
+        let text = numbered_placeholders(sql);
+        let w = &mut self.wire.wbuf;
+        // Parameter types 0: the server infers them from the statement (INTEGER columns
+        // get int4), and we send every value as text, like libpq callers such as sysbench.
+        frontend::parse(&name, &text, std::iter::empty(), w)
+            .map_err(|e| EngineError::statement(format!("cannot prepare {sql}: {e}")))?;
+        frontend::describe(b'S', &name, w).map_err(|e| io_error("write", e))?;
+        frontend::sync(w);
+        self.send()?;
+        let mut params = 0;
+        let mut returns_rows = false;
+        let mut err = None;
+        loop {
+            let m = self.next_msg()?;
+            match m.tag {
+                b't' => params = be_i16(self.wire.body(m), 0).unwrap_or(0).max(0) as usize,
+                b'T' => returns_rows = true,
+                b'Z' => break,
+                b'E' => {
+                    let e = self.server_error(m)?;
+                    err.get_or_insert(e);
+                }
+                _ => {}
+            }
+        }
+        if let Some(e) = err {
+            let mut ee = e.into_engine_error();
+            ee.message = format!("{} — while preparing: {sql}", ee.message);
+            return Err(ee);
+        }
+        self.stmts.push(Stmt {
+            name,
+            sql: sql.to_string(),
+            params,
+            returns_rows,
+        });
+        Ok(id)
+    }
+
+    #[inline]
+    fn execute(&mut self, stmt: StmtId, params: &[Value<'_>]) -> Result<Outcome, EngineError> {
+        self.check_usable()?;
+        let st = self.stmt(stmt)?;
+        if st.params != params.len() {
+            return Err(EngineError::statement(format!(
+                "statement has {} placeholders but got {} parameters: {}",
+                st.params,
+                params.len(),
+                st.sql
+            )));
+        }
+        let returns_rows = st.returns_rows;
+        if !self.prepared {
+            let mut text = std::mem::take(&mut self.text);
+            let r = interpolate(
+                &self.stmts[stmt.0 as usize].sql,
+                params,
+                Dialect::Postgres,
+                &mut text,
+            )
+            .and_then(|()| self.simple(&text));
+            self.text = text;
+            return r;
+        }
+        let w = &mut self.wire.wbuf;
+        let at = begin_msg(w, b'B');
+        w.put_u8(0); // unnamed portal
+        put_cstr(w, self.stmts[stmt.0 as usize].name.as_bytes());
+        w.put_i16(0); // all parameters in text format
+        w.put_i16(params.len() as i16);
+        for p in params {
+            match *p {
+                Value::Int(v) => {
+                    w.put_i32(int_len(v) as i32);
+                    put_int(w, v);
+                }
+                Value::Text(s) => {
+                    w.put_i32(s.len() as i32);
+                    w.put_slice(s.as_bytes());
+                }
+            }
+        }
+        w.put_i16(0); // all results in text format (never decoded)
+        end_msg(w, at);
+        w.put_slice(b"E\0\0\0\x09\0\0\0\0\0"); // Execute unnamed portal, all rows
+        w.put_slice(b"S\0\0\0\x04"); // Sync
+        self.send()?;
+        let mut out = self.read_result()?;
+        out.has_result = returns_rows;
+        Ok(out)
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Outcome, EngineError> {
+        self.simple(sql)
+    }
+
+    fn query_scalar(&mut self, sql: &str) -> Result<Option<String>, EngineError> {
+        let rows = self.query_rows(sql)?;
+        Ok(rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten()))
+    }
+
+    fn bulk_insert(&mut self, table: &str, rows: &mut dyn RowSource) -> Result<u64, EngineError> {
+        self.check_usable()?;
+        crate::copy::copy_in(self, table, rows)
+    }
+
+    fn rollback(&mut self) -> Result<(), EngineError> {
+        if self.broken {
+            return Err(EngineError::new(
+                ErrorKind::Connection,
+                "postgres connection is broken",
+            ));
+        }
+        self.simple("ROLLBACK").map(|_| ())
+    }
+}
+
+impl Drop for PgConnection {
+    fn drop(&mut self) {
+        if !self.broken {
+            frontend::terminate(&mut self.wire.wbuf);
+            let _ = self.wire.send();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_tags() {
+        assert_eq!(affected_rows(b"UPDATE 3\0"), 3);
+        assert_eq!(affected_rows(b"INSERT 0 1\0"), 1);
+        assert_eq!(affected_rows(b"DELETE 12\0"), 12);
+        assert_eq!(affected_rows(b"COPY 10000\0"), 10000);
+        assert_eq!(affected_rows(b"SELECT 5\0"), 0);
+        assert_eq!(affected_rows(b"BEGIN\0"), 0);
+        assert_eq!(affected_rows(b"CREATE TABLE\0"), 0);
+    }
+
+    #[test]
+    fn rows_decode() {
+        let mut b = Vec::new();
+        b.extend_from_slice(&2i16.to_be_bytes());
+        b.extend_from_slice(&2i32.to_be_bytes());
+        b.extend_from_slice(b"hi");
+        b.extend_from_slice(&(-1i32).to_be_bytes());
+        assert_eq!(decode_row(&b), Some(vec![Some("hi".to_string()), None]));
+        assert_eq!(decode_row(&b[..5]), None);
+    }
+}

@@ -1,0 +1,278 @@
+//! dbdelta's PostgreSQL engine.
+//!
+//! * A blocking, low-overhead client of the frontend/backend protocol (no async runtime):
+//!   statements are parsed once per connection as named prepared statements; each execute
+//!   is Bind+Execute+Sync in one `write` from a reused buffer, and the response is consumed
+//!   up to ReadyForQuery counting DataRows without decoding them. `--no-prepared` sends
+//!   Simple Query messages with literals interpolated, like sysbench's `--db-ps-mode=disable`.
+//! * Managed targets (`postgres:/usr/lib/postgresql/15/bin?shared_buffers=1GB`): initdb in
+//!   the scratch directory, the server started as our child on a free 127.0.0.1 port, and
+//!   stopped on shutdown, drop, panic, or (through `PR_SET_PDEATHSIG`) when dbdelta dies.
+//!   Call [`open`] from a long-lived thread (the main thread): the death signal is tied to
+//!   the thread that spawned the server.
+//! * External targets (`postgres://user@host:port/db`): the password comes from the URL,
+//!   `PGPASSWORD` or `~/.pgpass` and never appears in messages.
+#![deny(missing_docs)]
+
+pub mod auth;
+mod conn;
+mod copy;
+mod external;
+mod managed;
+mod pgerror;
+#[cfg(feature = "tls")]
+mod tls;
+mod wire;
+
+pub use conn::PgConnection;
+
+use conn::{connect, ConnParams, TlsOpt};
+use dbdelta_engine::{
+    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions, SettleReport,
+};
+use dbdelta_model::{Location, TargetSpec};
+use managed::Managed;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A provisioned PostgreSQL target: a managed server we started, or an external one.
+#[derive(Debug)]
+pub struct PostgresEngine {
+    name: String,
+    params: ConnParams,
+    managed: Option<Managed>,
+    data_dir: Option<PathBuf>,
+}
+
+/// Opens a postgres target. A path location is a managed server started from that bin
+/// directory in `scratch` (data in `<scratch>/pgdata`, log in `<scratch>/server.log`); a URL
+/// is an external server. Errors of kind `Config` name the problem and its fix.
+pub fn open(
+    spec: &TargetSpec,
+    scratch: &Path,
+    opts: &OpenOptions,
+) -> Result<PostgresEngine, EngineError> {
+    if !matches!(spec.engine.as_str(), "postgres" | "postgresql" | "pg") {
+        return Err(EngineError::config(format!(
+            "target '{}': engine '{}' is not postgres",
+            spec.name, spec.engine
+        )));
+    }
+    let tls = tls_setup(spec, opts)?;
+    match &spec.location {
+        Location::Path { path } => {
+            let (managed, params) = managed::start(spec, path, scratch, opts, tls)?;
+            Ok(PostgresEngine {
+                name: spec.name.clone(),
+                params,
+                data_dir: Some(managed.data_dir.clone()),
+                managed: Some(managed),
+            })
+        }
+        Location::Url { .. } => {
+            let params = external::params(spec, opts, tls)?;
+            let mut conn = connect(&params).map_err(|e| {
+                if e.kind == ErrorKind::Connection {
+                    EngineError::config(format!(
+                        "target '{}': {e}; is the server running and the URL right?",
+                        spec.name
+                    ))
+                } else {
+                    e
+                }
+            })?;
+            // The data directory tells OS metrics which disk to watch; only meaningful (and
+            // only readable by privileged roles) on this machine.
+            let data_dir = if external::is_local(&params.addr) {
+                conn.query_scalar("SHOW data_directory")
+                    .ok()
+                    .flatten()
+                    .map(PathBuf::from)
+            } else {
+                None
+            };
+            Ok(PostgresEngine {
+                name: spec.name.clone(),
+                params,
+                managed: None,
+                data_dir,
+            })
+        }
+        Location::Default => Err(EngineError::config(format!(
+            "target '{}': postgres needs the bin directory of a PostgreSQL install (managed, e.g. \
+             {}=postgres:/usr/lib/postgresql/15/bin) or a server URL (external, e.g. \
+             {}=postgres://user@host:5432/db)",
+            spec.name, spec.name, spec.name
+        ))),
+    }
+}
+
+#[cfg(feature = "tls")]
+fn tls_setup(spec: &TargetSpec, opts: &OpenOptions) -> Result<TlsOpt, EngineError> {
+    Ok(if opts.tls {
+        Some(std::sync::Arc::new(tls::setup(spec)?))
+    } else {
+        None
+    })
+}
+
+#[cfg(not(feature = "tls"))]
+fn tls_setup(spec: &TargetSpec, opts: &OpenOptions) -> Result<TlsOpt, EngineError> {
+    if opts.tls {
+        return Err(EngineError::config(format!(
+            "target '{}': TLS is not supported by this build (the 'tls' feature of dbdelta-engine-postgres is off)",
+            spec.name
+        )));
+    }
+    Ok(None)
+}
+
+impl PostgresEngine {
+    /// The managed server's log file (`<scratch>/server.log`); `None` for external targets.
+    pub fn log_path(&self) -> Option<&Path> {
+        self.managed.as_ref().map(|m| m.log_path.as_path())
+    }
+
+    /// True when dbdelta started this server.
+    pub fn is_managed(&self) -> bool {
+        self.managed.is_some()
+    }
+
+    /// Where connections go (`127.0.0.1:PORT`, `host:port` or a socket path).
+    pub fn address(&self) -> String {
+        self.params.addr.to_string()
+    }
+
+    /// The database connections use.
+    pub fn database(&self) -> &str {
+        &self.params.database
+    }
+
+    /// Opens a connection with its concrete type (tests, tools).
+    pub fn connect_pg(&self) -> Result<PgConnection, EngineError> {
+        connect(&self.params)
+    }
+}
+
+/// A table name as dbdelta writes them (`sbtest1`, `public.pi1`), safe to splice into SQL.
+fn plain_table(t: &str) -> Result<&str, EngineError> {
+    if !t.is_empty()
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        Ok(t)
+    } else {
+        Err(EngineError::statement(format!(
+            "settle: '{t}' is not a plain table name"
+        )))
+    }
+}
+
+impl Engine for PostgresEngine {
+    fn server_log(&self) -> Option<std::path::PathBuf> {
+        self.log_path().map(Path::to_path_buf)
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn connect(&self) -> Result<Box<dyn Connection>, EngineError> {
+        Ok(Box::new(connect(&self.params)?))
+    }
+
+    fn info(&self) -> Result<EngineInfo, EngineError> {
+        let mut conn = connect(&self.params)?;
+        let version = conn.query_scalar("SELECT version()")?.unwrap_or_default();
+        let mut settings = BTreeMap::new();
+        // current_setting() shows values with units as SHOW does (1GB, not 131072).
+        for row in conn.query_rows(
+            "SELECT name, current_setting(name) FROM pg_settings \
+             WHERE source NOT IN ('default', 'override', 'client', 'session') OR name IN ('server_version_num', 'block_size') \
+             ORDER BY name",
+        )? {
+            if let [Some(k), v] = &row[..] {
+                settings.insert(k.clone(), v.clone().unwrap_or_default());
+            }
+        }
+        settings.insert("dbdelta.address".into(), self.address());
+        settings.insert(
+            "dbdelta.managed".into(),
+            if self.is_managed() { "yes" } else { "no" }.into(),
+        );
+        Ok(EngineInfo { version, settings })
+    }
+
+    fn settle(&self, tables: &[String]) -> Result<SettleReport, EngineError> {
+        let tables = tables
+            .iter()
+            .map(|t| plain_table(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut conn = connect(&self.params)?;
+        let num: u32 = conn
+            .query_scalar("SHOW server_version_num")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let opts = if num >= 120_000 {
+            "ANALYZE, INDEX_CLEANUP ON"
+        } else {
+            "ANALYZE"
+        };
+        let stmts: Vec<String> = tables
+            .iter()
+            .map(|t| format!("VACUUM ({opts}) {t}"))
+            .collect();
+        // One connection per table, in parallel, as the reference scripts do.
+        let results: Vec<Result<(), EngineError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = stmts
+                .iter()
+                .map(|sql| {
+                    s.spawn(move || -> Result<(), EngineError> {
+                        connect(&self.params)?.query(sql).map(|_| ())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(EngineError::statement("settle: VACUUM thread panicked"))
+                    })
+                })
+                .collect()
+        });
+        for r in results {
+            r?;
+        }
+        let mut actions = stmts;
+        match conn.query("CHECKPOINT") {
+            Ok(_) => actions.push("CHECKPOINT".into()),
+            // External targets may not grant pg_checkpoint; settle still did its vacuums.
+            Err(e) if e.message.contains("42501") => {
+                actions.push(format!("CHECKPOINT skipped: {}", e.message))
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(SettleReport { actions })
+    }
+
+    fn server_pids(&self) -> Vec<u32> {
+        self.managed.as_ref().map(Managed::pids).unwrap_or_default()
+    }
+
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.data_dir.clone()
+    }
+
+    fn shutdown(&mut self) -> Result<(), EngineError> {
+        match &mut self.managed {
+            Some(m) => m.stop().map_err(|e| {
+                EngineError::new(
+                    e.kind,
+                    format!("target '{}': stopping postgres: {e}", self.name),
+                )
+            }),
+            None => Ok(()),
+        }
+    }
+}

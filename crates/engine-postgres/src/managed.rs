@@ -1,0 +1,477 @@
+//! Managed servers: `initdb` into `<scratch>/pgdata`, settings into an included
+//! `dbdelta.conf`, `postgres -D` started directly as our child (not `pg_ctl`, so we own the
+//! PID and `PR_SET_PDEATHSIG` applies), a readiness wait, and the target's database.
+//!
+//! The server is spawned from the calling thread: `PR_SET_PDEATHSIG` fires when *that
+//! thread* exits, so callers must open managed targets from a long-lived thread (the CLI's
+//! main thread).
+
+use crate::conn::{connect, Addr, ConnParams, TlsOpt};
+use dbdelta_engine::server::{
+    chown_tree, free_loopback_port, log_tail, port_in_use, prepare_command, service_user,
+    ServerProcess, SERVICE_USER,
+};
+use dbdelta_engine::{Connection, EngineError, ErrorKind, OpenOptions};
+use dbdelta_model::TargetSpec;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a starting server may take to accept connections.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a fast shutdown (SIGINT) may take before SIGKILL; it includes a checkpoint.
+const STOP_GRACE: Duration = Duration::from_secs(120);
+/// Lines of the server log quoted in errors.
+const TAIL_LINES: usize = 25;
+/// The superuser initdb creates; managed servers trust loopback connections.
+pub(crate) const SUPERUSER: &str = "dbdelta";
+/// Target parameters that configure the client, not the server.
+pub(crate) const CLIENT_PARAMS: &[&str] = &["sslrootcert"];
+
+/// A running managed server.
+#[derive(Debug)]
+pub(crate) struct Managed {
+    server: ServerProcess,
+    pub data_dir: PathBuf,
+    pub log_path: PathBuf,
+}
+
+impl Managed {
+    /// The postmaster PID and its children.
+    pub(crate) fn pids(&self) -> Vec<u32> {
+        let Some(pid) = self.server.pid() else {
+            return Vec::new();
+        };
+        let mut pids = vec![pid];
+        pids.extend(children_of(pid));
+        pids
+    }
+
+    /// Fast shutdown (SIGINT), SIGKILL after the grace period. Idempotent.
+    pub(crate) fn stop(&mut self) -> Result<(), EngineError> {
+        self.server.stop()
+    }
+}
+
+/// PIDs whose parent is `pid` (from `/proc/*/stat`).
+pub(crate) fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in dir.flatten() {
+        let Some(child) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the ")" closing the command name: state, ppid, ...
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(child);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+fn config_err(spec: &TargetSpec, msg: impl AsRef<str>) -> EngineError {
+    EngineError::config(format!("target '{}': {}", spec.name, msg.as_ref()))
+}
+
+fn port_busy(spec: &TargetSpec, p: u16) -> EngineError {
+    config_err(
+        spec,
+        format!("port={p}: 127.0.0.1:{p} is already in use; free it or drop port= to let dbdelta choose a free port"),
+    )
+}
+
+/// Checks the bin directory: it must hold `initdb` and `postgres`.
+pub(crate) fn check_bin_dir(spec: &TargetSpec, bin: &Path) -> Result<(), EngineError> {
+    let fix = "install PostgreSQL (e.g. apt-get install postgresql-15) or point the target at the \
+               bin directory that holds initdb and postgres (postgres:/usr/lib/postgresql/15/bin)";
+    if !bin.is_dir() {
+        return Err(config_err(
+            spec,
+            format!(
+                "PostgreSQL bin directory {} does not exist; {fix}",
+                bin.display()
+            ),
+        ));
+    }
+    for exe in ["initdb", "postgres"] {
+        if !bin.join(exe).is_file() {
+            return Err(config_err(
+                spec,
+                format!("{} has no '{exe}' program; {fix}", bin.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `name = value` settings for dbdelta.conf.
+type Settings = Vec<(String, String)>;
+
+/// Validated server settings from the target's parameters, and a requested port if any.
+fn server_settings(spec: &TargetSpec) -> Result<(Settings, Option<u16>), EngineError> {
+    let mut out = Vec::new();
+    let mut port = None;
+    for (k, v) in &spec.params {
+        let key = k.to_ascii_lowercase();
+        if CLIENT_PARAMS.contains(&key.as_str()) {
+            continue;
+        }
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        {
+            return Err(config_err(
+                spec,
+                format!("'{k}' is not a PostgreSQL setting name"),
+            ));
+        }
+        if v.chars().any(|c| c == '\n' || c == '\r' || c == '\0') {
+            return Err(config_err(
+                spec,
+                format!("the value of '{k}' contains a line break"),
+            ));
+        }
+        match key.as_str() {
+            "listen_addresses" | "unix_socket_directories" => {
+                return Err(config_err(
+                    spec,
+                    format!("'{k}' cannot be set: managed servers listen on 127.0.0.1 and a socket in their scratch directory only"),
+                ))
+            }
+            "port" => {
+                port = Some(v.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
+                    config_err(spec, format!("port={v} is not a TCP port number (1-65535)"))
+                })?);
+            }
+            _ => out.push((key, v.clone())),
+        }
+    }
+    Ok((out, port))
+}
+
+/// `'value'` with quotes doubled, as postgresql.conf wants.
+fn conf_quote(v: &str) -> String {
+    format!("'{}'", v.replace('\'', "''"))
+}
+
+/// When servers run as the service user, every ancestor of `dir` must be searchable by it.
+fn check_reachable(spec: &TargetSpec, dir: &Path, uid: u32) -> Result<(), EngineError> {
+    use std::os::unix::fs::MetadataExt;
+    for a in dir.ancestors().skip(1) {
+        let Ok(m) = fs::metadata(a) else { continue };
+        if m.uid() != uid && m.mode() & 0o001 == 0 {
+            return Err(config_err(
+                spec,
+                format!(
+                    "running as root, the server runs as user '{SERVICE_USER}', which cannot reach {}: \
+                     {} is not searchable by others; put the run directory elsewhere (e.g. under /var/tmp) \
+                     or chmod o+x {}",
+                    dir.display(),
+                    a.display(),
+                    a.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Starts a managed server for `spec` (whose location is the bin dir `bin`) in `scratch`.
+pub(crate) fn start(
+    spec: &TargetSpec,
+    bin: &Path,
+    scratch: &Path,
+    opts: &OpenOptions,
+    tls: TlsOpt,
+) -> Result<(Managed, ConnParams), EngineError> {
+    check_bin_dir(spec, bin)?;
+    let (settings, requested_port) = server_settings(spec)?;
+    if let Some(p) = requested_port.filter(|p| port_in_use(*p)) {
+        return Err(port_busy(spec, p));
+    }
+    let owner = service_user()?;
+    fs::create_dir_all(scratch)
+        .map_err(|e| config_err(spec, format!("cannot create {}: {e}", scratch.display())))?;
+    let scratch = scratch
+        .canonicalize()
+        .map_err(|e| config_err(spec, format!("cannot resolve {}: {e}", scratch.display())))?;
+    if let Some((uid, _)) = owner {
+        check_reachable(spec, &scratch, uid)?;
+    }
+    let data_dir = scratch.join("pgdata");
+    let log_path = scratch.join("server.log");
+    chown_tree(&scratch, owner)?;
+
+    if !data_dir.join("PG_VERSION").exists() {
+        initdb(spec, bin, &data_dir, owner)?;
+    }
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let port = match requested_port {
+            Some(p) if port_in_use(p) => return Err(port_busy(spec, p)),
+            Some(p) => p,
+            None => free_loopback_port()?,
+        };
+        write_conf(spec, &data_dir, &scratch, port, &settings, owner)?;
+        let mut server = spawn(spec, bin, &data_dir, &log_path, owner)?;
+        let params = ConnParams {
+            addr: Addr::Tcp {
+                host: "127.0.0.1".into(),
+                port,
+            },
+            user: SUPERUSER.into(),
+            password: None,
+            database: "postgres".into(),
+            prepared: opts.prepared,
+            connect_timeout: Duration::from_secs(5),
+            tls: tls.clone(),
+        };
+        match wait_ready(spec, &mut server, &params, &log_path) {
+            Ok(()) => {
+                let mut params = params;
+                let managed = Managed {
+                    server,
+                    data_dir,
+                    log_path,
+                };
+                create_database(&params, &opts.database)?;
+                params.database = opts.database.clone();
+                return Ok((managed, params));
+            }
+            Err((e, port_clash)) => {
+                let _ = server.stop();
+                // Someone took the free port between our check and the server's bind.
+                if port_clash && requested_port.is_none() && attempts < 3 {
+                    continue;
+                }
+                return Err(e);
+            }
+        }
+    }
+}
+
+fn initdb(
+    spec: &TargetSpec,
+    bin: &Path,
+    data_dir: &Path,
+    owner: Option<(u32, u32)>,
+) -> Result<(), EngineError> {
+    let mut cmd = Command::new(bin.join("initdb"));
+    cmd.arg("-D")
+        .arg(data_dir)
+        .args(["-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--locale=C"])
+        // A fresh benchmark cluster need not survive a crash of the machine during initdb.
+        .arg("--no-sync")
+        .stdin(Stdio::null())
+        .env_remove("PGDATA");
+    prepare_command(&mut cmd, owner);
+    let out = cmd
+        .output()
+        .map_err(|e| config_err(spec, format!("cannot run {}/initdb: {e}", bin.display())))?;
+    if !out.status.success() {
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        return Err(config_err(
+            spec,
+            format!(
+                "initdb -D {} failed ({}):\n{}",
+                data_dir.display(),
+                out.status,
+                lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+            ),
+        ));
+    }
+    let conf = data_dir.join("postgresql.conf");
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(&conf)
+        .map_err(|e| config_err(spec, format!("cannot open {}: {e}", conf.display())))?;
+    writeln!(
+        f,
+        "\n# Added by dbdelta: the target's settings.\ninclude_if_exists = 'dbdelta.conf'"
+    )
+    .map_err(|e| config_err(spec, format!("cannot write {}: {e}", conf.display())))?;
+    Ok(())
+}
+
+fn write_conf(
+    spec: &TargetSpec,
+    data_dir: &Path,
+    scratch: &Path,
+    port: u16,
+    settings: &[(String, String)],
+    owner: Option<(u32, u32)>,
+) -> Result<(), EngineError> {
+    let mut text =
+        String::from("# Written by dbdelta for this target; rewritten at every start.\n");
+    for (k, v) in settings {
+        text.push_str(&format!("{k} = {}\n", conf_quote(v)));
+    }
+    // The socket path must fit sockaddr_un (107 bytes); without it we use TCP only.
+    let socket = scratch.join(format!(".s.PGSQL.{port}"));
+    let socket_dir = if socket.as_os_str().len() < 100 {
+        scratch.display().to_string()
+    } else {
+        String::new()
+    };
+    text.push_str(&format!(
+        "listen_addresses = '127.0.0.1'\nport = {port}\nunix_socket_directories = {}\n\
+         log_destination = 'stderr'\nlogging_collector = off\n",
+        conf_quote(&socket_dir)
+    ));
+    let path = data_dir.join("dbdelta.conf");
+    fs::write(&path, text)
+        .map_err(|e| config_err(spec, format!("cannot write {}: {e}", path.display())))?;
+    chown_tree(&path, owner)
+}
+
+fn spawn(
+    spec: &TargetSpec,
+    bin: &Path,
+    data_dir: &Path,
+    log_path: &Path,
+    owner: Option<(u32, u32)>,
+) -> Result<ServerProcess, EngineError> {
+    let log = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path)
+        .map_err(|e| config_err(spec, format!("cannot open {}: {e}", log_path.display())))?;
+    let log2 = log
+        .try_clone()
+        .map_err(|e| config_err(spec, format!("cannot open {}: {e}", log_path.display())))?;
+    let mut cmd = Command::new(bin.join("postgres"));
+    cmd.arg("-D")
+        .arg(data_dir)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log2)
+        .env_remove("PGDATA");
+    prepare_command(&mut cmd, owner);
+    let child = cmd.spawn().map_err(|e| {
+        config_err(
+            spec,
+            format!("cannot start {}/postgres: {e}", bin.display()),
+        )
+    })?;
+    // SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
+    Ok(ServerProcess::new(child, libc::SIGINT, STOP_GRACE))
+}
+
+/// Polls until the server accepts a connection. The error says whether the port was taken.
+fn wait_ready(
+    spec: &TargetSpec,
+    server: &mut ServerProcess,
+    params: &ConnParams,
+    log_path: &Path,
+) -> Result<(), (EngineError, bool)> {
+    let deadline = Instant::now() + START_TIMEOUT;
+    let tail = || log_tail(log_path, TAIL_LINES);
+    loop {
+        if let Some(status) = server.exited() {
+            let t = tail();
+            let clash = t.contains("could not bind") || t.contains("Address already in use");
+            return Err((
+                config_err(
+                    spec,
+                    format!(
+                        "the PostgreSQL server exited during startup ({status}); check the target's settings. \
+                         Last lines of {}:\n{t}",
+                        log_path.display()
+                    ),
+                ),
+                clash,
+            ));
+        }
+        match connect(params) {
+            Ok(_) => return Ok(()),
+            // Refused (not listening yet) or 57P03 "the database system is starting up".
+            Err(e) if e.kind == ErrorKind::Connection && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => {
+                return Err((
+                    config_err(
+                        spec,
+                        format!(
+                            "the PostgreSQL server did not accept connections within {START_TIMEOUT:?}: {e}. \
+                             Last lines of {}:\n{}",
+                            log_path.display(),
+                            tail()
+                        ),
+                    ),
+                    false,
+                ))
+            }
+        }
+    }
+}
+
+/// Creates `database` unless it exists.
+fn create_database(params: &ConnParams, database: &str) -> Result<(), EngineError> {
+    let mut conn = connect(params)?;
+    let lit = database.replace('\'', "''");
+    let exists = conn.query_scalar(&format!(
+        "SELECT 1 FROM pg_database WHERE datname = '{lit}'"
+    ))?;
+    if exists.is_none() {
+        conn.query(&format!(
+            "CREATE DATABASE \"{}\"",
+            database.replace('"', "\"\"")
+        ))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_validated() {
+        let t =
+            TargetSpec::parse("p=postgres:/x?shared_buffers=1GB&port=5555&sslrootcert=/c").unwrap();
+        let (s, port) = server_settings(&t).unwrap();
+        assert_eq!(s, vec![("shared_buffers".to_string(), "1GB".to_string())]);
+        assert_eq!(port, Some(5555));
+        for bad in [
+            "p=postgres:/x?listen_addresses=*",
+            "p=postgres:/x?port=0",
+            "p=postgres:/x?a%20b=1",
+        ] {
+            let t = TargetSpec::parse(bad).unwrap();
+            assert_eq!(
+                server_settings(&t).unwrap_err().kind,
+                ErrorKind::Config,
+                "{bad}"
+            );
+        }
+        assert_eq!(conf_quote("it's"), "'it''s'");
+    }
+
+    #[test]
+    fn children_of_self() {
+        let mut child = Command::new("sleep").arg("5").spawn().unwrap();
+        assert!(children_of(std::process::id()).contains(&child.id()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}

