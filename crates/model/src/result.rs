@@ -196,6 +196,8 @@ pub struct Pacing {
     pub achieved_per_s: f64,
     /// True when at least 95 % of the target rate was achieved.
     pub sustained: bool,
+    /// Events due in the window that had not started when it ended.
+    pub backlog: u64,
     /// Schedule lag (actual start − intended start), µs.
     pub lag: LatencySummary,
     /// Service time (end − actual start) per event, µs; `latency` holds end − intended.

@@ -160,3 +160,43 @@ pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
         out.push('\n');
     }
 }
+
+/// Paced steps (`--rate`): target and achieved rate, whether it was sustained (≥ 95 %), the
+/// backlog at the end of the window and the schedule lag.
+pub fn pacing_text(out: &mut String, data: &ReportData) {
+    let mut lines = Vec::new();
+    for table in &data.tables {
+        for row in &table.rows {
+            for col in &data.columns {
+                let Some(r) = result_of(data, col.name(), &row.label, table.dop) else {
+                    continue;
+                };
+                let Some(p) = &r.pacing else { continue };
+                lines.push(format!(
+                    "{:.0}\t{:.0}\t{}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}",
+                    p.target_per_s,
+                    p.achieved_per_s,
+                    if p.sustained { "yes" } else { "NO" },
+                    p.backlog,
+                    p.lag.p50_us,
+                    p.lag.p99_us,
+                    table.dop,
+                    col.name(),
+                    row.label
+                ));
+            }
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "--- paced steps (events/s; latency above is from the intended start; lag in us) ---\n"
+    );
+    let _ = writeln!(out, "target\tachieved\tsustained\tbacklog\tlag-p50\tlag-p99\tdop\ttarget\tstep");
+    for l in lines {
+        let _ = writeln!(out, "{l}");
+    }
+    out.push('\n');
+}

@@ -23,6 +23,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     if opts.details && !data.tables.is_empty() {
         out.push('\n');
         crate::detail::latency_text(&mut out, data);
+        crate::detail::pacing_text(&mut out, data);
         crate::detail::cost_text(&mut out, data, &opts.metrics);
         crate::detail::met_text(&mut out, data, &opts.metrics);
     }

@@ -70,12 +70,13 @@ impl Recorder {
         }
     }
 
-    /// Records a completed event that started at `start` and took `took`.
+    /// Records an event that completed at `done` after `took` (from its intended start).
+    /// Intervals hold what completed in them, as sysbench's per-second lines do.
     #[inline]
-    pub fn event(&mut self, start: Instant, took: Duration, queries: u64) {
+    pub fn event(&mut self, done: Instant, took: Duration, queries: u64) {
         let ns = took.as_nanos().min(u128::from(u64::MAX)) as u64;
         record_ns(&mut self.hist, ns);
-        let s = self.slice_for(start);
+        let s = self.slice_for(done);
         s.events += 1;
         s.queries += queries;
         record_ns(&mut s.hist, ns);

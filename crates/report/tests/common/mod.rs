@@ -97,6 +97,9 @@ pub fn manifest(targets: &[&str], status: RunStatus) -> RunManifest {
             steps: vec![],
             seed: 1,
             prepared: true,
+            os_metrics: true,
+            device: None,
+            rate: None,
         },
         targets: targets.iter().map(|t| target(t)).collect(),
         command: vec!["dbdelta".into(), "run".into()],
@@ -175,6 +178,23 @@ pub fn result(
         },
         intervals: vec![],
         client_cpu_us_per_op: Some(12.5),
+        os: None,
+        // Plausible costs: 2 cores, host (us+sy) 80 %, 3 context switches per op.
+        costs: (value > 0.0).then(|| dbdelta_model::os::OpCosts {
+            cpu_o: 80.0 / value,
+            cs_o: 3.0,
+            r_o: Some(0.0),
+            rkb_o: Some(0.0),
+            wkb_o: Some(if label.starts_with("update") { 4.5 } else { 0.0 }),
+            o_s: value,
+            host_cpu_us_op: 80.0 / value * 2.0 / 100.0 * 1e6,
+            server_cpu_us_op: Some(60.0 / value * 2.0 / 100.0 * 1e6),
+            client_cpu_us_op: 12.5,
+            server_cs_op: Some(2.0),
+            server_rkb_op: Some(0.0),
+            server_wkb_op: Some(if label.starts_with("update") { 4.0 } else { 0.0 }),
+        }),
+        pacing: None,
     }
 }
 
@@ -190,6 +210,7 @@ pub fn load(target: &str, rows: u64, seconds: f64) -> StepResult {
     r.rows_returned = 0;
     r.latency = LatencySummary::default();
     r.client_cpu_us_per_op = None;
+    r.costs = None;
     r.throughput.unit = ThroughputUnit::RowsPerSec;
     r
 }
