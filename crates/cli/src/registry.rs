@@ -9,7 +9,7 @@ use dbdelta_model::{Location, TargetSpec};
 use std::path::Path;
 
 /// Engine names, for error messages.
-pub const KNOWN: &[&str] = &["sqlite", "postgres", "mock"];
+pub const KNOWN: &[&str] = &["sqlite", "postgres", "mysql", "mock"];
 
 /// Cheap validation before anything runs: known engine, well-formed parameters.
 pub fn check(t: &TargetSpec) -> Result<()> {
@@ -56,6 +56,7 @@ pub fn open(
         "sqlite" => Box::new(SqliteEngine::open(t, scratch, opts)?),
         "mock" => Box::new(MockEngine::new(MockConfig::from_spec(t)?)),
         "postgres" => Box::new(dbdelta_engine_postgres::open(t, scratch, opts)?),
+        "mysql" => Box::new(dbdelta_engine_mysql::open(t, scratch, opts)?),
         other => {
             return Err(EngineError::config(format!(
                 "unknown engine '{other}': known engines are {}",

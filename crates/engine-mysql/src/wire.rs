@@ -295,11 +295,15 @@ mod tests {
         let sender = std::thread::spawn(move || {
             w.begin_command().extend_from_slice(&big);
             w.send().unwrap();
+            // Exactly one full chunk: followed by an empty packet.
+            w.begin_command().resize(4 + MAX_CHUNK, 7);
+            w.send().unwrap();
             w.begin_command().extend_from_slice(b"x");
             w.send().unwrap();
             big
         });
         let got = r.read_packet().unwrap().to_vec();
+        assert_eq!(r.read_packet().unwrap().len(), MAX_CHUNK);
         let big = sender.join().unwrap();
         assert_eq!(got.len(), big.len());
         assert!(got == big);

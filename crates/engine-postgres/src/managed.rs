@@ -168,7 +168,7 @@ fn conf_quote(v: &str) -> String {
 }
 
 /// When servers run as the service user, every ancestor of `dir` must be searchable by it.
-fn check_reachable(spec: &TargetSpec, dir: &Path, uid: u32) -> Result<(), EngineError> {
+fn check_reachable(spec: &TargetSpec, dir: &Path, uid: u32, fix: &str) -> Result<(), EngineError> {
     use std::os::unix::fs::MetadataExt;
     for a in dir.ancestors().skip(1) {
         let Ok(m) = fs::metadata(a) else { continue };
@@ -177,8 +177,7 @@ fn check_reachable(spec: &TargetSpec, dir: &Path, uid: u32) -> Result<(), Engine
                 spec,
                 format!(
                     "running as root, the server runs as user '{SERVICE_USER}', which cannot reach {}: \
-                     {} is not searchable by others; put the run directory elsewhere (e.g. under /var/tmp) \
-                     or chmod o+x {}",
+                     {} is not searchable by others; {fix} or chmod o+x {}",
                     dir.display(),
                     a.display(),
                     a.display()
@@ -209,7 +208,18 @@ pub(crate) fn start(
         .canonicalize()
         .map_err(|e| config_err(spec, format!("cannot resolve {}: {e}", scratch.display())))?;
     if let Some((uid, _)) = owner {
-        check_reachable(spec, &scratch, uid)?;
+        check_reachable(
+            spec,
+            bin,
+            uid,
+            "install the server binaries where that user can read them (e.g. under /opt)",
+        )?;
+        check_reachable(
+            spec,
+            &scratch,
+            uid,
+            "put the run directory elsewhere (e.g. under /var/tmp)",
+        )?;
     }
     let data_dir = scratch.join("pgdata");
     let log_path = scratch.join("server.log");

@@ -1,0 +1,144 @@
+//! The sysbench suite against a real MariaDB the tests start themselves: every step
+//! conforms, a managed comparison of two settings runs from the CLI without leaving a server
+//! behind, and an external target keeps tables dbdelta did not create.
+
+use assert_cmd::Command;
+use dbdelta_engine::{Engine, OpenOptions};
+use dbdelta_engine_mysql::MysqlEngine;
+use dbdelta_model::{RunOptions, Scale, StepResult, TargetSpec};
+use dbdelta_runner::conformance::check_suite;
+use dbdelta_runner::{run_target, Silent, StopFlag, TargetOutcome};
+use dbdelta_workload::Suite;
+use std::path::Path;
+
+fn have_mariadb() -> bool {
+    let ok = Path::new("/usr/sbin/mariadbd").is_file();
+    if !ok {
+        eprintln!("SKIPPED: /usr/sbin/mariadbd is missing (apt-get install mariadb-server)");
+    }
+    ok
+}
+
+fn managed(dir: &Path) -> MysqlEngine {
+    let spec = TargetSpec::parse("maria=mysql:/usr?innodb_buffer_pool_size=64M").unwrap();
+    dbdelta_engine_mysql::open(&spec, dir, &OpenOptions::default()).unwrap()
+}
+
+fn options(steps: &[&str]) -> RunOptions {
+    RunOptions {
+        suite: "sysbench".into(),
+        scale: Scale::Quick,
+        tables: 2,
+        table_size: 2000,
+        threads: vec![1],
+        read_secs: 0.3,
+        write_secs: 0.3,
+        insert_secs: 0.3,
+        warmup_secs: 0.0,
+        steps: steps.iter().map(|s| s.to_string()).collect(),
+        seed: 5,
+        prepared: true,
+        os_metrics: true,
+        device: None,
+        rate: None,
+    }
+}
+
+#[test]
+fn every_step_conforms_on_mariadb() {
+    if !have_mariadb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let e = managed(dir.path());
+    let suite = Suite::load("sysbench").unwrap();
+    let checks = check_suite(&e, &suite, &options(&[]), 10).unwrap();
+    assert_eq!(checks.len(), 43);
+    let problems: Vec<String> = checks
+        .iter()
+        .flat_map(|c| c.problems.iter().map(move |p| format!("{}: {p}", c.label)))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let by = |l: &str| checks.iter().find(|c| c.label == l).unwrap();
+    assert_eq!(by("read-only.pre_range=100").statements_per_event, 16);
+    assert_eq!(by("read-write_range=10").statements_per_event, 20);
+    assert!(by("hot-points_range=100")
+        .facts
+        .contains(&"always the same 100 hot ids".into()));
+    assert!(by("range-covered-pk.pre_range=100")
+        .facts
+        .iter()
+        .any(|f| f.starts_with("101 rows")));
+}
+
+#[test]
+fn settings_comparison_from_the_cli_leaves_no_server_behind() {
+    if !have_mariadb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = Command::cargo_bin("dbdelta")
+        .unwrap()
+        .args([
+            "run", "--quiet", "-t", "ps_off=mysql:/usr?performance_schema=OFF", "-t",
+            "ps_on=mysql:/usr?performance_schema=ON", "--steps", "point-query,update-index",
+            "--read-secs", "0.5", "--write-secs", "0.5", "--warmup-secs", "0", "--table-size",
+            "1000", "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("Relative to: ps_off") && stdout.contains("update-index_range=100"));
+    let settings = std::fs::read_to_string(rd.join("targets/ps_on/settings.json")).unwrap();
+    assert!(settings.contains("performance_schema"), "{settings}");
+    let version = std::fs::read_to_string(rd.join("targets/ps_on/version.txt")).unwrap();
+    assert!(version.contains("MariaDB"), "{version}");
+    let rdir = rd.to_str().unwrap().to_string();
+    let orphans: Vec<u32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|pid| {
+            String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default())
+                .contains(&rdir)
+        })
+        .collect();
+    assert!(orphans.is_empty(), "orphan server processes {orphans:?}");
+}
+
+#[test]
+fn external_target_keeps_tables_it_did_not_create() {
+    if !have_mariadb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = managed(dir.path());
+    let mut conn = server.connect().unwrap();
+    conn.batch("CREATE TABLE sbtest1 (id INTEGER PRIMARY KEY, note TEXT); INSERT INTO sbtest1 VALUES (1, 'precious')")
+        .unwrap();
+    let port = server.port().expect("managed server has a port");
+    let spec = TargetSpec::parse(&format!("ext=mysql://root@127.0.0.1:{port}/dbdelta")).unwrap();
+    let ext = dbdelta_engine_mysql::open(&spec, dir.path(), &OpenOptions::default()).unwrap();
+    let suite = Suite::load("sysbench").unwrap();
+    let mut sink = |_: &StepResult| -> Result<(), String> { Ok(()) };
+    let outcome = run_target(
+        &ext,
+        "ext",
+        &suite,
+        &options(&["point-query"]),
+        false,
+        &StopFlag::new(),
+        &Silent,
+        &mut sink,
+    )
+    .unwrap();
+    match outcome {
+        TargetOutcome::LoadFailed(reason) => assert!(reason.contains("refusing to drop"), "{reason}"),
+        other => panic!("the load must refuse: {other:?}"),
+    }
+    let note = conn.query_scalar("SELECT note FROM sbtest1 WHERE id = 1").unwrap();
+    assert_eq!(note.as_deref(), Some("precious"));
+}

