@@ -52,7 +52,9 @@ fn install_stop_handler() -> StopFlag {
             eprintln!("\ninterrupted twice: exiting now");
             std::process::exit(i32::from(EXIT_INTERRUPTED));
         }
-        eprintln!("\ninterrupted: finishing the current step's bookkeeping (Ctrl-C again to abort)");
+        eprintln!(
+            "\ninterrupted: finishing the current step's bookkeeping (Ctrl-C again to abort)"
+        );
         flag.request();
     });
     stop
@@ -165,7 +167,10 @@ fn run_one_target(
         .iter()
         .position(|t| t.name == spec.name)
         .context("target missing from manifest")?;
-    progress_message(progress, &format!("[{}] starting {}", spec.name, spec.redacted()));
+    progress_message(
+        progress,
+        &format!("[{}] starting {}", spec.name, spec.redacted()),
+    );
     let mut engine: Box<dyn Engine> = match registry::open(spec, &scratch, &plan.open) {
         Ok(e) => e,
         Err(e) => {
@@ -190,14 +195,15 @@ fn run_one_target(
     }
     dir.write_manifest(manifest)?;
     let mut sink = |r: &dbdelta_model::StepResult| -> Result<(), String> {
-        dir.write_result(r).map(|_| ()).map_err(|e| format!("{e:#}"))
+        dir.write_result(r)
+            .map(|_| ())
+            .map_err(|e| format!("{e:#}"))
     };
     let outcome = run_target(
         engine.as_ref(),
         &spec.name,
         &plan.suite,
         &plan.options,
-        plan.open.i_own_this_database,
         stop,
         progress,
         &mut sink,
@@ -254,10 +260,15 @@ fn write_reports(dir: &RunDir, plan: &RunPlan) -> Result<()> {
 
 fn parse_thresholds(text: &str) -> Result<(f64, f64)> {
     let bad = || {
-        anyhow::anyhow!("--thresholds '{text}' is invalid: write LOW,HIGH with LOW < 1 < HIGH, e.g. 0.95,1.05")
+        anyhow::anyhow!(
+            "--thresholds '{text}' is invalid: write LOW,HIGH with LOW < 1 < HIGH, e.g. 0.95,1.05"
+        )
     };
     let (l, h) = text.split_once(',').ok_or_else(bad)?;
-    let (l, h): (f64, f64) = (l.trim().parse().map_err(|_| bad())?, h.trim().parse().map_err(|_| bad())?);
+    let (l, h): (f64, f64) = (
+        l.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    );
     if !(l > 0.0 && l < h) {
         return Err(bad());
     }
@@ -308,6 +319,9 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
 
 fn write_output(path: &Path, text: &str) -> Result<()> {
     crate::rundir::write_atomic(path, text.as_bytes()).with_context(|| {
-        format!("-o {}: cannot write the file; choose a writable path", path.display())
+        format!(
+            "-o {}: cannot write the file; choose a writable path",
+            path.display()
+        )
     })
 }

@@ -65,7 +65,10 @@ impl TargetTable {
         let mut text = match (&self.spec, &self.engine) {
             (Some(spec), None) => {
                 if self.path.is_some() || self.url.is_some() {
-                    bail!("{}: give either spec or engine/path/url, not both", where_());
+                    bail!(
+                        "{}: give either spec or engine/path/url, not both",
+                        where_()
+                    );
                 }
                 spec.clone()
             }
@@ -131,7 +134,10 @@ mod tests {
         )
         .unwrap();
         let p = Path::new("x.toml");
-        assert_eq!(cfg.targets[0].to_spec_text(p).unwrap(), "wal=sqlite?journal_mode=WAL");
+        assert_eq!(
+            cfg.targets[0].to_spec_text(p).unwrap(),
+            "wal=sqlite?journal_mode=WAL"
+        );
         assert_eq!(
             cfg.targets[1].to_spec_text(p).unwrap(),
             "pg15=postgres:/usr/lib/postgresql/15/bin?max_connections=200&shared_buffers=1GB"

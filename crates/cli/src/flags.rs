@@ -44,7 +44,12 @@ pub struct RunArgs {
     /// A target as NAME=SPEC, e.g. wal=sqlite?journal_mode=WAL or
     /// pg15=postgres:/usr/lib/postgresql/15/bin. Repeat for each target; the first is the
     /// base unless --base says otherwise. Default: two SQLite targets, wal and rollback.
-    #[arg(short, long = "target", value_name = "NAME=SPEC", help_heading = "Targets")]
+    #[arg(
+        short,
+        long = "target",
+        value_name = "NAME=SPEC",
+        help_heading = "Targets"
+    )]
     pub targets: Vec<String>,
 
     /// Read options and [[target]] tables from a TOML file; flags given here override it.

@@ -33,7 +33,14 @@ impl Bars {
 }
 
 impl Progress for Bars {
-    fn step_started(&self, target: &str, label: &str, threads: u32, warmup: Duration, window: Duration) {
+    fn step_started(
+        &self,
+        target: &str,
+        label: &str,
+        threads: u32,
+        warmup: Duration,
+        window: Duration,
+    ) {
         let total = (warmup + window).as_millis().max(1) as u64;
         let bar = ProgressBar::with_draw_target(
             Some(total),
@@ -62,7 +69,10 @@ impl Progress for Bars {
                 "measuring"
             };
             let rate = queries as f64 / elapsed.as_secs_f64().max(1e-3);
-            b.set_message(format!("{phase} {:.1}s  {rate:.0} q/s", elapsed.as_secs_f64()));
+            b.set_message(format!(
+                "{phase} {:.1}s  {rate:.0} q/s",
+                elapsed.as_secs_f64()
+            ));
         }
     }
 

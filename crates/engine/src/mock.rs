@@ -6,8 +6,8 @@
 //! `fail_on` (statements containing this text fail hard), `seed`.
 
 use crate::{
-    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Outcome, SettleReport,
-    StmtId, Value,
+    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Outcome, SettleReport, StmtId,
+    Value,
 };
 use dbdelta_model::TargetSpec;
 use std::collections::BTreeMap;
@@ -203,7 +203,10 @@ impl MockConnection {
             }
         }
         if self.cfg.error_rate > 0.0 && self.unit() < self.cfg.error_rate {
-            return Err(EngineError::new(ErrorKind::Retryable, "mock retryable error"));
+            return Err(EngineError::new(
+                ErrorKind::Retryable,
+                "mock retryable error",
+            ));
         }
         let head = sql.trim_start().as_bytes();
         let is = |w: &[u8]| head.len() >= w.len() && head[..w.len()].eq_ignore_ascii_case(w);
@@ -299,6 +302,9 @@ mod tests {
         let spec = TargetSpec::parse("m=mock?latency=1ms&error_rate=2").unwrap();
         assert!(MockConfig::from_spec(&spec).is_err());
         let spec = TargetSpec::parse("m=mock?bogus=1").unwrap();
-        assert!(MockConfig::from_spec(&spec).unwrap_err().to_string().contains("bogus"));
+        assert!(MockConfig::from_spec(&spec)
+            .unwrap_err()
+            .to_string()
+            .contains("bogus"));
     }
 }

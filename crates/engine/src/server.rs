@@ -52,7 +52,12 @@ pub fn service_user() -> Result<Option<(u32, u32)>, EngineError> {
     }
     if lookup_user(SERVICE_USER).is_none() {
         let out = Command::new("useradd")
-            .args(["--system", "--no-create-home", "--shell", "/usr/sbin/nologin"])
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+            ])
             .arg(SERVICE_USER)
             .output()
             .map_err(|e| {
@@ -140,7 +145,9 @@ impl ServerProcess {
 
     /// `Some(status)` when the server has already exited.
     pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
-        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
     }
 
     /// Stops the server: the stop signal, then SIGKILL after the grace period. Idempotent.
@@ -198,10 +205,12 @@ mod tests {
         {
             let _g = ServerProcess::new(child, libc::SIGTERM, Duration::from_secs(5));
         }
-        assert!(!Path::new(&format!("/proc/{pid}")).exists() || {
-            let s = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            s.contains(") Z")
-        });
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists() || {
+                let s = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                s.contains(") Z")
+            }
+        );
     }
 
     #[test]

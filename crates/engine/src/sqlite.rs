@@ -31,7 +31,11 @@ pub struct SqliteEngine {
 impl SqliteEngine {
     /// Opens the target: its file is `<scratch>/<name>.db` unless the spec gives a path.
     /// Every parameter must be a PRAGMA name; each is applied once here to validate it.
-    pub fn open(spec: &TargetSpec, scratch: &Path, opts: &OpenOptions) -> Result<Self, EngineError> {
+    pub fn open(
+        spec: &TargetSpec,
+        scratch: &Path,
+        opts: &OpenOptions,
+    ) -> Result<Self, EngineError> {
         let prepared = opts.prepared;
         let path = match &spec.location {
             Location::Default => scratch.join(format!("{}.db", spec.name)),
@@ -45,7 +49,9 @@ impl SqliteEngine {
         };
         for (k, v) in &spec.params {
             if !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                || !v.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+                || !v
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
             {
                 return Err(EngineError::config(format!(
                     "target '{}': '{k}={v}' is not a valid PRAGMA (names and values are words or numbers, e.g. journal_mode=WAL)",
@@ -90,15 +96,18 @@ impl SqliteEngine {
 
     fn open_raw(&self) -> Result<rusqlite::Connection, EngineError> {
         let conn = rusqlite::Connection::open(&self.path).map_err(|e| {
-            EngineError::config(format!("cannot open SQLite file {}: {e}", self.path.display()))
+            EngineError::config(format!(
+                "cannot open SQLite file {}: {e}",
+                self.path.display()
+            ))
         })?;
         conn.busy_handler(Some(busy_wait)).map_err(sql_err)?;
         for (k, v) in &self.pragmas {
             // PRAGMAs that return a row (journal_mode) need query, others execute.
             let sql = format!("PRAGMA {k}={v}");
-            let mut stmt = conn.prepare(&sql).map_err(|e| {
-                EngineError::config(format!("PRAGMA {k}={v} failed: {e}"))
-            })?;
+            let mut stmt = conn
+                .prepare(&sql)
+                .map_err(|e| EngineError::config(format!("PRAGMA {k}={v} failed: {e}")))?;
             let mut rows = stmt.raw_query();
             while rows.next().map_err(sql_err)?.is_some() {}
         }
@@ -150,7 +159,13 @@ impl Engine for SqliteEngine {
     fn info(&self) -> Result<EngineInfo, EngineError> {
         let conn = self.open_raw()?;
         let mut settings = BTreeMap::new();
-        for name in ["journal_mode", "synchronous", "page_size", "cache_size", "locking_mode"] {
+        for name in [
+            "journal_mode",
+            "synchronous",
+            "page_size",
+            "cache_size",
+            "locking_mode",
+        ] {
             if let Ok(v) = conn.query_row(&format!("PRAGMA {name}"), [], |r| {
                 r.get::<_, rusqlite::types::Value>(0)
             }) {
@@ -219,7 +234,10 @@ fn bind(stmt: &mut rusqlite::Statement<'_>, params: &[Value<'_>]) -> Result<(), 
     Ok(())
 }
 
-fn run(stmt: &mut rusqlite::Statement<'_>, changes: impl Fn() -> u64) -> Result<Outcome, EngineError> {
+fn run(
+    stmt: &mut rusqlite::Statement<'_>,
+    changes: impl Fn() -> u64,
+) -> Result<Outcome, EngineError> {
     if stmt.column_count() > 0 {
         let mut rows = stmt.raw_query();
         let mut n = 0;

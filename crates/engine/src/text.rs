@@ -150,6 +150,12 @@ mod tests {
         interpolate("?", &[Value::Text("x\\")], Dialect::Postgres, &mut out).unwrap();
         assert_eq!(out, "'x\\'");
         assert!(interpolate("? ?", &[Value::Int(1)], Dialect::Sqlite, &mut out).is_err());
-        assert!(interpolate("?", &[Value::Int(1), Value::Int(2)], Dialect::Sqlite, &mut out).is_err());
+        assert!(interpolate(
+            "?",
+            &[Value::Int(1), Value::Int(2)],
+            Dialect::Sqlite,
+            &mut out
+        )
+        .is_err());
     }
 }

@@ -18,7 +18,7 @@ pub use dialect::Dialect;
 pub use manifest::{HostInfo, RunManifest, RunStatus, TargetManifest, ToolInfo};
 pub use options::{RunOptions, Scale};
 pub use result::{
-    Group, Interval, LatencySummary, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
-    RESULT_SCHEMA,
+    Group, Interval, LatencySummary, Pacing, StepKind, StepResult, StepStatus, Throughput,
+    ThroughputUnit, RESULT_SCHEMA,
 };
 pub use target::{Location, Secret, TargetError, TargetSpec};

@@ -97,6 +97,9 @@ pub struct RunOptions {
     /// Paced load: events per second for every step (all workers together); `None` = closed loop.
     #[serde(default)]
     pub rate: Option<f64>,
+    /// Allow dropping existing tables dbdelta did not create (`--i-own-this-database`).
+    #[serde(default)]
+    pub i_own_this_database: bool,
 }
 
 fn default_true() -> bool {

@@ -254,7 +254,10 @@ fn parse_url(rest: &str, spec: &str) -> Result<Location, TargetError> {
     };
     let (user, password) = match userinfo {
         Some(u) => match u.split_once(':') {
-            Some((n, p)) => (Some(percent_decode(n)), Some(Secret::new(percent_decode(p)))),
+            Some((n, p)) => (
+                Some(percent_decode(n)),
+                Some(Secret::new(percent_decode(p))),
+            ),
             None => (Some(percent_decode(u)), None),
         },
         None => (None, None),
@@ -299,7 +302,12 @@ fn redact_raw(spec: &str) -> String {
         let after = &spec[start + 3..];
         if let Some(at) = after.find('@') {
             if let Some(colon) = after[..at].find(':') {
-                return format!("{}{}:***{}", &spec[..start + 3], &after[..colon], &after[at..]);
+                return format!(
+                    "{}{}:***{}",
+                    &spec[..start + 3],
+                    &after[..colon],
+                    &after[at..]
+                );
             }
         }
     }
@@ -376,14 +384,25 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let shown = format!("{} {:?} {}", t.redacted(), t, serde_json::to_string(&t).unwrap());
+        let shown = format!(
+            "{} {:?} {}",
+            t.redacted(),
+            t,
+            serde_json::to_string(&t).unwrap()
+        );
         assert!(!shown.contains("s3cret"), "{shown}");
     }
 
     #[test]
     fn bad_inputs() {
-        assert!(matches!(TargetSpec::parse("x="), Err(TargetError::Empty(_))));
-        assert!(matches!(TargetSpec::parse("a b=sqlite"), Err(TargetError::BadName(_))));
+        assert!(matches!(
+            TargetSpec::parse("x="),
+            Err(TargetError::Empty(_))
+        ));
+        assert!(matches!(
+            TargetSpec::parse("a b=sqlite"),
+            Err(TargetError::BadName(_))
+        ));
         assert!(matches!(
             TargetSpec::parse("x=sqlite?journal_mode"),
             Err(TargetError::BadParam { .. })

@@ -21,7 +21,10 @@ pub fn result_of<'a>(
 
 /// `--metrics` selection: empty selects every step.
 pub fn selected(globs: &[String], step: &str, label: &str) -> bool {
-    globs.is_empty() || globs.iter().any(|g| glob_match(g, step) || glob_match(g, label))
+    globs.is_empty()
+        || globs
+            .iter()
+            .any(|g| glob_match(g, step) || glob_match(g, label))
 }
 
 /// One latency table per thread count: a line per step and target, microseconds.
@@ -194,7 +197,10 @@ pub fn pacing_text(out: &mut String, data: &ReportData) {
         out,
         "--- paced steps (events/s; latency above is from the intended start; lag in us) ---\n"
     );
-    let _ = writeln!(out, "target\tachieved\tsustained\tbacklog\tlag-p50\tlag-p99\tdop\ttarget\tstep");
+    let _ = writeln!(
+        out,
+        "target\tachieved\tsustained\tbacklog\tlag-p50\tlag-p99\tdop\ttarget\tstep"
+    );
     for l in lines {
         let _ = writeln!(out, "{l}");
     }

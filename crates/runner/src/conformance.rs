@@ -207,7 +207,9 @@ pub fn check_step(
         match p.kind {
             WorkloadKind::PointSelect => {
                 if !in_range(&ints(main)) || main.outcome.rows > 1 {
-                    check.problems.push(format!("event {e}: point select {:?}", main.params));
+                    check
+                        .problems
+                        .push(format!("event {e}: point select {:?}", main.params));
                 }
             }
             WorkloadKind::InlistSelect | WorkloadKind::PointsCovered => {
@@ -273,7 +275,9 @@ pub fn check_step(
                         .push(format!("event {e}: range widths {widths:?} != {}", p.range));
                 }
                 if calls[0].sql != "BEGIN" || calls[calls.len() - 1].sql != "COMMIT" {
-                    check.problems.push(format!("event {e}: not BEGIN … COMMIT"));
+                    check
+                        .problems
+                        .push(format!("event {e}: not BEGIN … COMMIT"));
                 }
             }
             WorkloadKind::UpdateInlist => {
@@ -295,7 +299,9 @@ pub fn check_step(
                 let ids = ints(main);
                 if let Some(one) = p.table_size {
                     if ids != vec![one as i64] {
-                        check.problems.push(format!("event {e}: update-one bound {ids:?}"));
+                        check
+                            .problems
+                            .push(format!("event {e}: update-one bound {ids:?}"));
                     }
                 }
                 if !in_range(&ids) || main.outcome.affected > 1 {
@@ -310,12 +316,16 @@ pub fn check_step(
                 let ins = calls.iter().find(|c| c.sql.starts_with("INSERT"));
                 match (del, ins) {
                     (Some(d), Some(i)) if ints(d)[0] == ints(i)[0] => {}
-                    _ => check.problems.push(format!("event {e}: delete/insert ids differ")),
+                    _ => check
+                        .problems
+                        .push(format!("event {e}: delete/insert ids differ")),
                 }
             }
             WorkloadKind::Delete => {
                 if main.outcome.affected > 1 {
-                    check.problems.push(format!("event {e}: delete changed >1 row"));
+                    check
+                        .problems
+                        .push(format!("event {e}: delete changed >1 row"));
                 }
             }
             WorkloadKind::Insert => {
@@ -328,19 +338,24 @@ pub fn check_step(
             }
             WorkloadKind::Scan => {
                 if main.prepared || main.outcome.rows != 0 {
-                    check.problems.push(format!("event {e}: scan returned rows"));
+                    check
+                        .problems
+                        .push(format!("event {e}: scan returned rows"));
                 }
             }
         }
     }
     check.facts.push(format!("{expected} statements per event"));
     if p.hot && hot_sets.len() == 1 {
-        check.facts.push(format!("always the same {} hot ids", p.points));
-    }
-    if full_ranges > 0 {
         check
             .facts
-            .push(format!("{} rows per full range ({full_ranges} events)", p.points + 1));
+            .push(format!("always the same {} hot ids", p.points));
+    }
+    if full_ranges > 0 {
+        check.facts.push(format!(
+            "{} rows per full range ({full_ranges} events)",
+            p.points + 1
+        ));
     }
     if let Some(one) = p.table_size {
         check.facts.push(format!("always id {one}"));

@@ -7,14 +7,13 @@ use crate::progress::Progress;
 use crate::recorder::{Recorder, Slice};
 use dbdelta_engine::{Engine, EngineError, ErrorKind};
 use dbdelta_model::{
-    Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
-    RESULT_SCHEMA,
+    Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit, RESULT_SCHEMA,
 };
+use dbdelta_osmetrics::{op_costs, DeviceChoice, Sampler, SamplerConfig, SamplerHandle};
 use dbdelta_stats::{new_histogram, record_ns, summarize};
 use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
 use dbdelta_workload::{Counters, Step, Workload, WorkloadKind};
 use hdrhistogram::Histogram;
-use dbdelta_osmetrics::{op_costs, DeviceChoice, Sampler, SamplerConfig, SamplerHandle};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -103,7 +102,9 @@ pub(crate) fn start_sampler(
     let worker_tids: Option<dbdelta_osmetrics::WorkerTids> = match tids {
         Some(tids) if engine.embedded() => {
             let tids = Arc::clone(tids);
-            Some(Arc::new(move || tids.lock().map(|v| v.clone()).unwrap_or_default()))
+            Some(Arc::new(move || {
+                tids.lock().map(|v| v.clone()).unwrap_or_default()
+            }))
         }
         _ => None,
     };
@@ -190,7 +191,11 @@ pub fn measure_step(
                 actual_window = now.saturating_duration_since(window_start);
                 break;
             }
-            let next_edge = if now < window_start { window_start } else { end };
+            let next_edge = if now < window_start {
+                window_start
+            } else {
+                end
+            };
             std::thread::sleep(Duration::from_millis(100).min(next_edge - now));
         }
         let os = sampler.take().map(SamplerHandle::stop);
@@ -199,7 +204,10 @@ pub fn measure_step(
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
-                    Err(EngineError::new(ErrorKind::Statement, "worker thread panicked"))
+                    Err(EngineError::new(
+                        ErrorKind::Statement,
+                        "worker thread panicked",
+                    ))
                 })
             })
             .collect();
@@ -207,7 +215,14 @@ pub fn measure_step(
     });
     let cpu_used = cpu_at_window.map(|c| process_cpu_secs() - c);
     let interrupted = stop.requested();
-    let mut result = assemble(plan, outputs.0, actual_window, started_unix, cpu_used, interrupted);
+    let mut result = assemble(
+        plan,
+        outputs.0,
+        actual_window,
+        started_unix,
+        cpu_used,
+        interrupted,
+    );
     if let Some(os) = outputs.1 {
         if result.is_ok() {
             result.costs = op_costs(&os.summary, result.throughput.value);

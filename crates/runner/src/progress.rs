@@ -6,7 +6,14 @@ use std::time::Duration;
 /// Receives progress while a target runs. Called from the coordinating thread only.
 pub trait Progress {
     /// A measured step starts (warm-up first, then the window).
-    fn step_started(&self, target: &str, label: &str, threads: u32, warmup: Duration, window: Duration);
+    fn step_started(
+        &self,
+        target: &str,
+        label: &str,
+        threads: u32,
+        warmup: Duration,
+        window: Duration,
+    );
     /// About every 100 ms: time since the step started and statements so far (warm-up included).
     fn step_tick(&self, elapsed: Duration, queries: u64);
     /// The step ended (its result was already handed to the sink).

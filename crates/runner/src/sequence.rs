@@ -55,7 +55,11 @@ fn action_result(
         r.rows_affected = rows;
         r.events = rows;
         r.throughput = Throughput {
-            value: if seconds > 0.0 { rows as f64 / seconds } else { 0.0 },
+            value: if seconds > 0.0 {
+                rows as f64 / seconds
+            } else {
+                0.0
+            },
             unit: ThroughputUnit::RowsPerSec,
         };
     }
@@ -122,7 +126,6 @@ pub fn run_target(
     target: &str,
     suite: &Suite,
     opts: &RunOptions,
-    i_own_this_database: bool,
     stop: &StopFlag,
     progress: &dyn Progress,
     sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
@@ -145,7 +148,7 @@ pub fn run_target(
                 ));
                 let sampler =
                     crate::measure::start_sampler(engine, opts.os_metrics, &opts.device, None);
-                let loaded = load(engine, opts, i_own_this_database);
+                let loaded = load(engine, opts, opts.i_own_this_database);
                 let os = sampler.map(|s| s.stop());
                 match loaded {
                     Ok((rows, secs)) => {

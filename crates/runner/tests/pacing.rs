@@ -47,7 +47,11 @@ fn below_capacity_latency_is_the_service_time() {
     assert_eq!(r.status, StepStatus::Ok);
     let p = r.pacing.as_ref().unwrap();
     assert!(p.sustained, "{p:?}");
-    assert!((p.achieved_per_s / 300.0 - 1.0).abs() < 0.05, "{}", p.achieved_per_s);
+    assert!(
+        (p.achieved_per_s / 300.0 - 1.0).abs() < 0.05,
+        "{}",
+        p.achieved_per_s
+    );
     assert!(
         (r.latency.p50_us - 1000.0).abs() < 250.0,
         "p50 {} us should be about the 1 ms service time",

@@ -25,6 +25,7 @@ fn options(table_size: u64, secs: f64) -> RunOptions {
         os_metrics: true,
         device: None,
         rate: None,
+        i_own_this_database: false,
     }
 }
 
@@ -68,7 +69,10 @@ fn every_step_conforms_on_sqlite() {
 #[test]
 fn measured_run_gives_qps_for_all_42_steps() {
     let dir = tempfile::tempdir().unwrap();
-    let e = engine(dir.path(), "rollback=sqlite?journal_mode=DELETE&synchronous=OFF");
+    let e = engine(
+        dir.path(),
+        "rollback=sqlite?journal_mode=DELETE&synchronous=OFF",
+    );
     let suite = Suite::load("sysbench").unwrap();
     let mut results: Vec<StepResult> = Vec::new();
     let mut sink = |r: &StepResult| -> Result<(), String> {
@@ -80,7 +84,6 @@ fn measured_run_gives_qps_for_all_42_steps() {
         "rollback",
         &suite,
         &options(1000, 0.25),
-        false,
         &StopFlag::new(),
         &Silent,
         &mut sink,
@@ -99,15 +102,37 @@ fn measured_run_gives_qps_for_all_42_steps() {
         assert!(!r.latency.histogram.is_empty());
         assert!(!r.intervals.is_empty(), "{}", r.label);
     }
-    let ro = measured.iter().find(|r| r.label == "read-only_range=10").unwrap();
-    assert_eq!(ro.queries, ro.events * 16, "read-only counts 16 statements per event");
-    let rw = measured.iter().find(|r| r.label == "read-write_range=100").unwrap();
+    let ro = measured
+        .iter()
+        .find(|r| r.label == "read-only_range=10")
+        .unwrap();
+    assert_eq!(
+        ro.queries,
+        ro.events * 16,
+        "read-only counts 16 statements per event"
+    );
+    let rw = measured
+        .iter()
+        .find(|r| r.label == "read-write_range=100")
+        .unwrap();
     assert_eq!(rw.queries, rw.events * 20);
-    let scan = measured.iter().find(|r| r.label == "scan_range=100").unwrap();
-    assert_eq!(scan.throughput.unit, dbdelta_model::ThroughputUnit::KrowsPerSec);
+    let scan = measured
+        .iter()
+        .find(|r| r.label == "scan_range=100")
+        .unwrap();
+    assert_eq!(
+        scan.throughput.unit,
+        dbdelta_model::ThroughputUnit::KrowsPerSec
+    );
     let load = results.iter().find(|r| r.kind == StepKind::Load).unwrap();
     assert_eq!(load.rows_affected, 2000);
-    assert_eq!(results.iter().filter(|r| r.kind == StepKind::Settle).count(), 2);
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| r.kind == StepKind::Settle)
+            .count(),
+        2
+    );
 }
 
 #[test]

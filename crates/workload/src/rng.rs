@@ -219,11 +219,18 @@ mod tests {
         }
         let ratio = counts[1] as f64 / counts[10] as f64;
         let theory = 10f64.powf(ZIPF_EXPONENT); // 6.31
-        assert!((ratio / theory - 1.0).abs() < 0.08, "ratio {ratio} vs {theory}");
+        assert!(
+            (ratio / theory - 1.0).abs() < 0.08,
+            "ratio {ratio} vs {theory}"
+        );
         // Rank-1 share against the normalised harmonic number.
         let h: f64 = (1..=1000).map(|k| (k as f64).powf(-ZIPF_EXPONENT)).sum();
         let share = counts[1] as f64 / 400_000.0;
-        assert!((share * h - 1.0).abs() < 0.05, "share {share} expected {}", 1.0 / h);
+        assert!(
+            (share * h - 1.0).abs() < 0.05,
+            "share {share} expected {}",
+            1.0 / h
+        );
     }
 
     #[test]
@@ -251,18 +258,24 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..5).map({
-            let mut r = Rng::new(9, 1);
-            move |_| r.next_u64()
-        }).collect();
-        let b: Vec<u64> = (0..5).map({
-            let mut r = Rng::new(9, 1);
-            move |_| r.next_u64()
-        }).collect();
-        let c: Vec<u64> = (0..5).map({
-            let mut r = Rng::new(9, 2);
-            move |_| r.next_u64()
-        }).collect();
+        let a: Vec<u64> = (0..5)
+            .map({
+                let mut r = Rng::new(9, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..5)
+            .map({
+                let mut r = Rng::new(9, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..5)
+            .map({
+                let mut r = Rng::new(9, 2);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

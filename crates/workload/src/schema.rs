@@ -69,7 +69,9 @@ pub fn drop_if_owned(
         return Ok(());
     }
     let ours = conn
-        .query_scalar(&format!("SELECT count(*) FROM {LEDGER} WHERE name = '{table}'"))?
+        .query_scalar(&format!(
+            "SELECT count(*) FROM {LEDGER} WHERE name = '{table}'"
+        ))?
         .and_then(|v| v.parse::<i64>().ok())
         .unwrap_or(0)
         > 0;
@@ -179,7 +181,10 @@ mod tests {
     #[test]
     fn ddl_per_dialect() {
         let pg = create_table_sql(Dialect::Postgres, 1);
-        assert!(pg.contains("id SERIAL") && pg.contains("PRIMARY KEY (id)"), "{pg}");
+        assert!(
+            pg.contains("id SERIAL") && pg.contains("PRIMARY KEY (id)"),
+            "{pg}"
+        );
         let my = create_table_sql(Dialect::Mysql, 2);
         assert!(my.starts_with("CREATE TABLE sbtest2(") && my.contains("AUTO_INCREMENT"));
         assert!(my.contains("ENGINE = innodb"));

@@ -12,7 +12,9 @@ pub const BUILTIN: &[(&str, &str)] = &[("sysbench", include_str!("../../../suite
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
     /// No built-in suite and no file of that name.
-    #[error("unknown suite '{0}': built-in suites are {1}; or pass the path of a suite .toml file")]
+    #[error(
+        "unknown suite '{0}': built-in suites are {1}; or pass the path of a suite .toml file"
+    )]
     Unknown(String, String),
     /// The file could not be read.
     #[error("cannot read suite file {path}: {source}")]
@@ -280,7 +282,11 @@ impl Suite {
         }
         Err(SuiteError::Unknown(
             name_or_path.to_string(),
-            BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+            BUILTIN
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", "),
         ))
     }
 
@@ -340,7 +346,11 @@ fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, String
     let zipfian = match def.rand.as_deref() {
         None | Some("uniform") => false,
         Some("zipfian") => true,
-        Some(other) => return Err(format!("rand = \"{other}\" is unknown: use uniform or zipfian")),
+        Some(other) => {
+            return Err(format!(
+                "rand = \"{other}\" is unknown: use uniform or zipfian"
+            ))
+        }
     };
     if def.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
         return Err("rate must be a positive number of events per second".into());
@@ -393,7 +403,10 @@ mod tests {
         let s = Suite::load("sysbench").unwrap();
         let reported: Vec<&Step> = s.steps().filter(|s| !s.warm).collect();
         assert_eq!(reported.len(), 42);
-        assert_eq!(reported.iter().filter(|s| s.name.ends_with(".pre")).count(), 15);
+        assert_eq!(
+            reported.iter().filter(|s| s.name.ends_with(".pre")).count(),
+            15
+        );
         assert_eq!(s.steps().filter(|s| s.warm).count(), 1);
         let labels: Vec<&str> = reported.iter().map(|s| s.label.as_str()).collect();
         for l in [
@@ -416,7 +429,15 @@ mod tests {
         let settles = s
             .items
             .iter()
-            .filter(|i| matches!(i, SuiteItem::Action { action: Action::Settle, .. }))
+            .filter(|i| {
+                matches!(
+                    i,
+                    SuiteItem::Action {
+                        action: Action::Settle,
+                        ..
+                    }
+                )
+            })
             .count();
         assert_eq!(settles, 2);
     }
@@ -425,8 +446,11 @@ mod tests {
     fn bad_suites_are_rejected_with_reasons() {
         let e = Suite::parse("name='x'\n[[step]]\nname='a'\n", "t").unwrap_err();
         assert!(e.to_string().contains("action"), "{e}");
-        let e = Suite::parse("name='x'\n[[step]]\nname='a'\nworkload='point-select'\n", "t")
-            .unwrap_err();
+        let e = Suite::parse(
+            "name='x'\n[[step]]\nname='a'\nworkload='point-select'\n",
+            "t",
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("duration"), "{e}");
         let e = Suite::parse("name='x'\n[[step]]\nbogus=1\n", "t").unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
@@ -443,8 +467,14 @@ mod tests {
     fn globs() {
         assert!(glob_match("update-*", "update-index"));
         assert!(glob_match("*.pre", "point-query.pre"));
-        assert!(glob_match("random-points_range=1?", "random-points_range=10"));
-        assert!(!glob_match("random-points_range=1?", "random-points_range=100"));
+        assert!(glob_match(
+            "random-points_range=1?",
+            "random-points_range=10"
+        ));
+        assert!(!glob_match(
+            "random-points_range=1?",
+            "random-points_range=100"
+        ));
         assert!(glob_match("*", ""));
         assert!(!glob_match("scan", "scan.warm"));
     }

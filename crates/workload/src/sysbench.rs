@@ -111,7 +111,9 @@ pub fn statements(p: &WorkloadParams, dialect: Dialect) -> Vec<String> {
             marks(p.points)
         )],
         WorkloadKind::RangeCovered => {
-            vec![format!("SELECT {proj} FROM sbtest{{t}} WHERE {col} BETWEEN ? AND ?")]
+            vec![format!(
+                "SELECT {proj} FROM sbtest{{t}} WHERE {col} BETWEEN ? AND ?"
+            )]
         }
         WorkloadKind::ReadOnly => {
             let mut v = vec!["BEGIN".to_string()];
@@ -383,7 +385,11 @@ impl Workload for Sysbench {
 }
 
 impl Sysbench {
-    fn point_selects(&mut self, conn: &mut dyn Connection, n: &mut Counters) -> Result<(), EngineError> {
+    fn point_selects(
+        &mut self,
+        conn: &mut dyn Connection,
+        n: &mut Counters,
+    ) -> Result<(), EngineError> {
         if self.p.point_selects == 0 {
             return Ok(());
         }

@@ -100,6 +100,7 @@ pub fn manifest(targets: &[&str], status: RunStatus) -> RunManifest {
             os_metrics: true,
             device: None,
             rate: None,
+            i_own_this_database: false,
         },
         targets: targets.iter().map(|t| target(t)).collect(),
         command: vec!["dbdelta".into(), "run".into()],
@@ -185,14 +186,22 @@ pub fn result(
             cs_o: 3.0,
             r_o: Some(0.0),
             rkb_o: Some(0.0),
-            wkb_o: Some(if label.starts_with("update") { 4.5 } else { 0.0 }),
+            wkb_o: Some(if label.starts_with("update") {
+                4.5
+            } else {
+                0.0
+            }),
             o_s: value,
             host_cpu_us_op: 80.0 / value * 2.0 / 100.0 * 1e6,
             server_cpu_us_op: Some(60.0 / value * 2.0 / 100.0 * 1e6),
             client_cpu_us_op: 12.5,
             server_cs_op: Some(2.0),
             server_rkb_op: Some(0.0),
-            server_wkb_op: Some(if label.starts_with("update") { 4.0 } else { 0.0 }),
+            server_wkb_op: Some(if label.starts_with("update") {
+                4.0
+            } else {
+                0.0
+            }),
         }),
         pacing: None,
     }
