@@ -42,7 +42,7 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"
 log=$(mktemp)
 set +e
-cargo test --workspace 2>&1 | tee "$log"
+cargo test --workspace --no-fail-fast 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 # One closing line over every test binary: N passed, N failed.

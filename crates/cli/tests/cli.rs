@@ -358,3 +358,48 @@ fn ctrl_c_stops_cleanly_keeps_results_and_exits_130() {
     assert!(rd.join("report.txt").is_file());
     assert!(String::from_utf8_lossy(&out.stdout).contains("point-query.pre_range=100"));
 }
+
+#[test]
+fn config_file_sets_options_and_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("dbdelta.toml");
+    std::fs::write(
+        &cfg,
+        r#"
+threads = [1, 2]
+read_secs = 0.2
+write_secs = 0.2
+warmup_secs = 0
+table_size = 100
+steps = ["point-query"]
+[[target]]
+name = "quick"
+spec = "mock"
+[[target]]
+name = "slow"
+engine = "mock"
+params = { latency = "300us" }
+"#,
+    )
+    .unwrap();
+    let rd = dir.path().join("run");
+    let out = dbdelta()
+        .args(["run", "--quiet", "--config"])
+        .arg(&cfg)
+        .arg("--run-dir")
+        .arg(&rd)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Relative to: quick") && stdout.contains("col-1 : slow"));
+    assert!(stdout.contains("--- dop=2 ---"));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(rd.join("run.json")).unwrap()).unwrap();
+    assert_eq!(manifest["options"]["threads"], serde_json::json!([1, 2]));
+    assert_eq!(manifest["targets"][1]["spec"], "slow=mock?latency=300us");
+}

@@ -287,3 +287,53 @@ fn two_postgres_versions_compare() {
     let v18 = std::fs::read_to_string(rd.join("targets/pg18/version.txt")).unwrap();
     assert!(v18.contains("PostgreSQL 18"), "{v18}");
 }
+
+#[test]
+fn ctrl_c_during_a_managed_run_stops_the_server() {
+    if !have_pg() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
+        .args(["run", "--quiet", "-t"])
+        .arg(format!("pg=postgres:{BIN}"))
+        .args([
+            "--read-secs",
+            "1",
+            "--write-secs",
+            "1",
+            "--warmup-secs",
+            "0",
+            "--table-size",
+            "1000",
+            "--run-dir",
+        ])
+        .arg(&rd)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let results = rd.join("results/pg");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while std::fs::read_dir(&results).map(|d| d.count()).unwrap_or(0) < 4
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        !processes_mentioning(rd.to_str().unwrap()).is_empty(),
+        "server should be running"
+    );
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("point-query.pre_range=100"));
+    assert!(
+        processes_mentioning(rd.to_str().unwrap()).is_empty(),
+        "orphan server after Ctrl-C"
+    );
+}

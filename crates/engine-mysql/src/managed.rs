@@ -28,7 +28,7 @@ const LOG_LINES: usize = 25;
 const MAX_SOCKET_PATH: usize = 100;
 
 /// Options dbdelta sets itself; a target may not override them.
-const RESERVED: [&str; 10] = [
+const RESERVED: [&str; 11] = [
     "port",
     "socket",
     "datadir",
@@ -39,6 +39,7 @@ const RESERVED: [&str; 10] = [
     "basedir",
     "skip-networking",
     "defaults-file",
+    "tmpdir",
 ];
 
 /// A started server and the files it uses.
@@ -163,6 +164,9 @@ fn my_cnf(
     s.push_str("bind-address=127.0.0.1\n");
     let _ = writeln!(s, "log-error={}", log.display());
     let _ = writeln!(s, "pid-file={}", pid.display());
+    if let Some(dir) = data_dir.parent() {
+        let _ = writeln!(s, "tmpdir={}", dir.join("tmp").display());
+    }
     s.push_str("skip-name-resolve\n");
     if flavor == Flavor::MySql {
         // The X plugin listens on 33060 by default; two servers would collide.
@@ -314,6 +318,10 @@ pub(crate) fn start(
         fs::remove_dir_all(&data_dir).map_err(|e| io_err(&data_dir, e))?;
     }
     fs::create_dir_all(&data_dir).map_err(|e| io_err(&data_dir, e))?;
+    // A private tmpdir: concurrent install-db/bootstrap runs sharing /tmp trip over each
+    // other's temporary tables.
+    let tmp = scratch.join("tmp");
+    fs::create_dir_all(&tmp).map_err(|e| io_err(&tmp, e))?;
     let log = scratch.join("server.log");
     let _ = fs::remove_file(&log);
     let port = server::free_loopback_port()?;

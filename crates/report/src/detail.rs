@@ -156,6 +156,13 @@ pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
             "--- cost per operation dop={} (CPU us/op; scan: per thousand rows) ---\n",
             table.dop
         );
+        let _ = writeln!(
+            out,
+            "OS metrics cover the measured window only (the published scripts also include the \
+             warm-up).\nhost = whole machine; server = the server's process tree (embedded \
+             SQLite: the worker threads); client = dbdelta (embedded: the rest of its process).\n\
+             srv-cs = server context switches per op; srv-wKB = KB the server wrote per op.\n"
+        );
         let _ = writeln!(out, "host\tserver\tclient\tsrv-cs\tsrv-wKB\ttarget\tstep");
         for l in lines {
             let _ = writeln!(out, "{l}");
