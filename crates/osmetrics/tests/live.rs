@@ -154,11 +154,22 @@ fn stop_is_prompt_and_the_tree_scan_is_cheap() {
 }
 
 /// Host CPU from the sampler vs `vmstat 1` over the same ~3 s, with one core kept busy.
-/// Run: cargo test -p dbdelta-osmetrics --test live -- --ignored --nocapture
+/// The two windows can only be aligned to within a few milliseconds and other processes come
+/// and go, so a disagreement is retried twice; a sampler that is wrong fails every attempt.
 #[test]
-#[ignore = "timing-dependent; run by hand"]
 fn host_cpu_agrees_with_vmstat() {
     let _serial = serial();
+    let mut last = String::new();
+    for _ in 0..3 {
+        match vmstat_attempt() {
+            Ok(()) => return,
+            Err(e) => last = e,
+        }
+    }
+    panic!("{last}");
+}
+
+fn vmstat_attempt() -> Result<(), String> {
     let mut child = match Command::new("vmstat")
         .args(["1", "4"])
         .env("LC_ALL", "C")
@@ -167,8 +178,8 @@ fn host_cpu_agrees_with_vmstat() {
     {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("vmstat not available: {e}");
-            return;
+            eprintln!("SKIPPED: vmstat not available: {e}");
+            return Ok(());
         }
     };
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -208,16 +219,15 @@ fn host_cpu_agrees_with_vmstat() {
         s.host.id,
         s.host.cs_per_s
     );
-    assert_eq!(rows.len(), 3);
+    if rows.len() != 3 {
+        return Err(format!("vmstat printed {} rows, expected 3", rows.len()));
+    }
     let tol = (0.10 * v_busy).max(5.0);
-    assert!(
-        (s.host.busy() - v_busy).abs() <= tol,
-        "busy {} vs {v_busy}",
-        s.host.busy()
-    );
-    assert!(
-        (s.host.id - v_id).abs() <= tol,
-        "idle {} vs {v_id}",
-        s.host.id
-    );
+    if (s.host.busy() - v_busy).abs() > tol {
+        return Err(format!("busy {} vs vmstat {v_busy}", s.host.busy()));
+    }
+    if (s.host.id - v_id).abs() > tol {
+        return Err(format!("idle {} vs vmstat {v_id}", s.host.id));
+    }
+    Ok(())
 }
