@@ -1,9 +1,12 @@
 //! The `dbdelta` binary end to end: bad input, suites, mock runs, reports, kill and Ctrl-C.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{interrupt, read_json, spawn_dbdelta, wait_for_files};
 use predicates::prelude::*;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn dbdelta() -> Command {
     Command::cargo_bin("dbdelta").unwrap()
@@ -170,8 +173,7 @@ fn mock_run_writes_results_and_reports() {
     for f in ["run.json", "report.txt", "report.md", "report.json"] {
         assert!(rd.join(f).is_file(), "{f}");
     }
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(rd.join("run.json")).unwrap()).unwrap();
+    let manifest = read_json(&rd.join("run.json"));
     assert_eq!(manifest["status"], "complete");
     assert!(manifest["tool"]["git_commit"].is_string());
     assert!(manifest["host"]["cores"].as_u64().unwrap() >= 1);
@@ -264,46 +266,32 @@ fn failing_step_is_recorded_and_the_run_continues() {
 fn sigkill_mid_suite_leaves_reportable_results() {
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
-        .args([
-            "run",
-            "--quiet",
-            "-t",
-            "a=mock?latency=50us",
-            "-t",
-            "b=mock",
-            "--read-secs",
-            "0.3",
-            "--write-secs",
-            "0.3",
-            "--insert-secs",
-            "0.3",
-            "--warmup-secs",
-            "0",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_dbdelta([
+        "run",
+        "--quiet",
+        "-t",
+        "a=mock?latency=50us",
+        "-t",
+        "b=mock",
+        "--read-secs",
+        "0.3",
+        "--write-secs",
+        "0.3",
+        "--insert-secs",
+        "0.3",
+        "--warmup-secs",
+        "0",
+        "--run-dir",
+        rd.to_str().unwrap(),
+    ]);
     let results = rd.join("results/a");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        let n = std::fs::read_dir(&results).map(|d| d.count()).unwrap_or(0);
-        if n >= 6 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_files(&results, 6, Duration::from_secs(60));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     for entry in std::fs::read_dir(&results).unwrap() {
         let p = entry.unwrap().path();
         if p.extension().and_then(|e| e.to_str()) == Some("json") {
-            let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap())
-                .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", p.display()));
-            assert_eq!(v["target"], "a");
+            assert_eq!(read_json(&p)["target"], "a");
         }
     }
     let out = dbdelta().arg("report").arg(&rd).output().unwrap();
@@ -320,40 +308,25 @@ fn sigkill_mid_suite_leaves_reportable_results() {
 fn ctrl_c_stops_cleanly_keeps_results_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
-        .args([
-            "run",
-            "--quiet",
-            "-t",
-            "a=mock",
-            "--read-secs",
-            "0.5",
-            "--write-secs",
-            "0.5",
-            "--warmup-secs",
-            "0",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let results = rd.join("results/a");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_dir(&results).map(|d| d.count()).unwrap_or(0) < 5
-        && Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // SAFETY: signalling our own child.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
+    let child = spawn_dbdelta([
+        "run",
+        "--quiet",
+        "-t",
+        "a=mock",
+        "--read-secs",
+        "0.5",
+        "--write-secs",
+        "0.5",
+        "--warmup-secs",
+        "0",
+        "--run-dir",
+        rd.to_str().unwrap(),
+    ]);
+    wait_for_files(&rd.join("results/a"), 5, Duration::from_secs(60));
+    interrupt(&child);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(rd.join("run.json")).unwrap()).unwrap();
+    let manifest = read_json(&rd.join("run.json"));
     assert_eq!(manifest["status"], "interrupted");
     assert!(rd.join("report.txt").is_file());
     assert!(String::from_utf8_lossy(&out.stdout).contains("point-query.pre_range=100"));
@@ -398,8 +371,7 @@ params = { latency = "300us" }
     );
     assert!(stdout.contains("Relative to: quick") && stdout.contains("col-1 : slow"));
     assert!(stdout.contains("--- dop=2 ---"));
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(rd.join("run.json")).unwrap()).unwrap();
+    let manifest = read_json(&rd.join("run.json"));
     assert_eq!(manifest["options"]["threads"], serde_json::json!([1, 2]));
     assert_eq!(manifest["targets"][1]["spec"], "slow=mock?latency=300us");
 }

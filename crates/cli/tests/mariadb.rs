@@ -2,7 +2,10 @@
 //! conforms, a managed comparison of two settings runs from the CLI without leaving a server
 //! behind, and an external target keeps tables dbdelta did not create.
 
+mod common;
+
 use assert_cmd::Command;
+use common::processes_mentioning;
 use dbdelta_engine::{Engine, OpenOptions};
 use dbdelta_engine_mysql::MysqlEngine;
 use dbdelta_model::{RunOptions, Scale, StepResult, TargetSpec};
@@ -114,18 +117,7 @@ fn settings_comparison_from_the_cli_leaves_no_server_behind() {
     assert!(settings.contains("performance_schema"), "{settings}");
     let version = std::fs::read_to_string(rd.join("targets/ps_on/version.txt")).unwrap();
     assert!(version.contains("MariaDB"), "{version}");
-    let rdir = rd.to_str().unwrap().to_string();
-    let orphans: Vec<u32> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
-        .filter(|pid| {
-            String::from_utf8_lossy(
-                &std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default(),
-            )
-            .contains(&rdir)
-        })
-        .collect();
+    let orphans = processes_mentioning(rd.to_str().unwrap());
     assert!(orphans.is_empty(), "orphan server processes {orphans:?}");
 }
 

@@ -2,7 +2,10 @@
 //! every step conforms, OS metrics tie to what the server did, managed servers leave no
 //! orphans, external targets keep tables dbdelta did not create, and two versions compare.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{interrupt, processes_mentioning, spawn_dbdelta, wait_for_files};
 use dbdelta_engine::{Engine, OpenOptions};
 use dbdelta_engine_postgres::PostgresEngine;
 use dbdelta_model::{RunOptions, Scale, StepKind, StepResult, StepStatus, TargetSpec};
@@ -45,21 +48,6 @@ fn options(steps: &[&str], secs: f64) -> RunOptions {
         rate: None,
         i_own_this_database: false,
     }
-}
-
-/// Processes whose command line mentions `needle` (e.g. a scratch directory).
-fn processes_mentioning(needle: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmd).contains(needle) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 #[test]
@@ -295,40 +283,33 @@ fn ctrl_c_during_a_managed_run_stops_the_server() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
-        .args(["run", "--quiet", "-t"])
-        .arg(format!("pg=postgres:{BIN}"))
-        .args([
-            "--read-secs",
-            "1",
-            "--write-secs",
-            "1",
-            "--warmup-secs",
-            "0",
-            "--table-size",
-            "1000",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let results = rd.join("results/pg");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    while std::fs::read_dir(&results).map(|d| d.count()).unwrap_or(0) < 4
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let pg = format!("pg=postgres:{BIN}");
+    let child = spawn_dbdelta([
+        "run",
+        "--quiet",
+        "-t",
+        pg.as_str(),
+        "--read-secs",
+        "1",
+        "--write-secs",
+        "1",
+        "--warmup-secs",
+        "0",
+        "--table-size",
+        "1000",
+        "--run-dir",
+        rd.to_str().unwrap(),
+    ]);
+    wait_for_files(
+        &rd.join("results/pg"),
+        4,
+        std::time::Duration::from_secs(90),
+    );
     assert!(
         !processes_mentioning(rd.to_str().unwrap()).is_empty(),
         "server should be running"
     );
-    // SAFETY: signalling our own child.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
+    interrupt(&child);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     assert!(String::from_utf8_lossy(&out.stdout).contains("point-query.pre_range=100"));

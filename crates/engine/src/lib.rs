@@ -62,6 +62,27 @@ pub enum Value<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StmtId(pub u32);
 
+/// The statement texts of one connection, by handle: for engines (and wrappers) that keep
+/// the SQL themselves rather than a server-side handle.
+#[derive(Debug, Clone, Default)]
+pub struct StatementTexts(Vec<String>);
+
+impl StatementTexts {
+    /// Stores `sql` and returns its handle.
+    pub fn add(&mut self, sql: &str) -> StmtId {
+        self.0.push(sql.to_string());
+        StmtId(self.0.len() as u32 - 1)
+    }
+
+    /// The text behind a handle.
+    pub fn get(&self, id: StmtId) -> Result<&str, EngineError> {
+        self.0
+            .get(id.0 as usize)
+            .map(String::as_str)
+            .ok_or_else(|| EngineError::statement(format!("unknown statement handle {}", id.0)))
+    }
+}
+
 /// What one executed statement did; used for sysbench's read/write/other counting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Outcome {

@@ -6,8 +6,8 @@
 //! `fail_on` (statements containing this text fail hard), `seed`.
 
 use crate::{
-    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Outcome, SettleReport, StmtId,
-    Value,
+    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Outcome, SettleReport,
+    StatementTexts, StmtId, Value,
 };
 use dbdelta_model::TargetSpec;
 use std::collections::BTreeMap;
@@ -139,7 +139,7 @@ impl Engine for MockEngine {
         let n = self.connections.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(MockConnection {
             cfg: self.cfg.clone(),
-            sqls: Vec::new(),
+            sqls: StatementTexts::default(),
             rng: splitmix(self.cfg.seed ^ (n + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
         }))
     }
@@ -169,7 +169,7 @@ impl Engine for MockEngine {
 /// A mock connection: counts placeholders as rows for SELECTs.
 pub struct MockConnection {
     cfg: MockConfig,
-    sqls: Vec<String>,
+    sqls: StatementTexts,
     rng: u64,
 }
 
@@ -245,17 +245,17 @@ impl Connection for MockConnection {
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, EngineError> {
-        self.sqls.push(sql.to_string());
-        Ok(StmtId(self.sqls.len() as u32 - 1))
+        Ok(self.sqls.add(sql))
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Value<'_>]) -> Result<Outcome, EngineError> {
-        let sql = self
-            .sqls
-            .get(stmt.0 as usize)
-            .cloned()
-            .ok_or_else(|| EngineError::statement("unknown statement handle"))?;
-        self.serve(&sql, params.len())
+        // Take the texts out for the call so `serve` can borrow self mutably.
+        let texts = std::mem::take(&mut self.sqls);
+        let out = texts
+            .get(stmt)
+            .and_then(|sql| self.serve(sql, params.len()));
+        self.sqls = texts;
+        out
     }
 
     fn query(&mut self, sql: &str) -> Result<Outcome, EngineError> {

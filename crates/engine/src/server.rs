@@ -215,9 +215,11 @@ mod tests {
 
     #[test]
     fn free_port_is_free() {
-        let p = free_loopback_port().unwrap();
-        assert!(!port_in_use(p));
-        let _l = TcpListener::bind(("127.0.0.1", p)).unwrap();
+        // Hold a listener so no other process can take the port between the two checks.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let p = l.local_addr().unwrap().port();
         assert!(port_in_use(p));
+        drop(l);
+        assert!(free_loopback_port().unwrap() > 0);
     }
 }

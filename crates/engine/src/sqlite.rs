@@ -3,7 +3,7 @@
 
 use crate::{
     Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions, Outcome,
-    OwnedValue, RowSource, SettleReport, StmtId, Value,
+    OwnedValue, RowSource, SettleReport, StatementTexts, StmtId, Value,
 };
 use dbdelta_model::{Location, TargetSpec};
 use rusqlite::ffi::ErrorCode;
@@ -150,7 +150,7 @@ impl Engine for SqliteEngine {
     fn connect(&self) -> Result<Box<dyn Connection>, EngineError> {
         Ok(Box::new(SqliteConnection {
             conn: self.open_raw()?,
-            sqls: Vec::new(),
+            sqls: StatementTexts::default(),
             prepared: self.prepared,
             text: String::new(),
         }))
@@ -211,7 +211,7 @@ impl Engine for SqliteEngine {
 /// One SQLite connection; statements are kept in rusqlite's per-connection cache.
 pub struct SqliteConnection {
     conn: rusqlite::Connection,
-    sqls: Vec<String>,
+    sqls: StatementTexts,
     prepared: bool,
     text: String,
 }
@@ -268,15 +268,11 @@ impl Connection for SqliteConnection {
         if self.prepared {
             self.conn.prepare_cached(sql).map_err(sql_err)?;
         }
-        self.sqls.push(sql.to_string());
-        Ok(StmtId(self.sqls.len() as u32 - 1))
+        Ok(self.sqls.add(sql))
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Value<'_>]) -> Result<Outcome, EngineError> {
-        let sql = self
-            .sqls
-            .get(stmt.0 as usize)
-            .ok_or_else(|| EngineError::statement("unknown statement handle"))?;
+        let sql = self.sqls.get(stmt)?;
         let conn = &self.conn;
         if self.prepared {
             let mut st = conn.prepare_cached(sql).map_err(sql_err)?;

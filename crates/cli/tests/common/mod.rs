@@ -1,0 +1,57 @@
+//! Helpers shared by the CLI integration tests.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Processes whose command line mentions `needle` (e.g. a run directory).
+pub fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmd).contains(needle) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Starts `dbdelta` with `args` in the background, stdout piped, stderr discarded.
+pub fn spawn_dbdelta<I, S>(args: I) -> Child
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `dir` holds at least `n` entries (result files), at most `limit`.
+pub fn wait_for_files(dir: &Path, n: usize, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0) < n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Sends SIGINT (Ctrl-C) to a child.
+pub fn interrupt(child: &Child) {
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+}
+
+/// Parses a JSON file.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap())
+        .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", path.display()))
+}
