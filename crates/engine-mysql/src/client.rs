@@ -1,6 +1,6 @@
 //! A small blocking client of the MySQL client/server protocol: handshake v10 with
 //! `mysql_native_password` and `caching_sha2_password` (fast path), COM_QUERY (text) and
-//! COM_STMT_PREPARE/EXECUTE (binary). Result rows are counted, not decoded, unless the caller
+//! COM_STMT_PREPARE/EXECUTE (binary), optionally over TLS and with protocol compression. Result rows are counted, not decoded, unless the caller
 //! asks for text values (settings, scalars).
 
 use crate::auth;
@@ -11,13 +11,16 @@ use std::io;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 const CLIENT_LONG_PASSWORD: u32 = 1;
 const CLIENT_LONG_FLAG: u32 = 4;
 const CLIENT_CONNECT_WITH_DB: u32 = 8;
+const CLIENT_COMPRESS: u32 = 0x20;
 const CLIENT_LOCAL_FILES: u32 = 0x80;
 const CLIENT_PROTOCOL_41: u32 = 0x200;
+const CLIENT_SSL: u32 = 0x800;
 const CLIENT_TRANSACTIONS: u32 = 0x2000;
 const CLIENT_SECURE_CONNECTION: u32 = 0x8000;
 const CLIENT_MULTI_RESULTS: u32 = 0x2_0000;
@@ -67,6 +70,20 @@ pub(crate) struct ConnectParams {
     pub password: Option<Secret>,
     /// Default schema.
     pub database: Option<String>,
+    /// TLS (CLIENT_SSL), verifying the server's certificate; TCP only.
+    pub tls: Option<Arc<TlsClient>>,
+    /// Protocol compression (CLIENT_COMPRESS, zlib).
+    pub compress: bool,
+}
+
+/// How to run TLS with one server: the verifying client configuration and the name the
+/// server's certificate must carry.
+#[derive(Debug)]
+pub(crate) struct TlsClient {
+    /// rustls configuration with the trusted roots.
+    pub config: Arc<rustls::ClientConfig>,
+    /// The host name or IP address to verify.
+    pub name: rustls::pki_types::ServerName<'static>,
 }
 
 /// A client-side failure.
@@ -87,6 +104,8 @@ pub(crate) enum ClientError {
     Protocol(String),
     /// A feature this client does not implement (auth plugin, LOCAL INFILE).
     Unsupported(String),
+    /// TLS could not be set up: the server refuses it or its certificate is not trusted.
+    Tls(String),
 }
 
 impl From<io::Error> for ClientError {
@@ -262,6 +281,37 @@ impl RawConn {
             caps |= CLIENT_CONNECT_WITH_DB;
         }
         caps &= server_caps | CLIENT_CONNECT_WITH_DB;
+        if p.compress {
+            if server_caps & CLIENT_COMPRESS == 0 {
+                return Err(ClientError::Unsupported(format!(
+                    "server {} does not support protocol compression; run without --compress",
+                    self.server_version
+                )));
+            }
+            caps |= CLIENT_COMPRESS;
+        }
+        if let Some(tls) = &p.tls {
+            if server_caps & CLIENT_SSL == 0 {
+                return Err(ClientError::Tls(
+                    "the server does not accept TLS connections (have_ssl is not YES: give it ssl_cert and ssl_key); drop --tls or enable TLS on the server".into(),
+                ));
+            }
+            caps |= CLIENT_SSL;
+            // SSLRequest: the first 32 bytes of the handshake response, then TLS.
+            let b = self.wire.begin_packet();
+            b.extend_from_slice(&caps.to_le_bytes());
+            b.extend_from_slice(&(1u32 << 30).to_le_bytes());
+            b.push(CHARSET_UTF8MB4);
+            b.extend_from_slice(&[0; 23]);
+            self.wire.send()?;
+            self.wire
+                .start_tls(Arc::clone(&tls.config), tls.name.clone())
+                .map_err(|e| {
+                    ClientError::Tls(format!(
+                        "TLS handshake failed: {e}; check that the server certificate is signed by the trusted CA (ssl_ca) and names the host"
+                    ))
+                })?;
+        }
         let scramble = match auth::scramble(&plugin, password, &nonce) {
             Some(s) => s,
             None => {
@@ -292,11 +342,16 @@ impl RawConn {
             b.push(0);
         }
         self.wire.send()?;
-        self.auth_loop(plugin, password)
+        self.auth_loop(plugin, password)?;
+        if caps & CLIENT_COMPRESS != 0 {
+            self.wire.enable_compression();
+        }
+        Ok(())
     }
 
     /// Follows auth-switch and auth-more-data packets until OK or ERR.
     fn auth_loop(&mut self, mut plugin: String, password: &[u8]) -> Result<(), ClientError> {
+        let secure = self.wire.is_secure();
         for _ in 0..8 {
             let pkt = self.wire.read_packet()?;
             match pkt.first() {
@@ -316,9 +371,17 @@ impl RawConn {
                 }
                 Some(0x01) if plugin == "caching_sha2_password" => match pkt.get(1) {
                     Some(3) => {} // fast auth succeeded; OK follows
+                    Some(4) if secure => {
+                        // Full authentication over TLS (or a Unix socket): the password
+                        // in clear, NUL-terminated.
+                        let b = self.wire.begin_packet();
+                        b.extend_from_slice(password);
+                        b.push(0);
+                        self.wire.send()?;
+                    }
                     Some(4) => {
                         return Err(ClientError::Unsupported(
-                            "caching_sha2_password asks for full authentication, which needs TLS or RSA key exchange that dbdelta does not implement yet; log in once with the mysql client (this fills the server's cache so the fast path works) or give the user mysql_native_password".into(),
+                            "caching_sha2_password asks for full authentication, which needs TLS (--tls) or RSA key exchange that dbdelta does not implement; use --tls, log in once with the mysql client (this fills the server's cache so the fast path works) or give the user mysql_native_password".into(),
                         ))
                     }
                     _ => return Err(protocol("caching_sha2_password")),
@@ -551,5 +614,84 @@ impl Drop for RawConn {
     fn drop(&mut self) {
         // A polite COM_QUIT keeps "Aborted connection" warnings out of the server log.
         self.wire.send_quiet(&[COM_QUIT]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixListener;
+
+    fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
+        let mut v = (payload.len() as u32).to_le_bytes().to_vec();
+        v[3] = seq;
+        v.extend_from_slice(payload);
+        v
+    }
+
+    fn read_packet(s: &mut UnixStream) -> (u8, Vec<u8>) {
+        let mut h = [0u8; 4];
+        s.read_exact(&mut h).unwrap();
+        let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+        let mut p = vec![0; len];
+        s.read_exact(&mut p).unwrap();
+        (h[3], p)
+    }
+
+    /// A fake MySQL 8 server asks for caching_sha2_password full authentication: over a
+    /// secure channel (here a Unix socket, like TLS) the password goes in clear.
+    #[test]
+    fn caching_sha2_full_auth_on_a_secure_channel() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fake.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let caps: u32 = CLIENT_PROTOCOL_41
+                | CLIENT_SECURE_CONNECTION
+                | CLIENT_PLUGIN_AUTH
+                | CLIENT_PLUGIN_AUTH_LENENC
+                | CLIENT_TRANSACTIONS
+                | CLIENT_MULTI_RESULTS;
+            let mut h = vec![10];
+            h.extend_from_slice(b"8.0.36\0");
+            h.extend_from_slice(&7u32.to_le_bytes());
+            h.extend_from_slice(b"abcdefgh\0");
+            h.extend_from_slice(&(caps as u16).to_le_bytes());
+            h.push(45);
+            h.extend_from_slice(&2u16.to_le_bytes());
+            h.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+            h.push(21);
+            h.extend_from_slice(&[0; 10]);
+            h.extend_from_slice(b"ijklmnopqrst\0");
+            h.extend_from_slice(b"caching_sha2_password\0");
+            s.write_all(&packet(0, &h)).unwrap();
+            let (seq, resp) = read_packet(&mut s);
+            assert_eq!(seq, 1);
+            let caps = u32::from_le_bytes([resp[0], resp[1], resp[2], resp[3]]);
+            assert_eq!(caps & (CLIENT_SSL | CLIENT_COMPRESS), 0);
+            // "perform full authentication"
+            s.write_all(&packet(2, &[1, 4])).unwrap();
+            let (seq, pw) = read_packet(&mut s);
+            assert_eq!(seq, 3);
+            s.write_all(&packet(4, &[0, 0, 0, 2, 0, 0, 0])).unwrap();
+            let (_, quit) = read_packet(&mut s);
+            (pw, quit)
+        });
+        let p = ConnectParams {
+            addr: Addr::Unix(path),
+            user: "bench".into(),
+            password: Some(Secret::new("s3cret".to_string())),
+            database: None,
+            tls: None,
+            compress: false,
+        };
+        let conn = RawConn::connect(&p, Duration::from_secs(5)).unwrap();
+        assert_eq!(conn.server_version, "8.0.36");
+        drop(conn);
+        let (pw, quit) = server.join().unwrap();
+        assert_eq!(pw, b"s3cret\0");
+        assert_eq!(quit, [COM_QUIT]);
     }
 }

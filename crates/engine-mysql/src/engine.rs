@@ -4,12 +4,14 @@ use crate::client::{Addr, ConnectParams};
 use crate::connection::{Endpoint, MysqlConnection};
 use crate::managed::{self, ManagedServer};
 use crate::settle;
+use crate::tls;
 use crate::Flavor;
 use dbdelta_engine::{
     Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions, SettleReport,
 };
 use dbdelta_model::{Location, Secret, TargetSpec};
 use std::collections::BTreeMap;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -30,6 +32,9 @@ const REPORTED: [&str; 14] = [
     "max_allowed_packet",
     "version_comment",
 ];
+
+/// The target parameter naming the CA file that signs the server's certificate (`--tls`).
+const SSL_CA: &str = "ssl_ca";
 
 /// A provisioned MySQL or MariaDB target.
 #[derive(Debug)]
@@ -52,16 +57,6 @@ impl MysqlEngine {
         opts: &OpenOptions,
     ) -> Result<Self, EngineError> {
         let target = spec.name.as_str();
-        if opts.tls {
-            return Err(EngineError::config(format!(
-                "target '{target}': TLS is not supported yet by dbdelta's MySQL client; run without --tls"
-            )));
-        }
-        if opts.compress {
-            return Err(EngineError::config(format!(
-                "target '{target}': protocol compression is not supported yet by dbdelta's MySQL client; run without --compress"
-            )));
-        }
         match &spec.location {
             Location::Default => Err(EngineError::config(format!(
                 "target '{target}': mysql needs a basedir (e.g. {target}=mysql:/usr for a managed server) or a URL (e.g. {target}=mysql://root@127.0.0.1:3306/dbdelta)"
@@ -74,11 +69,26 @@ impl MysqlEngine {
                 port,
                 database,
             } => {
-                if let Some((k, _)) = spec.params.first() {
+                let mut ssl_ca = None;
+                for (k, v) in &spec.params {
+                    if k == SSL_CA {
+                        if !opts.tls {
+                            return Err(EngineError::config(format!(
+                                "target '{target}': '{SSL_CA}' is the CA for TLS connections; add --tls or drop it"
+                            )));
+                        }
+                        ssl_ca = Some(PathBuf::from(v));
+                        continue;
+                    }
                     return Err(EngineError::config(format!(
-                        "target '{target}': '{k}' cannot be applied to an external server; settings are for managed targets (mysql:/basedir?{k}=...)"
+                        "target '{target}': '{k}' cannot be applied to an external server; settings are for managed targets (mysql:/basedir?{k}=...); external targets take only {SSL_CA}=FILE (with --tls)"
                     )));
                 }
+                let tls = if opts.tls {
+                    Some(Arc::new(tls::client(target, host, ssl_ca.as_deref())?))
+                } else {
+                    None
+                };
                 let password = password
                     .clone()
                     .or_else(|| std::env::var("MYSQL_PWD").ok().map(Secret::new));
@@ -87,6 +97,8 @@ impl MysqlEngine {
                     user: user.clone().unwrap_or_else(|| "root".into()),
                     password,
                     database: Some(database.clone().unwrap_or_else(|| opts.database.clone())),
+                    tls,
+                    compress: opts.compress,
                 };
                 Self::finish(spec, params, opts, None)
             }
@@ -99,13 +111,54 @@ impl MysqlEngine {
         scratch: &Path,
         opts: &OpenOptions,
     ) -> Result<Self, EngineError> {
-        let (server, _) =
-            managed::start(&spec.name, basedir, &spec.params, scratch, &opts.database)?;
+        let target = spec.name.as_str();
+        let mut settings = spec.params.clone();
+        let tls = if opts.tls {
+            let ca = if setting(spec, "ssl_cert").is_some() || setting(spec, "ssl_key").is_some() {
+                // The target brings its own certificate: it must name the CA that signed it.
+                PathBuf::from(setting(spec, SSL_CA).ok_or_else(|| {
+                    EngineError::config(format!(
+                        "target '{target}': with its own ssl_cert/ssl_key the target must give {SSL_CA}=FILE, the CA the client trusts"
+                    ))
+                })?)
+            } else {
+                if setting(spec, SSL_CA).is_some() {
+                    return Err(EngineError::config(format!(
+                        "target '{target}': '{SSL_CA}' on a managed target goes with ssl_cert and ssl_key; with --tls and none of them dbdelta makes the server's CA and certificate itself"
+                    )));
+                }
+                fs::create_dir_all(scratch).map_err(|e| {
+                    EngineError::config(format!(
+                        "target '{target}': cannot prepare {}: {e}",
+                        scratch.display()
+                    ))
+                })?;
+                let dir = scratch
+                    .canonicalize()
+                    .map(|s| s.join("tls"))
+                    .unwrap_or_else(|_| scratch.join("tls"));
+                let certs = tls::generate(target, &dir)?;
+                for (k, p) in [
+                    ("ssl_ca", &certs.ca),
+                    ("ssl_cert", &certs.cert),
+                    ("ssl_key", &certs.key),
+                ] {
+                    settings.push((k.to_string(), p.display().to_string()));
+                }
+                certs.ca
+            };
+            Some(Arc::new(tls::client(target, "127.0.0.1", Some(&ca))?))
+        } else {
+            None
+        };
+        let (server, _) = managed::start(target, basedir, &settings, scratch, &opts.database)?;
         let params = ConnectParams {
             addr: Addr::Tcp("127.0.0.1".into(), server.port),
             user: "root".into(),
             password: None,
             database: Some(opts.database.clone()),
+            tls,
+            compress: opts.compress,
         };
         Self::finish(spec, params, opts, Some(server))
     }
@@ -175,6 +228,14 @@ impl MysqlEngine {
     }
 }
 
+/// A server setting of `spec`, matched like the server does (`-` and `_` alike, any case).
+fn setting<'a>(spec: &'a TargetSpec, name: &str) -> Option<&'a str> {
+    spec.params
+        .iter()
+        .find(|(k, _)| k.replace('-', "_").eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
 fn is_loopback(addr: &Addr) -> bool {
     match addr {
         Addr::Tcp(h, _) => matches!(h.as_str(), "127.0.0.1" | "localhost" | "::1"),
@@ -229,6 +290,9 @@ impl Engine for MysqlEngine {
             }
             .into(),
         );
+        let on_off = |b: bool| if b { "on" } else { "off" }.to_string();
+        settings.insert("tls".into(), on_off(self.endpoint.params.tls.is_some()));
+        settings.insert("compression".into(), on_off(self.endpoint.params.compress));
         if let Some(s) = &self.server {
             settings.insert("basedir".into(), s.basedir.display().to_string());
             settings.insert("port".into(), s.port.to_string());

@@ -79,6 +79,9 @@ pub(crate) fn connect_error(e: ClientError, target: &str, addr: &str, user: &str
         ClientError::Io(io) => EngineError::connection(format!(
             "target '{target}': cannot connect to MySQL/MariaDB at {addr}: {io}; is the server running and reachable?"
         )),
+        ClientError::Tls(m) => EngineError::config(format!(
+            "target '{target}': TLS with MySQL/MariaDB at {addr}: {m}"
+        )),
         other => connect_or_io(other, Some(target)),
     }
 }
@@ -91,6 +94,7 @@ fn connect_or_io(e: ClientError, target: Option<&str>) -> EngineError {
         ClientError::Io(io) => EngineError::connection(format!("{prefix}connection lost: {io}")),
         ClientError::Protocol(m) => EngineError::connection(format!("{prefix}protocol error: {m}")),
         ClientError::Unsupported(m) => EngineError::config(format!("{prefix}{m}")),
+        ClientError::Tls(m) => EngineError::config(format!("{prefix}TLS: {m}")),
         ClientError::Server {
             code,
             state,

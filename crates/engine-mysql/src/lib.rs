@@ -15,6 +15,11 @@
 //! statement path, and buffers are reused, so the client's CPU per statement stays below
 //! libmysqlclient's.
 //!
+//! [`OpenOptions::tls`] runs the protocol over TLS (rustls), verifying the server's
+//! certificate: external targets name its CA with `?ssl_ca=FILE` (else the system roots are
+//! used); managed servers get a throwaway CA and certificate made with `openssl` in the
+//! scratch directory. [`OpenOptions::compress`] turns on the zlib-compressed protocol.
+//!
 //! Managed servers are spawned from the calling thread with `PR_SET_PDEATHSIG`, which Linux
 //! ties to the spawning *thread*: call [`open`] from a thread that outlives the target (the
 //! main thread), or the server is stopped when that thread exits.
@@ -28,6 +33,7 @@ mod engine;
 mod errors;
 mod managed;
 mod settle;
+mod tls;
 mod wire;
 
 pub use connection::MysqlConnection;

@@ -389,6 +389,8 @@ fn wait_ready(
         user: "root".into(),
         password: None,
         database: None,
+        tls: None,
+        compress: false,
     };
     let deadline = Instant::now() + START_TIMEOUT;
     let failure = |why: String, srv: &ManagedServer| {

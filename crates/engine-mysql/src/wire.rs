@@ -3,13 +3,27 @@
 //! A packet is a 3-byte little-endian length, a sequence id and the payload; payloads of
 //! 16 MiB − 1 or more are split into several packets. One statement is usually one `write`
 //! and one `read` system call: the whole response of a point select arrives in one segment.
+//!
+//! With protocol compression (`CLIENT_COMPRESS`) the packet stream is cut into compressed
+//! frames: a 7-byte header (3-byte length of the frame payload, a sequence id of its own,
+//! 3-byte uncompressed length, 0 when the payload is stored as is) and a zlib stream. Frames
+//! and packets are independent: one frame may hold several packets or part of one. Payloads
+//! shorter than [`MIN_COMPRESS`] bytes, and those zlib cannot shrink, are stored as is.
 
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 
 /// Largest payload of one physical packet; a packet this long continues in the next one.
 const MAX_CHUNK: usize = 0xFF_FFFF;
+/// Shorter frame payloads are sent uncompressed, like libmysqlclient's `MIN_COMPRESS_LENGTH`.
+const MIN_COMPRESS: usize = 50;
+/// Size of a compressed frame's header.
+const FRAME_HEADER: usize = 7;
 
 /// A connected socket: TCP for clients, a Unix socket for the managed server's bootstrap.
 #[derive(Debug)]
@@ -18,6 +32,14 @@ pub(crate) enum Stream {
     Tcp(TcpStream),
     /// A Unix-domain socket.
     Unix(UnixStream),
+    /// TLS over TCP.
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+    /// Nothing: the socket was handed to a TLS session that failed to start.
+    Closed,
+}
+
+fn closed() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "connection closed")
 }
 
 impl Read for Stream {
@@ -25,6 +47,8 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+            Stream::Closed => Err(closed()),
         }
     }
 }
@@ -34,10 +58,198 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+            Stream::Closed => Err(closed()),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
+        match self {
+            // rustls buffers plaintext until flushed.
+            Stream::Tls(s) => s.flush(),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A read buffer: bytes `pos..end` of `buf` are received and not consumed yet.
+#[derive(Debug)]
+struct InBuf {
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+}
+
+impl InBuf {
+    fn new(size: usize) -> Self {
+        InBuf {
+            buf: vec![0; size],
+            pos: 0,
+            end: 0,
+        }
+    }
+
+    fn buffered(&self) -> usize {
+        self.end - self.pos
+    }
+
+    /// Makes room for `extra` more bytes after `end`, moving the unread bytes to the front
+    /// and growing the buffer only when needed.
+    fn make_room(&mut self, extra: usize) {
+        if self.buf.len() - self.end >= extra {
+            return;
+        }
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.end -= self.pos;
+        self.pos = 0;
+        if self.buf.len() - self.end < extra {
+            self.buf.resize((self.end + extra).next_power_of_two(), 0);
+        }
+    }
+
+    /// Reads from `stream` until `need` unread bytes are buffered.
+    fn fill(&mut self, stream: &mut Stream, need: usize) -> io::Result<()> {
+        if self.buffered() >= need {
+            return Ok(());
+        }
+        if self.buf.len() - self.pos < need {
+            self.make_room(need - self.buffered());
+        }
+        while self.buffered() < need {
+            let n = stream.read(&mut self.buf[self.end..])?;
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "server closed the connection",
+                ));
+            }
+            self.end += n;
+        }
         Ok(())
+    }
+}
+
+/// State of the compressed protocol; all buffers are reused from frame to frame.
+struct Zlib {
+    inflate: Decompress,
+    deflate: Compress,
+    /// Compressed bytes read from the socket.
+    raw: InBuf,
+    /// Outgoing frames.
+    out: Vec<u8>,
+    /// The packet stream of a split (16 MiB or more) payload, before framing.
+    big: Vec<u8>,
+    /// Sequence id of the next frame.
+    seq: u8,
+}
+
+impl std::fmt::Debug for Zlib {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Zlib").field("seq", &self.seq).finish()
+    }
+}
+
+fn u24(b: &[u8]) -> usize {
+    usize::from(b[0]) | usize::from(b[1]) << 8 | usize::from(b[2]) << 16
+}
+
+fn bad_frame(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("corrupt compressed packet from the server: {what}"),
+    )
+}
+
+impl Zlib {
+    fn new() -> Self {
+        Zlib {
+            inflate: Decompress::new(true),
+            deflate: Compress::new(Compression::default(), true),
+            raw: InBuf::new(64 * 1024),
+            out: Vec::with_capacity(4096),
+            big: Vec::new(),
+            seq: 0,
+        }
+    }
+
+    /// Reads one frame and appends its uncompressed payload to `into`.
+    fn read_frame(&mut self, stream: &mut Stream, into: &mut InBuf) -> io::Result<()> {
+        self.raw.fill(stream, FRAME_HEADER)?;
+        let h = &self.raw.buf[self.raw.pos..self.raw.pos + FRAME_HEADER];
+        let (clen, seq, ulen) = (u24(h), h[3], u24(&h[4..]));
+        self.raw.fill(stream, FRAME_HEADER + clen)?;
+        self.seq = seq.wrapping_add(1);
+        let src = self.raw.pos + FRAME_HEADER;
+        let input = &self.raw.buf[src..src + clen];
+        if ulen == 0 {
+            into.make_room(clen);
+            into.buf[into.end..into.end + clen].copy_from_slice(input);
+            into.end += clen;
+        } else {
+            into.make_room(ulen);
+            self.inflate.reset(true);
+            let st = self
+                .inflate
+                .decompress(
+                    input,
+                    &mut into.buf[into.end..into.end + ulen],
+                    FlushDecompress::Finish,
+                )
+                .map_err(|e| bad_frame(&e.to_string()))?;
+            if st != Status::StreamEnd || self.inflate.total_out() != ulen as u64 {
+                return Err(bad_frame("length mismatch"));
+            }
+            into.end += ulen;
+        }
+        self.raw.pos += FRAME_HEADER + clen;
+        Ok(())
+    }
+
+    /// Appends one frame holding `data` (at most [`MAX_CHUNK`] bytes) to `out`.
+    fn push_frame(&mut self, data: &[u8]) -> io::Result<()> {
+        let start = self.out.len();
+        self.out.resize(start + FRAME_HEADER, 0);
+        let mut ulen = 0;
+        if data.len() >= MIN_COMPRESS {
+            self.deflate.reset();
+            self.out.reserve(data.len() + data.len() / 16 + 64);
+            loop {
+                let done = self.deflate.total_in() as usize;
+                let st = self
+                    .deflate
+                    .compress_vec(&data[done..], &mut self.out, FlushCompress::Finish)
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+                if st == Status::StreamEnd {
+                    break;
+                }
+                self.out.reserve(4096);
+            }
+            if self.out.len() - start - FRAME_HEADER < data.len() {
+                ulen = data.len();
+            } else {
+                // Incompressible: store as is.
+                self.out.truncate(start + FRAME_HEADER);
+            }
+        }
+        if ulen == 0 {
+            self.out.extend_from_slice(data);
+        }
+        let clen = self.out.len() - start - FRAME_HEADER;
+        let h = &mut self.out[start..start + FRAME_HEADER];
+        h[..3].copy_from_slice(&(clen as u32).to_le_bytes()[..3]);
+        h[3] = self.seq;
+        h[4..].copy_from_slice(&(ulen as u32).to_le_bytes()[..3]);
+        self.seq = self.seq.wrapping_add(1);
+        Ok(())
+    }
+
+    /// Sends the packet stream `data` as frames, in one `write_all`.
+    fn send(&mut self, stream: &mut Stream, data: &[u8]) -> io::Result<()> {
+        self.out.clear();
+        for piece in data.chunks(MAX_CHUNK) {
+            self.push_frame(piece)?;
+        }
+        stream.write_all(&self.out)?;
+        stream.flush()
     }
 }
 
@@ -46,12 +258,11 @@ impl Write for Stream {
 #[derive(Debug)]
 pub(crate) struct Wire {
     stream: Stream,
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
+    inb: InBuf,
     big: Vec<u8>,
     wbuf: Vec<u8>,
     seq: u8,
+    zlib: Option<Box<Zlib>>,
 }
 
 impl Wire {
@@ -59,67 +270,94 @@ impl Wire {
     pub(crate) fn new(stream: Stream) -> Self {
         Wire {
             stream,
-            rbuf: vec![0; 64 * 1024],
-            rpos: 0,
-            rend: 0,
+            inb: InBuf::new(64 * 1024),
             big: Vec::new(),
             wbuf: Vec::with_capacity(4096),
             seq: 0,
+            zlib: None,
         }
     }
 
-    /// Ensures `need` unread bytes are buffered.
-    fn fill(&mut self, need: usize) -> io::Result<()> {
-        if self.rend - self.rpos >= need {
-            return Ok(());
+    /// Switches to the compressed protocol (after the authentication OK).
+    pub(crate) fn enable_compression(&mut self) {
+        self.zlib = Some(Box::new(Zlib::new()));
+    }
+
+    /// True when the connection is encrypted or local (Unix socket), so a password may be
+    /// sent in clear.
+    pub(crate) fn is_secure(&self) -> bool {
+        matches!(self.stream, Stream::Tls(_) | Stream::Unix(_))
+    }
+
+    /// Runs a TLS handshake on the TCP socket; the rest of the protocol goes through it.
+    /// On failure the connection is unusable and the message says why.
+    pub(crate) fn start_tls(
+        &mut self,
+        config: Arc<ClientConfig>,
+        name: ServerName<'static>,
+    ) -> Result<(), String> {
+        // Bytes before the handshake would be unencrypted injection: refuse.
+        if self.inb.buffered() > 0 {
+            return Err("the server sent unencrypted data before the TLS handshake".into());
         }
-        if self.rbuf.len() - self.rpos < need {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            if self.rbuf.len() < need {
-                self.rbuf.resize(need.next_power_of_two(), 0);
+        let tcp = match std::mem::replace(&mut self.stream, Stream::Closed) {
+            Stream::Tcp(tcp) => tcp,
+            other => {
+                self.stream = other;
+                return Err("TLS needs a TCP connection".into());
             }
+        };
+        let conn = ClientConnection::new(config, name).map_err(|e| e.to_string())?;
+        let mut tls = StreamOwned::new(conn, tcp);
+        while tls.conn.is_handshaking() {
+            tls.conn
+                .complete_io(&mut tls.sock)
+                .map_err(|e| e.to_string())?;
         }
-        while self.rend - self.rpos < need {
-            let n = self.stream.read(&mut self.rbuf[self.rend..])?;
-            if n == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "server closed the connection",
-                ));
-            }
-            self.rend += n;
-        }
+        self.stream = Stream::Tls(Box::new(tls));
         Ok(())
+    }
+
+    /// Ensures `need` unread (uncompressed) bytes are buffered.
+    fn fill(&mut self, need: usize) -> io::Result<()> {
+        match &mut self.zlib {
+            None => self.inb.fill(&mut self.stream, need),
+            Some(z) => {
+                while self.inb.buffered() < need {
+                    z.read_frame(&mut self.stream, &mut self.inb)?;
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Reads one logical packet (joining split ones) and returns its payload.
     pub(crate) fn read_packet(&mut self) -> io::Result<&[u8]> {
         self.fill(4)?;
-        let h = &self.rbuf[self.rpos..self.rpos + 4];
-        let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+        let h = &self.inb.buf[self.inb.pos..self.inb.pos + 4];
+        let len = u24(h);
         self.seq = h[3].wrapping_add(1);
         if len < MAX_CHUNK {
             self.fill(4 + len)?;
-            let start = self.rpos + 4;
-            self.rpos = start + len;
-            return Ok(&self.rbuf[start..start + len]);
+            let start = self.inb.pos + 4;
+            self.inb.pos = start + len;
+            return Ok(&self.inb.buf[start..start + len]);
         }
         // Rare: a payload of 16 MiB or more, joined into `big`.
         self.big.clear();
         let mut len = len;
         loop {
             self.fill(4 + len)?;
-            let start = self.rpos + 4;
-            self.big.extend_from_slice(&self.rbuf[start..start + len]);
-            self.rpos = start + len;
+            let start = self.inb.pos + 4;
+            self.big
+                .extend_from_slice(&self.inb.buf[start..start + len]);
+            self.inb.pos = start + len;
             if len < MAX_CHUNK {
                 break;
             }
             self.fill(4)?;
-            let h = &self.rbuf[self.rpos..self.rpos + 4];
-            len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+            let h = &self.inb.buf[self.inb.pos..self.inb.pos + 4];
+            len = u24(h);
             self.seq = h[3].wrapping_add(1);
         }
         Ok(&self.big)
@@ -128,6 +366,9 @@ impl Wire {
     /// Starts a new command: sequence 0, empty payload to append to.
     pub(crate) fn begin_command(&mut self) -> &mut Vec<u8> {
         self.seq = 0;
+        if let Some(z) = &mut self.zlib {
+            z.seq = 0;
+        }
         self.begin_packet()
     }
 
@@ -145,28 +386,60 @@ impl Wire {
             self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
             self.wbuf[3] = self.seq;
             self.seq = self.seq.wrapping_add(1);
-            return self.stream.write_all(&self.wbuf);
+            return match &mut self.zlib {
+                None => {
+                    self.stream.write_all(&self.wbuf)?;
+                    self.stream.flush()
+                }
+                Some(z) => z.send(&mut self.stream, &self.wbuf),
+            };
         }
         // Split: full chunks, then a shorter (possibly empty) last one.
-        let mut off = 4;
-        loop {
-            let n = (self.wbuf.len() - off).min(MAX_CHUNK);
-            let mut h = (n as u32).to_le_bytes();
-            h[3] = self.seq;
-            self.seq = self.seq.wrapping_add(1);
-            self.stream.write_all(&h)?;
-            self.stream.write_all(&self.wbuf[off..off + n])?;
-            off += n;
-            if n < MAX_CHUNK {
-                return Ok(());
-            }
+        if let Some(z) = &mut self.zlib {
+            let mut big = std::mem::take(&mut z.big);
+            big.clear();
+            for_each_chunk(&self.wbuf[4..], &mut self.seq, |h, c| {
+                big.extend_from_slice(h);
+                big.extend_from_slice(c);
+                Ok(())
+            })?;
+            let r = z.send(&mut self.stream, &big);
+            z.big = big;
+            return r;
         }
+        let stream = &mut self.stream;
+        for_each_chunk(&self.wbuf[4..], &mut self.seq, |h, c| {
+            stream.write_all(h)?;
+            stream.write_all(c)
+        })?;
+        stream.flush()
     }
 
     /// Sends a one-shot packet and forgets errors (COM_QUIT on drop).
     pub(crate) fn send_quiet(&mut self, payload: &[u8]) {
         self.begin_command().extend_from_slice(payload);
         let _ = self.send();
+    }
+}
+
+/// Cuts a payload of [`MAX_CHUNK`] bytes or more into packets: full chunks, then a shorter
+/// (possibly empty) last one; calls `f` with each header and chunk.
+fn for_each_chunk(
+    payload: &[u8],
+    seq: &mut u8,
+    mut f: impl FnMut(&[u8], &[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut off = 0;
+    loop {
+        let n = (payload.len() - off).min(MAX_CHUNK);
+        let mut h = (n as u32).to_le_bytes();
+        h[3] = *seq;
+        *seq = seq.wrapping_add(1);
+        f(&h, &payload[off..off + n])?;
+        off += n;
+        if n < MAX_CHUNK {
+            return Ok(());
+        }
     }
 }
 
@@ -308,5 +581,62 @@ mod tests {
         assert_eq!(got.len(), big.len());
         assert!(got == big);
         assert_eq!(r.read_packet().unwrap(), b"x");
+    }
+
+    #[test]
+    fn compressed_roundtrip() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let mut w = Wire::new(Stream::Unix(a));
+        let mut r = Wire::new(Stream::Unix(b));
+        w.enable_compression();
+        r.enable_compression();
+        let text: Vec<u8> = b"SELECT c FROM sbtest1 WHERE id=42 "
+            .iter()
+            .cycle()
+            .take(100_000)
+            .copied()
+            .collect();
+        let noise: Vec<u8> = (0u32..5000)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let big: Vec<u8> = (0..MAX_CHUNK + 100).map(|i| (i % 7) as u8).collect();
+        let msgs = vec![b"tiny".to_vec(), text, noise, Vec::new(), big];
+        let sent = msgs.clone();
+        let sender = std::thread::spawn(move || {
+            for m in &sent {
+                w.begin_command().extend_from_slice(m);
+                w.send().unwrap();
+            }
+            w
+        });
+        for m in &msgs {
+            assert!(r.read_packet().unwrap() == m.as_slice());
+        }
+        let w = sender.join().unwrap();
+        let z = w.zlib.as_ref().unwrap();
+        // The last (16 MiB, split) payload went compressed: its frames are far shorter.
+        assert!(z.out.len() < MAX_CHUNK / 100, "{}", z.out.len());
+    }
+
+    #[test]
+    fn frames_and_packets_are_independent() {
+        // Two packets in one stored frame, then one packet cut over two compressed frames.
+        let (mut a, b) = UnixStream::pair().unwrap();
+        let mut r = Wire::new(Stream::Unix(b));
+        r.enable_compression();
+        let mut z = Zlib::new();
+        let mut stream = Vec::new();
+        stream.extend_from_slice(&[2, 0, 0, 1, b'h', b'i', 1, 0, 0, 2, b'!']);
+        z.push_frame(&stream).unwrap();
+        let payload = vec![b'a'; 300];
+        let mut pkt = vec![44, 1, 0, 3];
+        pkt.extend_from_slice(&payload);
+        z.push_frame(&pkt[..100]).unwrap();
+        z.push_frame(&pkt[100..]).unwrap();
+        a.write_all(&z.out).unwrap();
+        assert_eq!(r.read_packet().unwrap(), b"hi");
+        assert_eq!(r.read_packet().unwrap(), b"!");
+        assert!(r.read_packet().unwrap() == payload.as_slice());
+        assert_eq!(r.zlib.as_ref().unwrap().seq, 3);
     }
 }

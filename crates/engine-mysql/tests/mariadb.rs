@@ -425,25 +425,247 @@ fn bad_basedir_is_a_config_error() {
         assert_eq!(e.kind, ErrorKind::Config);
         assert!(e.message.contains("'port'"), "{e}");
     }
-    for opts in [
-        OpenOptions {
-            tls: true,
-            ..OpenOptions::default()
-        },
-        OpenOptions {
-            compress: true,
-            ..OpenOptions::default()
-        },
-    ] {
-        let e = open(
-            &TargetSpec::parse("m=mysql:/usr").unwrap(),
-            dir.path(),
-            &opts,
-        )
-        .unwrap_err();
+    // ssl_ca is the only parameter of an external target, and only with --tls.
+    let spec = TargetSpec::parse("x=mysql://root@127.0.0.1:1/db?ssl_ca=/nonexistent.pem").unwrap();
+    let e = open(&spec, dir.path(), &OpenOptions::default()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config);
+    assert!(e.message.contains("--tls"), "{e}");
+    let e = open(&spec, dir.path(), &tls_opts()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config);
+    assert!(e.message.contains("/nonexistent.pem"), "{e}");
+    if have_mariadb() {
+        // A managed target with its own certificate must name its CA.
+        let spec = TargetSpec::parse("m=mysql:/usr?ssl_cert=/x.pem&ssl_key=/x.key").unwrap();
+        let e = open(&spec, dir.path(), &tls_opts()).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Config);
-        assert!(e.message.contains("not supported yet"), "{e}");
+        assert!(e.message.contains("ssl_ca"), "{e}");
+        // ... and a CA alone does not go with the certificate dbdelta makes.
+        let spec = TargetSpec::parse("m=mysql:/usr?ssl_ca=/x.pem").unwrap();
+        let e = open(&spec, dir.path(), &tls_opts()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Config);
+        assert!(e.message.contains("ssl_cert"), "{e}");
     }
+}
+
+fn tls_opts() -> OpenOptions {
+    OpenOptions {
+        tls: true,
+        ..OpenOptions::default()
+    }
+}
+
+/// A session status variable of a fresh connection.
+fn session_status(engine: &MysqlEngine, name: &str) -> String {
+    let mut c = engine.connect().unwrap();
+    c.query_scalar(&format!(
+        "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = '{name}'"
+    ))
+    .unwrap()
+    .unwrap_or_default()
+}
+
+/// Table, bulk load (LOAD DATA LOCAL), prepared and text statements, a large result.
+fn exercise(engine: &MysqlEngine) {
+    let mut c = engine.connect().unwrap();
+    c.batch(DDL).unwrap();
+    let mut rows = Rows {
+        left: 20_000,
+        cols: vec!["k", "c", "pad"],
+    };
+    assert_eq!(c.bulk_insert("sbtest1", &mut rows).unwrap(), 20_000);
+    let st = c
+        .prepare("SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?")
+        .unwrap();
+    for i in 0..200 {
+        let o = c
+            .execute(st, &[Value::Int(i * 10 + 1), Value::Int(i * 10 + 100)])
+            .unwrap();
+        assert_eq!(o.rows, 100);
+    }
+    let up = c
+        .prepare("UPDATE sbtest1 SET k = k + 1 WHERE id = ?")
+        .unwrap();
+    assert_eq!(c.execute(up, &[Value::Int(5)]).unwrap().affected, 1);
+    // A result of several MiB: many compressed frames, rows cut across them.
+    let all = c.query("SELECT * FROM sbtest1").unwrap();
+    assert_eq!(all.rows, 20_000);
+    let long = format!("SELECT '{}' AS x", "y".repeat(300_000));
+    assert_eq!(c.query(&long).unwrap().rows, 1);
+    assert_eq!(
+        c.query_scalar("SELECT SUM(k) FROM sbtest1")
+            .unwrap()
+            .as_deref(),
+        Some(
+            ((0..20_000u64).map(|i| i % 1000).sum::<u64>() + 1)
+                .to_string()
+                .as_str()
+        )
+    );
+    c.batch("DROP TABLE sbtest1").unwrap();
+}
+
+#[test]
+fn managed_server_with_compression() {
+    if !have_mariadb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let opts = OpenOptions {
+        compress: true,
+        ..OpenOptions::default()
+    };
+    let engine = start(
+        "maria=mysql:/usr?innodb_buffer_pool_size=64M",
+        dir.path(),
+        &opts,
+    );
+    assert_eq!(session_status(&engine, "COMPRESSION"), "ON");
+    assert_eq!(session_status(&engine, "SSL_CIPHER"), "");
+    assert_eq!(engine.info().unwrap().settings["compression"], "on");
+    exercise(&engine);
+    // The text protocol too.
+    let engine2 = {
+        let spec = TargetSpec::parse(&format!(
+            "x=mysql://root@127.0.0.1:{}/dbdelta",
+            engine.port().unwrap()
+        ))
+        .unwrap();
+        open(
+            &spec,
+            dir.path(),
+            &OpenOptions {
+                prepared: false,
+                ..opts.clone()
+            },
+        )
+        .unwrap()
+    };
+    assert_eq!(session_status(&engine2, "COMPRESSION"), "ON");
+    exercise(&engine2);
+}
+
+#[test]
+fn managed_server_with_tls() {
+    if !have_mariadb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(
+        "maria=mysql:/usr?innodb_buffer_pool_size=64M",
+        &dir.path().join("s"),
+        &tls_opts(),
+    );
+    let cipher = session_status(&engine, "SSL_CIPHER");
+    assert!(!cipher.is_empty(), "no TLS cipher");
+    eprintln!("cipher: {cipher}");
+    assert_eq!(session_status(&engine, "COMPRESSION"), "OFF");
+    assert_eq!(engine.info().unwrap().settings["tls"], "on");
+    exercise(&engine);
+
+    // The same server as an external target: trusted through ssl_ca, with compression too.
+    let port = engine.port().unwrap();
+    let ca = dir
+        .path()
+        .join("s")
+        .canonicalize()
+        .unwrap()
+        .join("tls/ca.pem");
+    let spec = TargetSpec::parse(&format!(
+        "x=mysql://root@127.0.0.1:{port}/dbdelta?ssl_ca={}",
+        ca.display()
+    ))
+    .unwrap();
+    let both = OpenOptions {
+        compress: true,
+        ..tls_opts()
+    };
+    let ext = open(&spec, dir.path(), &both).unwrap();
+    assert!(!session_status(&ext, "SSL_CIPHER").is_empty());
+    assert_eq!(session_status(&ext, "COMPRESSION"), "ON");
+    exercise(&ext);
+
+    // Another CA, and a host name the certificate does not carry: refused, as Config errors.
+    let other = dir.path().join("other-ca.pem");
+    let out = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .args(["-subj", "/CN=not the right CA", "-keyout"])
+        .arg(dir.path().join("other-ca.key"))
+        .arg("-out")
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let spec = TargetSpec::parse(&format!(
+        "x=mysql://root@127.0.0.1:{port}/dbdelta?ssl_ca={}",
+        other.display()
+    ))
+    .unwrap();
+    let e = open(&spec, dir.path(), &tls_opts()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config, "{e}");
+    assert!(
+        e.message.contains("TLS") && e.message.contains("certificate"),
+        "{e}"
+    );
+    eprintln!("wrong CA: {e}");
+    let spec = TargetSpec::parse(&format!(
+        "x=mysql://root@localhost:{port}/dbdelta?ssl_ca={}",
+        ca.display()
+    ))
+    .unwrap();
+    // localhost is in the certificate: accepted (when it resolves to the loopback).
+    if let Ok(e) = open(&spec, dir.path(), &tls_opts()) {
+        assert!(!session_status(&e, "SSL_CIPHER").is_empty());
+    }
+    // A managed target that brings its own certificate and CA.
+    let tls_dir = dir.path().join("s").canonicalize().unwrap().join("tls");
+    let own = start(
+        &format!(
+            "own=mysql:/usr?innodb_buffer_pool_size=64M&ssl-cert={}&ssl-key={}&ssl_ca={}",
+            tls_dir.join("server.pem").display(),
+            tls_dir.join("server.key").display(),
+            ca.display()
+        ),
+        &dir.path().join("own"),
+        &tls_opts(),
+    );
+    assert!(!session_status(&own, "SSL_CIPHER").is_empty());
+    assert!(!dir.path().join("own/tls").exists());
+    drop(own);
+
+    // Without --tls the server still accepts plain connections.
+    let spec = TargetSpec::parse(&format!("x=mysql://root@127.0.0.1:{port}/dbdelta")).unwrap();
+    let plain = open(&spec, dir.path(), &OpenOptions::default()).unwrap();
+    assert_eq!(session_status(&plain, "SSL_CIPHER"), "");
+}
+
+#[test]
+fn tls_to_a_server_without_tls_is_refused() {
+    if !have_mariadb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(
+        "maria=mysql:/usr?innodb_buffer_pool_size=64M&ssl=0",
+        dir.path(),
+        &OpenOptions::default(),
+    );
+    let port = engine.port().unwrap();
+    let spec = TargetSpec::parse(&format!(
+        "x=mysql://root@127.0.0.1:{port}/dbdelta?ssl_ca=/etc/ssl/certs/ca-certificates.crt"
+    ))
+    .unwrap();
+    if !Path::new("/etc/ssl/certs/ca-certificates.crt").exists() {
+        return;
+    }
+    let e = open(&spec, dir.path(), &tls_opts()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config, "{e}");
+    assert!(e.message.contains("does not accept TLS"), "{e}");
 }
 
 #[test]
