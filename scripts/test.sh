@@ -14,6 +14,8 @@ need_apt=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
 command -v sysbench >/dev/null 2>&1 || need_apt+=(sysbench)
 command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
+# Headless Chromium for the HTML report browser test (crates/cli/tests/report_html_browser.rs).
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "== installing ${need_apt[*]}"
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi

@@ -10,8 +10,11 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use dbdelta_engine::Engine;
 use dbdelta_model::{RunManifest, RunStatus, TargetManifest, ToolInfo};
-use dbdelta_report::{load_run, render, Format, ReportData, ReportOptions, Values};
-use dbdelta_runner::{run_target, StopFlag, TargetOutcome};
+use dbdelta_report::{
+    apply_renames, load_run, parse_cost, parse_rename, render, Format, ReportData, ReportOptions,
+    Values,
+};
+use dbdelta_runner::{StopFlag, TargetOutcome};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -26,6 +29,10 @@ pub fn run() -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run_cmd(&args),
         Command::Report(args) => report_cmd(&args),
+        Command::Explain(args) => {
+            print_out(&crate::profile_cmd::explain(&args)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Suites(args) => {
             print_out(&suites_cmd::run(&args)?)?;
             Ok(ExitCode::SUCCESS)
@@ -77,6 +84,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
             parent.join(format!("{}-{}", time::compact_now(), plan.options.suite))
         }
     };
+    let profile_settings = crate::profile_cmd::settings(args)?;
     let dir = RunDir::create(root)?;
     let mut manifest = RunManifest {
         schema: dbdelta_model::manifest::MANIFEST_SCHEMA,
@@ -110,6 +118,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     }
     dir.write_manifest(&manifest)?;
     eprintln!("run directory: {}", dir.path().display());
+    let profiling = crate::profile_cmd::setup(profile_settings, dir.path())?;
     let stop = install_stop_handler();
     let progress = Bars::new(args.quiet);
     let mut failures = Vec::new();
@@ -117,7 +126,15 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         if stop.requested() {
             break;
         }
-        match run_one_target(&plan, spec, &dir, &stop, &progress, &mut manifest) {
+        match run_one_target(
+            &plan,
+            spec,
+            &dir,
+            profiling.as_ref(),
+            &stop,
+            &progress,
+            &mut manifest,
+        ) {
             Ok(None) => {}
             Ok(Some(problem)) => failures.push(problem),
             Err(e) => {
@@ -136,6 +153,9 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         RunStatus::Complete
     };
     dir.write_manifest(&manifest)?;
+    if profiling.is_some() {
+        crate::profile_cmd::finish(&plan, dir.path());
+    }
     write_reports(&dir, &plan)?;
     eprintln!("run directory: {}", dir.path().display());
     if stop.requested() {
@@ -156,6 +176,7 @@ fn run_one_target(
     plan: &RunPlan,
     spec: &dbdelta_model::TargetSpec,
     dir: &RunDir,
+    profiling: Option<&crate::profile_cmd::Profiling>,
     stop: &StopFlag,
     progress: &Bars,
     manifest: &mut RunManifest,
@@ -199,11 +220,14 @@ fn run_one_target(
             .map(|_| ())
             .map_err(|e| format!("{e:#}"))
     };
-    let outcome = run_target(
+    let outcome = dbdelta_runner::run_target_profiled(
         engine.as_ref(),
         &spec.name,
         &plan.suite,
         &plan.options,
+        profiling
+            .map(|p| p.for_target(dir.path(), &spec.name))
+            .as_ref(),
         stop,
         progress,
         &mut sink,
@@ -245,6 +269,7 @@ fn write_reports(dir: &RunDir, plan: &RunPlan) -> Result<()> {
     dir.write_report("report.txt", &render(&data, Format::Text, &opts)?)?;
     dir.write_report("report.md", &render(&data, Format::Markdown, &opts)?)?;
     dir.write_report("report.json", &render(&data, Format::Json, &opts)?)?;
+    dir.write_report("report.html", &render(&data, Format::Html, &opts)?)?;
     // The terminal gets the QPS tables; latency, costs and sb.met blocks are in report.txt.
     let brief = ReportOptions {
         details: false,
@@ -252,8 +277,9 @@ fn write_reports(dir: &RunDir, plan: &RunPlan) -> Result<()> {
     };
     print_out(&render(&data, Format::Text, &brief)?)?;
     eprintln!(
-        "full report with latency, cost per operation and sb.met blocks: {}",
-        dir.path().join("report.txt").display()
+        "full report with latency, cost per operation and sb.met blocks: {} (with charts: {})",
+        dir.path().join("report.txt").display(),
+        dir.path().join("report.html").display()
     );
     Ok(())
 }
@@ -286,6 +312,12 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
         }
         runs.push(load_run(dir)?);
     }
+    let renames = args
+        .rename
+        .iter()
+        .map(|r| parse_rename(r))
+        .collect::<Result<Vec<_>, _>>()?;
+    apply_renames(&mut runs, &renames)?;
     let data = ReportData::from_runs(runs, args.base.as_deref())?;
     for w in &data.warnings {
         eprintln!("warning: {w}");
@@ -298,6 +330,12 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
             ValuesArg::Relative => Values::Relative,
             ValuesArg::Absolute => Values::Absolute,
         },
+        costs: args
+            .cost
+            .iter()
+            .map(|c| parse_cost(c))
+            .collect::<Result<Vec<_>, _>>()?,
+        timeline: args.timeline.clone(),
         ..ReportOptions::default()
     };
     if let Some(t) = &args.thresholds {
@@ -308,6 +346,7 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
         FormatArg::Md => Format::Markdown,
         FormatArg::Csv => Format::Csv,
         FormatArg::Json => Format::Json,
+        FormatArg::Html => Format::Html,
     };
     let text = render(&data, format, &opts)?;
     match &args.output {

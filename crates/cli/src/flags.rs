@@ -22,6 +22,47 @@ pub enum Command {
     Report(ReportArgs),
     /// List the built-in suites, or show one suite's steps and statements.
     Suites(SuitesArgs),
+    /// Explain a step's difference from CPU profiles taken with `run --profile`: the
+    /// functions whose share of samples changed most, drilled down from the top of the call
+    /// tree.
+    Explain(ExplainArgs),
+}
+
+/// Stack walking for `--profile-callgraph`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CallgraphArg {
+    /// Frame pointers: cheap; needs binaries built with frame pointers.
+    Fp,
+    /// DWARF unwinding: works without frame pointers, costs more CPU and disk.
+    Dwarf,
+}
+
+/// `dbdelta explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Run directory of a `dbdelta run --profile`.
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+
+    /// Step to explain: a glob on the step name or label, e.g. update-index.
+    #[arg(long, value_name = "GLOB")]
+    pub step: String,
+
+    /// Target(s) to compare with the base (default: every other target); repeatable.
+    #[arg(short, long = "target", value_name = "NAME")]
+    pub targets: Vec<String>,
+
+    /// The target the others are compared to (default: the run's base).
+    #[arg(long)]
+    pub base: Option<String>,
+
+    /// Only this thread count.
+    #[arg(long)]
+    pub dop: Option<u32>,
+
+    /// Rows of the changed-functions list per target.
+    #[arg(long, default_value_t = 12)]
+    pub top: usize,
 }
 
 /// Scale presets.
@@ -116,6 +157,31 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME", help_heading = "Measurement")]
     pub device: Option<String>,
 
+    /// CPU-profile the server during each measured step with Linux perf (cpu-clock event):
+    /// folded stacks, flamegraph and speedscope files under profiles/, and differential
+    /// flamegraphs vs the base. It perturbs throughput: compare profiled runs only with
+    /// profiled runs.
+    #[arg(long, help_heading = "Profiling")]
+    pub profile: bool,
+
+    /// Profile only the steps matching these globs (comma-separated); implies --profile.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "GLOBS",
+        help_heading = "Profiling"
+    )]
+    pub profile_steps: Option<Vec<String>>,
+
+    /// Stack walking: fp (frame pointers, default) or dwarf (binaries without frame
+    /// pointers); implies --profile.
+    #[arg(long, value_enum, value_name = "MODE", help_heading = "Profiling")]
+    pub profile_callgraph: Option<CallgraphArg>,
+
+    /// Samples per second per CPU (default 99); implies --profile.
+    #[arg(long, value_name = "HZ", help_heading = "Profiling")]
+    pub profile_freq: Option<u32>,
+
     /// The target every other target is compared to (default: the first).
     #[arg(long, help_heading = "Report")]
     pub base: Option<String>,
@@ -164,6 +230,8 @@ pub enum FormatArg {
     Csv,
     /// Every measured field.
     Json,
+    /// One self-contained HTML page with colored tables and SVG charts.
+    Html,
 }
 
 /// Which numbers CSV prints.
@@ -194,7 +262,8 @@ pub struct ReportArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Relative thresholds LOW,HIGH for Markdown markers (default 0.95,1.05).
+    /// Relative thresholds LOW,HIGH: Markdown ▼/▲ markers and HTML red/green cells
+    /// (default 0.95,1.05).
     #[arg(long, value_name = "LOW,HIGH")]
     pub thresholds: Option<String>,
 
@@ -214,6 +283,22 @@ pub struct ReportArgs {
     /// Text: only the QPS tables, without latency, cost and sb.met sections.
     #[arg(long)]
     pub brief: bool,
+
+    /// Rename a target before merging runs, e.g. to resolve a name clash: [RUN:]OLD=NEW,
+    /// RUN = 1-based position of the run directory (default: the last run that has OLD).
+    /// Repeatable.
+    #[arg(long, value_name = "[RUN:]OLD=NEW")]
+    pub rename: Vec<String>,
+
+    /// Hourly price of a target, for operations per hour per dollar (md, html):
+    /// NAME=DOLLARS_PER_HOUR. Repeat for each priced target.
+    #[arg(long, value_name = "NAME=DOLLARS_PER_HOUR")]
+    pub cost: Vec<String>,
+
+    /// HTML: the step (glob on name or label) whose QPS over time is charted (default: the
+    /// first step with per-second intervals).
+    #[arg(long, value_name = "STEP")]
+    pub timeline: Option<String>,
 }
 
 /// `dbdelta suites`.

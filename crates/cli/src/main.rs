@@ -8,6 +8,7 @@ mod app;
 mod config;
 mod flags;
 mod host;
+mod profile_cmd;
 mod progress;
 mod registry;
 mod rundir;

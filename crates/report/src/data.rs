@@ -56,6 +56,7 @@ impl ReportData {
             columns.insert(0, base_col);
         }
         let mut warnings: Vec<String> = runs.iter().flat_map(|r| r.warnings.clone()).collect();
+        warnings.extend(crate::merge::cross_run_warnings(&runs));
         let names: Vec<&str> = columns.iter().map(Column::name).collect();
         let tables = build_tables(&names, runs.iter().flat_map(|r| &r.results), &mut warnings);
         Ok(ReportData {

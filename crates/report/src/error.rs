@@ -39,7 +39,8 @@ pub enum ReportError {
     /// Two runs have a target of the same name, so the report columns would clash.
     #[error(
         "target '{name}' is in two runs ({} and {}): report columns need unique target names; \
-         rename the target in one run (RunData::rename_target, or run again with --target OTHER_NAME=SPEC)",
+         rename it in one run with --rename [RUN:]{name}=NEW_NAME (RUN = 1-based position of the run directory; \
+         default: the last run that has it)",
         .first.display(), .second.display()
     )]
     DuplicateTarget {
@@ -79,8 +80,32 @@ pub enum ReportError {
         known: Vec<u32>,
     },
     /// `--format` names no supported format.
-    #[error("--format '{0}' is not supported: use text, md, csv or json")]
+    #[error("--format '{0}' is not supported: use text, md, csv, json or html")]
     UnknownFormat(String),
+    /// A `--rename` value is malformed or names a run that was not given.
+    #[error("--rename '{text}' is invalid: {why}; write [RUN:]OLD=NEW, e.g. pg15=pg15-monday or 2:pg15=pg15-monday")]
+    BadRename {
+        /// The value given.
+        text: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A `--cost` value is malformed.
+    #[error("--cost '{text}' is invalid: {why}; write NAME=DOLLARS_PER_HOUR, e.g. pg15=0.384")]
+    BadCost {
+        /// The value given.
+        text: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// `--cost` prices a target that is not in the report.
+    #[error("--cost '{name}' is not a target of these runs; known targets: {}", .known.join(", "))]
+    UnknownCostTarget {
+        /// The name given.
+        name: String,
+        /// The target names of the report, in column order.
+        known: Vec<String>,
+    },
 }
 
 fn fmt_dops(dops: &[u32]) -> String {

@@ -22,16 +22,21 @@ pub mod csv;
 mod data;
 pub mod detail;
 mod error;
+pub mod html;
 pub mod json;
 mod load;
 pub mod markdown;
+pub mod merge;
 mod order;
+pub mod summary;
+pub mod svg;
 pub mod table;
 pub mod text;
 
 pub use data::{Column, ReportData};
 pub use error::ReportError;
 pub use load::{load_run, RunData};
+pub use merge::{apply_renames, parse_cost, parse_rename, Rename};
 pub use table::{Cell, Row, Table};
 
 use std::str::FromStr;
@@ -61,6 +66,12 @@ pub struct ReportOptions {
     pub details: bool,
     /// Steps (globs on name or label) that get `sb.met` blocks; empty = every step.
     pub metrics: Vec<String>,
+    /// `--cost NAME=DOLLARS_PER_HOUR`: the price of each priced target, for operations per
+    /// hour per dollar. Empty = no cost-per-dollar tables.
+    pub costs: Vec<(String, f64)>,
+    /// HTML: the step (glob on name or label) whose QPS over time is charted; `None` = the
+    /// first step that has per-second intervals.
+    pub timeline: Option<String>,
 }
 
 impl Default for ReportOptions {
@@ -72,6 +83,8 @@ impl Default for ReportOptions {
             values: Values::Relative,
             details: true,
             metrics: Vec::new(),
+            costs: Vec::new(),
+            timeline: None,
         }
     }
 }
@@ -87,6 +100,8 @@ pub enum Format {
     Csv,
     /// Everything, as JSON ([`json`]).
     Json,
+    /// One self-contained page with colored tables and SVG charts ([`html`]).
+    Html,
 }
 
 impl FromStr for Format {
@@ -99,6 +114,7 @@ impl FromStr for Format {
             "md" | "markdown" => Ok(Format::Markdown),
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
+            "html" => Ok(Format::Html),
             other => Err(ReportError::UnknownFormat(other.to_string())),
         }
     }
@@ -112,11 +128,13 @@ impl Format {
             Format::Markdown => "md",
             Format::Csv => "csv",
             Format::Json => "json",
+            Format::Html => "html",
         }
     }
 }
 
-/// Renders `data` in `format`; fails only when `opts.dop` names an unmeasured thread count.
+/// Renders `data` in `format`; fails only when `opts.dop` names an unmeasured thread count or
+/// `opts.costs` prices a target that is not in the report.
 pub fn render(
     data: &ReportData,
     format: Format,
@@ -130,10 +148,19 @@ pub fn render(
             });
         }
     }
+    for (name, _) in &opts.costs {
+        if !data.columns.iter().any(|c| c.name() == name) {
+            return Err(ReportError::UnknownCostTarget {
+                name: name.clone(),
+                known: data.columns.iter().map(|c| c.name().to_string()).collect(),
+            });
+        }
+    }
     Ok(match format {
         Format::Text => text::render(data, opts),
         Format::Markdown => markdown::render(data, opts),
         Format::Csv => csv::render(data, opts),
         Format::Json => json::render(data, opts),
+        Format::Html => html::render(data, opts),
     })
 }

@@ -16,4 +16,4 @@ pub mod sequence;
 pub use control::StopFlag;
 pub use measure::{measure_step, StepPlan};
 pub use progress::{Progress, Silent};
-pub use sequence::{run_target, TargetOutcome};
+pub use sequence::{run_target, run_target_profiled, TargetOutcome, TargetProfiling};

@@ -10,6 +10,8 @@ use dbdelta_model::{
     Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit, RESULT_SCHEMA,
 };
 use dbdelta_osmetrics::{op_costs, DeviceChoice, Sampler, SamplerConfig, SamplerHandle};
+use dbdelta_profile::perf::Stopped;
+use dbdelta_profile::{ProfileSpec, ProfileTargets, Recording};
 use dbdelta_stats::{new_histogram, record_ns, summarize};
 use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
 use dbdelta_workload::{Counters, Step, Workload, WorkloadKind};
@@ -48,6 +50,8 @@ pub struct StepPlan {
     pub device: Option<String>,
     /// Paced load: events per second, all workers together; `None` = closed loop.
     pub rate: Option<f64>,
+    /// CPU-profile the server (or, for embedded engines, the workers) during the window.
+    pub profile: Option<ProfileSpec>,
 }
 
 /// What one worker brings back.
@@ -117,6 +121,37 @@ pub(crate) fn start_sampler(
     .ok()
 }
 
+/// Starts perf for the window on the server's processes, or on the worker threads of an
+/// embedded engine; an error is the reason there will be no profile.
+fn start_profile(
+    engine: &dyn Engine,
+    spec: &ProfileSpec,
+    tids: &Arc<Mutex<Vec<u32>>>,
+) -> Result<Recording, String> {
+    let targets = if engine.embedded() {
+        ProfileTargets::Tids(tids.lock().map(|v| v.clone()).unwrap_or_default())
+    } else {
+        ProfileTargets::Pids(engine.server_pids())
+    };
+    spec.start(&targets).map_err(|e| e.to_string())
+}
+
+/// Keeps the profile of a step (folded stacks, flamegraph, …) or the reason it has none.
+/// Never fails the step.
+fn keep_profile(spec: &ProfileSpec, stopped: Option<Result<Stopped, String>>, queries: u64) {
+    let outcome = stopped
+        .unwrap_or_else(|| Err("the measured window never started".to_string()))
+        .and_then(|s| s.script().map_err(|e| e.to_string()));
+    match outcome {
+        Ok(script) => {
+            dbdelta_profile::store::keep_profile(spec, &script, queries);
+        }
+        Err(why) => {
+            dbdelta_profile::store::record_failure(spec, &why);
+        }
+    }
+}
+
 /// A cache-line padded counter so workers never share a line.
 #[repr(align(64))]
 #[derive(Default)]
@@ -153,9 +188,15 @@ pub fn measure_step(
     };
     let mut cpu_at_window = None;
     let mut sampler: Option<SamplerHandle> = None;
+    let mut recording: Option<Result<Recording, String>> = None;
     let mut actual_window = plan.window;
 
-    let outputs: (Vec<Result<WorkerOutput, EngineError>>, Option<_>) = std::thread::scope(|s| {
+    #[allow(clippy::type_complexity)]
+    let outputs: (
+        Vec<Result<WorkerOutput, EngineError>>,
+        Option<_>,
+        Option<Result<Stopped, String>>,
+    ) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..plan.threads)
             .map(|w| {
                 let (live, shared) = (&live[w as usize], &shared);
@@ -181,6 +222,10 @@ pub fn measure_step(
             if cpu_at_window.is_none() && now >= window_start {
                 cpu_at_window = Some(process_cpu_secs());
                 sampler = start_sampler(engine, plan.os_metrics, &plan.device, Some(&shared.tids));
+                recording = plan
+                    .profile
+                    .as_ref()
+                    .map(|p| start_profile(engine, p, &shared.tids));
             }
             let total: u64 = live.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
             progress.step_tick(now - t0, total);
@@ -199,6 +244,9 @@ pub fn measure_step(
             std::thread::sleep(Duration::from_millis(100).min(next_edge - now));
         }
         let os = sampler.take().map(SamplerHandle::stop);
+        let stopped = recording
+            .take()
+            .map(|r| r.and_then(|r| r.stop().map_err(|e| e.to_string())));
         shared.release.wait();
         let outputs = handles
             .into_iter()
@@ -211,8 +259,9 @@ pub fn measure_step(
                 })
             })
             .collect();
-        (outputs, os)
+        (outputs, os, stopped)
     });
+    let (outputs, stopped) = ((outputs.0, outputs.1), outputs.2);
     let cpu_used = cpu_at_window.map(|c| process_cpu_secs() - c);
     let interrupted = stop.requested();
     let mut result = assemble(
@@ -228,6 +277,9 @@ pub fn measure_step(
             result.costs = op_costs(&os.summary, result.throughput.value);
         }
         result.os = Some(os);
+    }
+    if let Some(spec) = &plan.profile {
+        keep_profile(spec, stopped, result.queries);
     }
     progress.step_finished(&result);
     result

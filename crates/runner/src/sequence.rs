@@ -11,7 +11,19 @@ use dbdelta_model::{
 use dbdelta_workload::schema::{ensure_ledger, load_table, TableLoad};
 use dbdelta_workload::suite::ThreadsRule;
 use dbdelta_workload::{Action, DurationClass, Step, Suite, SuiteItem};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+/// CPU profiling of one target's measured steps (`dbdelta run --profile`).
+#[derive(Debug, Clone)]
+pub struct TargetProfiling {
+    /// perf's path (checked before the run).
+    pub perf: PathBuf,
+    /// `profiles/<target>` in the run directory.
+    pub dir: PathBuf,
+    /// Frequency, call graphs and the steps to profile.
+    pub settings: dbdelta_profile::ProfileSettings,
+}
 
 /// How a target's sequence ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,6 +142,21 @@ pub fn run_target(
     progress: &dyn Progress,
     sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
 ) -> Result<TargetOutcome, SinkError> {
+    run_target_profiled(engine, target, suite, opts, None, stop, progress, sink)
+}
+
+/// [`run_target`], CPU-profiling the measured steps that `profiling` selects.
+#[allow(clippy::too_many_arguments)]
+pub fn run_target_profiled(
+    engine: &dyn Engine,
+    target: &str,
+    suite: &Suite,
+    opts: &RunOptions,
+    profiling: Option<&TargetProfiling>,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+    sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
+) -> Result<TargetOutcome, SinkError> {
     let chosen = selected(suite, opts);
     let tables: Vec<String> = (1..=opts.tables).map(|t| format!("sbtest{t}")).collect();
     let mut settles = 0;
@@ -232,6 +259,18 @@ pub fn run_target(
                         os_metrics: opts.os_metrics,
                         device: opts.device.clone(),
                         rate: step.rate.or(opts.rate),
+                        profile: profiling
+                            .filter(|p| !step.warm && p.settings.wants(&step.name, &step.label))
+                            .map(|p| dbdelta_profile::ProfileSpec {
+                                perf: p.perf.clone(),
+                                dir: p.dir.clone(),
+                                target: target.to_string(),
+                                step: step.name.clone(),
+                                label: step.label.clone(),
+                                order: step.order,
+                                threads,
+                                settings: p.settings.clone(),
+                            }),
                     };
                     let result = measure_step(engine, &plan, stop, progress);
                     sink(&result)?;

@@ -27,6 +27,7 @@ fn plan(rate: f64, secs: f64) -> StepPlan {
         os_metrics: false,
         device: None,
         rate: Some(rate),
+        profile: None,
     }
 }
 

@@ -1,0 +1,866 @@
+//! One self-contained HTML page (inline CSS and SVG; no scripts, fonts or network): run
+//! summary, metric legend, colored relative-QPS tables with bar charts and group statistics,
+//! absolute QPS/TPS, concurrency, QPS over time, latency, hardware cost per operation,
+//! operations per dollar, load, and every failure with its reason.
+//!
+//! The output depends only on the stored results and options (no timestamps of its own), so
+//! it can be a golden file.
+
+use crate::data::{load_rows, ReportData};
+use crate::detail::{result_of, selected};
+use crate::summary::{concurrency, group_stats, per_dollar};
+use crate::svg::{self, BarRow, Series};
+use crate::table::{Cell, Table};
+use crate::ReportOptions;
+use dbdelta_model::{Group, StepStatus, ThroughputUnit};
+use std::fmt::Write;
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;\
+font-size:14px;color:#222;margin:24px;max-width:1400px}\
+h1{font-size:22px}h2{font-size:18px;margin-top:34px;border-bottom:1px solid #ccc;padding-bottom:4px}\
+h3{font-size:15px;margin-top:22px}\
+table{border-collapse:collapse;margin:8px 0 14px}\
+th,td{border:1px solid #d0d0d0;padding:3px 8px;font-size:13px}\
+th{background:#f3f3f3;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}\
+tr.g th{background:#e6ecf5}\
+td.lo{background:#f4c7c3}td.hi{background:#c6efce}\
+td.fail{background:#fbe3e3;color:#a00;font-weight:bold}td.na{color:#999}\
+.note{color:#555;font-size:13px}.warn{color:#8a5a00}\
+.swatch{display:inline-block;width:12px;height:12px;vertical-align:-1px;border:1px solid #999}\
+.multi{display:flex;flex-wrap:wrap;gap:6px}svg.chart{background:#fff;border:1px solid #eee}\
+dl.legend dt{font-weight:bold;float:left;clear:left;width:170px}dl.legend dd{margin-left:180px}";
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// How a ratio compares with the thresholds, judged on the printed two-decimal value:
+/// `Some(false)` at or below `low`, `Some(true)` at or above `high`.
+pub(crate) fn beyond(value: f64, opts: &ReportOptions) -> Option<bool> {
+    let shown: f64 = format!("{value:.2}").parse().unwrap_or(value);
+    const EPS: f64 = 1e-9;
+    if shown <= opts.low + EPS {
+        Some(false)
+    } else if shown >= opts.high - EPS {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// Renders the whole page.
+pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
+    let mut o = String::new();
+    let names: Vec<&str> = data.columns.iter().map(|c| c.name()).collect();
+    let title = if names.len() >= 2 {
+        format!(
+            "dbdelta report: {} relative to {}",
+            names[1..].join(", "),
+            data.base()
+        )
+    } else {
+        format!("dbdelta report: {}", names.join(", "))
+    };
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+        esc(&title),
+        esc(&title)
+    );
+    intro(&mut o, data, opts);
+    toc(&mut o, data, opts);
+    glance(&mut o, data, opts);
+    summary(&mut o, data);
+    legend(&mut o, opts);
+    if !data.warnings.is_empty() {
+        o.push_str("<h2 id=\"warnings\">Warnings</h2>\n<ul class=\"warn\">\n");
+        for w in &data.warnings {
+            let _ = writeln!(o, "<li>{}</li>", esc(w));
+        }
+        o.push_str("</ul>\n");
+    }
+    if data.columns.len() >= 2 {
+        for table in &data.tables {
+            relative(&mut o, data, table, opts);
+        }
+    }
+    for table in &data.tables {
+        absolute(&mut o, data, table);
+    }
+    concurrency_section(&mut o, data);
+    timeline(&mut o, data, opts);
+    latency(&mut o, data);
+    costs(&mut o, data, opts);
+    dollars(&mut o, data, opts);
+    load(&mut o, data);
+    failures(&mut o, data);
+    o.push_str("</body>\n</html>\n");
+    o
+}
+
+fn intro(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+    if data.columns.len() >= 2 {
+        let _ = writeln!(
+            o,
+            "<p>Every target is compared with the base target <b>{}</b>: relative QPS = target \
+             QPS / base QPS, so 1.10 means 10&nbsp;% more queries per second and 0.90 means \
+             10&nbsp;% fewer. <span class=\"swatch\" style=\"background:#c6efce\"></span> \
+             green cells are ≥&nbsp;{:.2} (faster), <span class=\"swatch\" \
+             style=\"background:#f4c7c3\"></span> red cells ≤&nbsp;{:.2} (slower). \
+             <b>fail</b> marks a step that failed (the reason is shown), NA one that was not run.</p>",
+            esc(data.base()),
+            opts.high,
+            opts.low
+        );
+    } else {
+        o.push_str("<p>One target: absolute throughput only (give two or more targets for relative QPS).</p>\n");
+    }
+}
+
+fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+    o.push_str("<p class=\"note\">Sections: <a href=\"#summary\">run</a> · <a href=\"#legend\">metrics</a>");
+    if data.columns.len() >= 2 {
+        for t in &data.tables {
+            let _ = write!(o, " · <a href=\"#rel-{0}\">relative QPS dop={0}</a>", t.dop);
+        }
+    }
+    o.push_str(" · <a href=\"#abs\">absolute QPS</a>");
+    if data.tables.len() >= 2 {
+        o.push_str(" · <a href=\"#concurrency\">throughput vs threads</a>");
+    }
+    o.push_str(" · <a href=\"#timeline\">QPS over time</a> · <a href=\"#latency\">latency</a> · <a href=\"#cost\">hardware cost</a>");
+    if !opts.costs.is_empty() {
+        o.push_str(" · <a href=\"#dollars\">ops per dollar</a>");
+    }
+    o.push_str("</p>\n");
+}
+
+/// Per thread count and target: how many steps got faster, slower, or failed.
+fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+    if data.columns.len() < 2 || data.tables.is_empty() {
+        return;
+    }
+    o.push_str("<h2 id=\"glance\">At a glance</h2>\n<table>\n<tr><th>dop</th><th>target</th><th>faster</th><th>slower</th><th>about the same</th><th>failed</th><th>median relative QPS</th></tr>\n");
+    for t in &data.tables {
+        for (i, col) in data.columns.iter().enumerate().skip(1) {
+            let (mut up, mut down, mut same, mut failed) = (0, 0, 0, 0);
+            let mut vals = Vec::new();
+            for row in &t.rows {
+                if matches!(row.cells.get(i), Some(Cell::Failed { .. })) {
+                    failed += 1;
+                    continue;
+                }
+                if let Some(v) = row.relative().get(i - 1).and_then(Cell::value) {
+                    match beyond(v, opts) {
+                        Some(true) => up += 1,
+                        Some(false) => down += 1,
+                        None => same += 1,
+                    }
+                    if v.is_finite() {
+                        vals.push(v);
+                    }
+                }
+            }
+            vals.sort_by(f64::total_cmp);
+            let median = match vals.len() {
+                0 => "NA".to_string(),
+                n if n % 2 == 1 => format!("{:.2}", vals[n / 2]),
+                n => format!("{:.2}", (vals[n / 2 - 1] + vals[n / 2]) / 2.0),
+            };
+            let _ = writeln!(
+                o,
+                "<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n{}\">{up}</td><td class=\"n{}\">{down}</td><td class=\"n\">{same}</td><td class=\"n{}\">{failed}</td><td class=\"n\">{median}</td></tr>",
+                t.dop,
+                esc(col.name()),
+                if up > 0 { " hi" } else { "" },
+                if down > 0 { " lo" } else { "" },
+                if failed > 0 { " fail" } else { "" },
+            );
+        }
+    }
+    o.push_str("</table>\n");
+}
+
+fn summary(o: &mut String, data: &ReportData) {
+    o.push_str("<h2 id=\"summary\">Run</h2>\n");
+    for (i, run) in data.runs.iter().enumerate() {
+        let m = &run.manifest;
+        let dir = run
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| run.dir.display().to_string());
+        if data.runs.len() > 1 {
+            let _ = writeln!(o, "<h3>Run {}: {}</h3>", i + 1, esc(&dir));
+        }
+        let h = &m.host;
+        let op = &m.options;
+        let rows: Vec<(&str, String)> = vec![
+            ("run directory", dir.clone()),
+            (
+                "status",
+                format!(
+                    "{:?}, started {}, finished {}",
+                    m.status,
+                    m.started,
+                    m.finished.as_deref().unwrap_or("-")
+                )
+                .to_lowercase(),
+            ),
+            ("host", h.hostname.clone()),
+            ("CPU", format!("{} ({} cores)", h.cpu_model, h.cores)),
+            (
+                "memory",
+                format!("{:.1} GiB", h.memory_bytes as f64 / (1u64 << 30) as f64),
+            ),
+            (
+                "kernel",
+                format!(
+                    "{} (governor {}, THP {})",
+                    h.kernel,
+                    h.governor.as_deref().unwrap_or("-"),
+                    h.thp.as_deref().unwrap_or("-")
+                ),
+            ),
+            (
+                "dbdelta",
+                format!("{} ({})", m.tool.version, m.tool.git_commit),
+            ),
+            (
+                "workload",
+                format!(
+                    "suite {}, scale {:?}, {} table(s) x {} rows, threads {}",
+                    op.suite,
+                    op.scale,
+                    op.tables,
+                    op.table_size,
+                    op.threads
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            ),
+            (
+                "durations",
+                format!(
+                    "read steps {} s, write steps {} s, insert {} s, warm-up {} s",
+                    op.read_secs, op.write_secs, op.insert_secs, op.warmup_secs
+                ),
+            ),
+        ];
+        o.push_str("<table>\n");
+        for (k, v) in rows {
+            let _ = writeln!(o, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
+        }
+        o.push_str("</table>\n");
+    }
+    o.push_str("<h3>Targets</h3>\n<table>\n<tr><th>color</th><th>target</th><th>engine</th><th>version</th><th>non-default settings</th><th>spec</th></tr>\n");
+    for (i, c) in data.columns.iter().enumerate() {
+        let t = &c.target;
+        let settings = if t.settings.is_empty() {
+            "(defaults)".to_string()
+        } else {
+            t.settings
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td><span class=\"swatch\" style=\"background:{}\"></span></td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            svg::color(i),
+            esc(&t.name),
+            if i == 0 { " <b>(base)</b>" } else { "" },
+            esc(&t.engine),
+            esc(t.version.as_deref().unwrap_or("-")),
+            esc(&settings),
+            esc(&t.spec),
+        );
+    }
+    o.push_str("</table>\n");
+}
+
+fn legend(o: &mut String, opts: &ReportOptions) {
+    o.push_str("<h2 id=\"legend\">Metrics and units</h2>\n<dl class=\"legend\">\n");
+    let mut items: Vec<(&str, String)> = vec![
+        ("QPS", "statements per second, every statement counted (BEGIN/COMMIT included), as sysbench's queries/s".into()),
+        ("TPS", "events (transactions) per second".into()),
+        ("Krows/s", "scan only: thousands of rows read per second".into()),
+        ("relative QPS", format!("target QPS / base QPS at the same thread count; red ≤ {:.2}, green ≥ {:.2}", opts.low, opts.high)),
+        ("avg, median, min, max, stddev", "statistics of a target's relative QPS over the steps of one group (population stddev)".into()),
+        ("dop", "client threads (sysbench --threads)".into()),
+        ("groups", "point = point queries; range = range queries and scans; write = inserts, updates, deletes and read-write transactions".into()),
+        ("p50 … max", "event latency percentiles in microseconds (µs)".into()),
+        ("cpu/o", "published unit: mean host CPU busy % (us+sy) / operations per second".into()),
+        ("cs/o, r/o", "host context switches / reads per operation".into()),
+        ("rKB/o, wKB/o", "KB read / written by the storage device per operation".into()),
+        ("o/s", "operations per second in the metrics window".into()),
+        ("host, server, client µs/op", "CPU microseconds per operation of the whole machine, the database server's processes (embedded SQLite: its worker threads) and dbdelta itself".into()),
+        ("relative cost", format!("target cost / base cost; here more is worse: red ≥ {:.2}, green ≤ {:.2}", opts.high, opts.low)),
+        ("fail, NA, †", "the step failed (reason shown); not run; interrupted by Ctrl-C (partial measurement)".into()),
+    ];
+    if !opts.costs.is_empty() {
+        items.push((
+            "ops/hour/$",
+            "operations (scan: thousands of rows) per hour per dollar of the target's hourly price; % of best = share of the row's best priced target".into(),
+        ));
+    }
+    for (k, v) in items {
+        let _ = writeln!(o, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
+    }
+    o.push_str("</dl>\n");
+}
+
+/// A table cell (`<td>`) for a cell; `ratio` colors by the thresholds, `worse_high` inverts
+/// the colors (for costs, where more is worse).
+fn td(c: &Cell, decimals: usize, ratio: Option<(&ReportOptions, bool)>) -> String {
+    match c {
+        Cell::Value { value, interrupted } => {
+            let class = match ratio
+                .and_then(|(opts, worse_high)| beyond(*value, opts).map(|high| high != worse_high))
+            {
+                Some(true) => "n hi",
+                Some(false) => "n lo",
+                None => "n",
+            };
+            let text = if value.is_finite() {
+                format!("{value:.decimals$}")
+            } else {
+                "inf".to_string()
+            };
+            format!(
+                "<td class=\"{class}\">{text}{}</td>",
+                if *interrupted { " †" } else { "" }
+            )
+        }
+        Cell::Failed { reason } => format!(
+            "<td class=\"fail\" title=\"{}\">fail: {}</td>",
+            esc(reason),
+            esc(&short(reason))
+        ),
+        Cell::Missing => "<td class=\"na\">NA</td>".to_string(),
+    }
+}
+
+fn short(reason: &str) -> String {
+    let line = reason.lines().next().unwrap_or_default().trim();
+    if line.chars().count() <= 60 {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(60).collect();
+    format!("{}…", cut.trim_end())
+}
+
+fn group_row(o: &mut String, group: Group, span: usize) {
+    let _ = writeln!(
+        o,
+        "<tr class=\"g\"><th colspan=\"{span}\">{} queries</th></tr>",
+        group.name()
+    );
+}
+
+fn relative(o: &mut String, data: &ReportData, table: &Table, opts: &ReportOptions) {
+    let others: Vec<&str> = data.columns.iter().skip(1).map(|c| c.name()).collect();
+    let _ = writeln!(
+        o,
+        "<h2 id=\"rel-{0}\">Relative QPS, dop={0} (base: {1})</h2>",
+        table.dop,
+        esc(data.base())
+    );
+    o.push_str("<table class=\"rel\">\n<tr><th>step</th>");
+    for n in &others {
+        let _ = write!(o, "<th>{}</th>", esc(n));
+    }
+    o.push_str("</tr>\n");
+    let mut last = None;
+    for row in &table.rows {
+        if last != Some(row.group) {
+            last = Some(row.group);
+            group_row(o, row.group, others.len() + 1);
+        }
+        let base_failed = matches!(row.cells.first(), Some(Cell::Failed { .. }));
+        let _ = write!(o, "<tr><td>{}</td>", esc(&row.label));
+        for (rel, own) in row.relative().iter().zip(row.cells.iter().skip(1)) {
+            match own {
+                Cell::Value { .. } if base_failed => {
+                    o.push_str("<td class=\"na\">NA (base failed)</td>");
+                }
+                _ => o.push_str(&td(rel, 2, Some((opts, false)))),
+            }
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</table>\n");
+    let rows: Vec<BarRow> = table
+        .rows
+        .iter()
+        .map(|r| BarRow {
+            label: &r.label,
+            group: r.group,
+            cells: r.relative(),
+        })
+        .collect();
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">Bars start at 1.0 (same as the base): right = faster, left = slower; dashed lines at {:.2} and {:.2}.</p>",
+        opts.low, opts.high
+    );
+    o.push_str(&svg::relative_bars(&rows, &others, opts.low, opts.high));
+    o.push('\n');
+    let stats = group_stats(data, table);
+    if stats.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "<h3>Relative QPS per group, dop={}</h3>\n<table class=\"stats\">\n<tr><th>group</th><th>target</th><th>steps</th><th>avg</th><th>median</th><th>min</th><th>max</th><th>stddev</th></tr>",
+        table.dop
+    );
+    for s in stats {
+        let v = |x: f64| Cell::Value {
+            value: x,
+            interrupted: false,
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td>{}{}{}{}<td class=\"n\">{:.3}</td></tr>",
+            s.group.name(),
+            esc(data.columns[s.column].name()),
+            s.n,
+            td(&v(s.avg), 2, Some((opts, false))),
+            td(&v(s.median), 2, Some((opts, false))),
+            td(&v(s.min), 2, Some((opts, false))),
+            td(&v(s.max), 2, Some((opts, false))),
+            s.stddev
+        );
+    }
+    o.push_str("</table>\n");
+}
+
+fn absolute(o: &mut String, data: &ReportData, table: &Table) {
+    let _ = writeln!(
+        o,
+        "<h2 id=\"abs{0}\">Absolute QPS and TPS, dop={0}</h2>",
+        table.dop
+    );
+    if table.dop == data.tables.first().map_or(0, |t| t.dop) {
+        o.push_str("<span id=\"abs\"></span>");
+    }
+    o.push_str("<table class=\"abs\">\n<tr><th rowspan=\"2\">step</th><th rowspan=\"2\">unit</th>");
+    for c in &data.columns {
+        let _ = write!(o, "<th colspan=\"2\">{}</th>", esc(c.name()));
+    }
+    o.push_str("</tr>\n<tr>");
+    for _ in &data.columns {
+        o.push_str("<th>QPS</th><th>TPS</th>");
+    }
+    o.push_str("</tr>\n");
+    let mut last = None;
+    for row in &table.rows {
+        if last != Some(row.group) {
+            last = Some(row.group);
+            group_row(o, row.group, 2 + 2 * data.columns.len());
+        }
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td>",
+            esc(&row.label),
+            unit_name(row.unit)
+        );
+        for (col, cell) in data.columns.iter().zip(&row.cells) {
+            o.push_str(&td(cell, 0, None));
+            let tps = match (cell, result_of(data, col.name(), &row.label, table.dop)) {
+                (Cell::Value { .. }, Some(r)) => format!("<td class=\"n\">{:.0}</td>", r.tps),
+                _ => "<td class=\"na\"></td>".to_string(),
+            };
+            o.push_str(&tps);
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</table>\n");
+}
+
+fn unit_name(u: ThroughputUnit) -> &'static str {
+    match u {
+        ThroughputUnit::KrowsPerSec => "Krows/s",
+        ThroughputUnit::RowsPerSec => "rows/s",
+        _ => "QPS",
+    }
+}
+
+fn concurrency_section(o: &mut String, data: &ReportData) {
+    let tables = concurrency(data);
+    if tables.is_empty() {
+        return;
+    }
+    let dops: Vec<f64> = data.dops().into_iter().map(f64::from).collect();
+    o.push_str("<h2 id=\"concurrency\">Throughput vs thread count</h2>\n<p class=\"note\">One chart and one table per step: throughput (QPS; scan Krows/s) of each target at each thread count. Failed points are left out.</p>\n<div class=\"multi\">\n");
+    for t in &tables {
+        let series: Vec<Series> = data
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Series {
+                name: c.name(),
+                color: i,
+                points: dops
+                    .iter()
+                    .zip(&t.cells[i])
+                    .filter_map(|(d, c)| Some((*d, c.value()?)))
+                    .collect(),
+            })
+            .collect();
+        o.push_str(&svg::lines(
+            &t.label,
+            "client threads",
+            "throughput",
+            &series,
+            Some(&dops),
+            (340.0, 210.0),
+        ));
+        o.push('\n');
+    }
+    o.push_str("</div>\n");
+    for t in &tables {
+        let _ = write!(
+            o,
+            "<h3>{} ({})</h3>\n<table class=\"conc\">\n<tr><th>target</th>",
+            esc(&t.label),
+            t.group.name()
+        );
+        for d in data.dops() {
+            let _ = write!(o, "<th>{d}</th>");
+        }
+        o.push_str("</tr>\n");
+        for (i, c) in data.columns.iter().enumerate() {
+            let _ = write!(o, "<tr><td>{}</td>", esc(c.name()));
+            for cell in &t.cells[i] {
+                o.push_str(&td(cell, 0, None));
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</table>\n");
+    }
+}
+
+fn timeline(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+    // The chosen step: --timeline glob, else the first row with per-second intervals.
+    let has_intervals = |label: &str, dop: u32| {
+        data.columns
+            .iter()
+            .any(|c| result_of(data, c.name(), label, dop).is_some_and(|r| !r.intervals.is_empty()))
+    };
+    let pick = data.tables.iter().find_map(|t| {
+        t.rows.iter().find_map(|r| {
+            let wanted = match &opts.timeline {
+                Some(g) => selected(std::slice::from_ref(g), &r.step, &r.label),
+                None => true,
+            };
+            (wanted && has_intervals(&r.label, t.dop)).then(|| r.label.clone())
+        })
+    });
+    o.push_str("<h2 id=\"timeline\">QPS over time</h2>\n");
+    let Some(label) = pick else {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">No per-second intervals were recorded{}.</p>",
+            match &opts.timeline {
+                Some(g) => format!(" for steps matching '{}'", esc(g)),
+                None => String::new(),
+            }
+        );
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">Queries per second in each second of the measured window of <b>{}</b> (choose another step with <code>dbdelta report --timeline STEP</code>). A steady line means a stable measurement; dips show stalls.</p>",
+        esc(&label)
+    );
+    for t in &data.tables {
+        let series: Vec<Series> = data
+            .columns
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let r = result_of(data, c.name(), &label, t.dop)?;
+                Some(Series {
+                    name: c.name(),
+                    color: i,
+                    points: r.intervals.iter().map(|iv| (iv.t, iv.qps)).collect(),
+                })
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        if series.is_empty() {
+            continue;
+        }
+        o.push_str(&svg::lines(
+            &format!("{label}, dop={}", t.dop),
+            "seconds into the measured window",
+            "QPS",
+            &series,
+            None,
+            (900.0, 280.0),
+        ));
+        o.push('\n');
+    }
+}
+
+fn latency(o: &mut String, data: &ReportData) {
+    o.push_str("<h2 id=\"latency\">Latency (µs per event)</h2>\n");
+    for table in &data.tables {
+        let _ = writeln!(
+            o,
+            "<h3>dop={}</h3>\n<table class=\"lat\">\n<tr><th>step</th><th>target</th><th>p50</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th></tr>",
+            table.dop
+        );
+        let mut last = None;
+        for row in &table.rows {
+            if last != Some(row.group) {
+                last = Some(row.group);
+                group_row(o, row.group, 8);
+            }
+            for (col, cell) in data.columns.iter().zip(&row.cells) {
+                let head = format!(
+                    "<tr><td>{}</td><td>{}</td>",
+                    esc(&row.label),
+                    esc(col.name())
+                );
+                match (cell, result_of(data, col.name(), &row.label, table.dop)) {
+                    (Cell::Failed { .. }, _) => {
+                        let _ =
+                            writeln!(o, "{head}{}<td colspan=\"5\"></td></tr>", td(cell, 0, None));
+                    }
+                    (Cell::Value { .. }, Some(r)) => {
+                        let l = &r.latency;
+                        let _ = write!(o, "{head}");
+                        for v in [l.p50_us, l.p95_us, l.p99_us, l.p999_us, l.max_us, l.mean_us] {
+                            let _ = write!(o, "<td class=\"n\">{v:.1}</td>");
+                        }
+                        o.push_str("</tr>\n");
+                    }
+                    _ => {}
+                }
+            }
+        }
+        o.push_str("</table>\n");
+    }
+}
+
+fn costs(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+    o.push_str("<h2 id=\"cost\">Hardware cost per operation</h2>\n<p class=\"note\">The sb.met figures (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s; scan: per thousand rows) and CPU µs per operation. OS metrics cover the measured window only. Relative columns are target / base of the same step: more is worse, so red = costlier, green = cheaper.</p>\n");
+    let mut any = false;
+    for table in &data.tables {
+        let mut body = String::new();
+        let mut last = None;
+        for row in &table.rows {
+            if !selected(&opts.metrics, &row.step, &row.label) {
+                continue;
+            }
+            let base = data
+                .columns
+                .first()
+                .and_then(|c| result_of(data, c.name(), &row.label, table.dop))
+                .and_then(|r| r.costs.as_ref());
+            let mut lines = String::new();
+            for (col, cell) in data.columns.iter().zip(&row.cells) {
+                let head = format!(
+                    "<tr><td>{}</td><td>{}</td>",
+                    esc(&row.label),
+                    esc(col.name())
+                );
+                if let Cell::Failed { .. } = cell {
+                    let _ = writeln!(
+                        lines,
+                        "{head}{}<td colspan=\"11\"></td></tr>",
+                        td(cell, 0, None)
+                    );
+                    continue;
+                }
+                let Some(c) = result_of(data, col.name(), &row.label, table.dop)
+                    .and_then(|r| r.costs.as_ref())
+                else {
+                    continue;
+                };
+                let num = |v: Option<f64>, d: usize| match v {
+                    Some(v) => format!("<td class=\"n\">{v:.d$}</td>"),
+                    None => "<td class=\"na\">-</td>".to_string(),
+                };
+                let rel = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                    (Some(a), Some(b)) if base.is_some() => {
+                        let value = if a == 0.0 && b == 0.0 { 1.0 } else { a / b };
+                        td(
+                            &Cell::Value {
+                                value,
+                                interrupted: false,
+                            },
+                            2,
+                            Some((opts, true)),
+                        )
+                    }
+                    _ => "<td class=\"na\">-</td>".to_string(),
+                };
+                let _ = writeln!(
+                    lines,
+                    "{head}{}{}{}{}{}{}{}{}{}{}{}{}</tr>",
+                    num(Some(c.cpu_o), 6),
+                    num(Some(c.cs_o), 3),
+                    num(c.r_o, 3),
+                    num(c.rkb_o, 3),
+                    num(c.wkb_o, 3),
+                    num(Some(c.o_s), 0),
+                    num(Some(c.host_cpu_us_op), 1),
+                    num(c.server_cpu_us_op, 1),
+                    num(Some(c.client_cpu_us_op), 1),
+                    rel(Some(c.host_cpu_us_op), base.map(|b| b.host_cpu_us_op)),
+                    rel(Some(c.cs_o), base.map(|b| b.cs_o)),
+                    rel(c.wkb_o, base.and_then(|b| b.wkb_o)),
+                );
+            }
+            if lines.is_empty() {
+                continue;
+            }
+            if last != Some(row.group) {
+                last = Some(row.group);
+                group_row(&mut body, row.group, 14);
+            }
+            body.push_str(&lines);
+        }
+        if body.is_empty() {
+            continue;
+        }
+        any = true;
+        let _ = writeln!(
+            o,
+            "<h3>dop={}</h3>\n<table class=\"cost\">\n<tr><th>step</th><th>target</th><th>cpu/o</th><th>cs/o</th><th>r/o</th><th>rKB/o</th><th>wKB/o</th><th>o/s</th><th>host µs/op</th><th>server µs/op</th><th>client µs/op</th><th>rel host CPU</th><th>rel cs/o</th><th>rel wKB/o</th></tr>\n{body}</table>",
+            table.dop
+        );
+    }
+    if !any {
+        o.push_str("<p class=\"note\">No OS metrics were recorded (run with OS metrics enabled on Linux).</p>\n");
+    }
+}
+
+fn dollars(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+    if opts.costs.is_empty() {
+        return;
+    }
+    o.push_str("<h2 id=\"dollars\">Operations per hour per dollar</h2>\n<p class=\"note\">Prices (--cost): ");
+    let prices: Vec<String> = opts
+        .costs
+        .iter()
+        .map(|(n, p)| format!("{} ${p}/hour", esc(n)))
+        .collect();
+    o.push_str(&prices.join(", "));
+    o.push_str(
+        ". Throughput × 3600 / price; % = share of the row's best (best = 100&nbsp;%).</p>\n",
+    );
+    for table in &data.tables {
+        let _ = write!(
+            o,
+            "<h3>dop={}</h3>\n<table class=\"dollar\">\n<tr><th>step</th>",
+            table.dop
+        );
+        for (n, _) in &opts.costs {
+            let _ = write!(o, "<th>{0} ops/hour/$</th><th>{0} %</th>", esc(n));
+        }
+        o.push_str("</tr>\n");
+        let per = per_dollar(data, table, &opts.costs);
+        for (row, cells) in table.rows.iter().zip(per) {
+            let _ = write!(o, "<tr><td>{}</td>", esc(&row.label));
+            for pd in cells {
+                o.push_str(&td(&pd.cell, 0, None));
+                match pd.percent {
+                    Some(p) => {
+                        let class = if p >= 99.95 { "n hi" } else { "n" };
+                        let _ = write!(o, "<td class=\"{class}\">{p:.1}</td>");
+                    }
+                    None => o.push_str("<td class=\"na\">NA</td>"),
+                }
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</table>\n");
+    }
+}
+
+fn load(o: &mut String, data: &ReportData) {
+    if data.columns.iter().all(|c| c.load.is_none()) {
+        return;
+    }
+    o.push_str("<h2 id=\"load\">Load</h2>\n<table>\n<tr><th>target</th><th>seconds</th><th>rows</th><th>rows/s</th></tr>\n");
+    for col in &data.columns {
+        let Some(l) = &col.load else { continue };
+        match &l.status {
+            StepStatus::Failed { reason } => {
+                let _ = writeln!(
+                    o,
+                    "<tr><td>{}</td>{}<td class=\"na\">NA</td><td class=\"na\">NA</td></tr>",
+                    esc(col.name()),
+                    td(
+                        &Cell::Failed {
+                            reason: reason.clone()
+                        },
+                        0,
+                        None
+                    )
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    o,
+                    "<tr><td>{}</td><td class=\"n\">{:.1}</td><td class=\"n\">{}</td><td class=\"n\">{:.0}</td></tr>",
+                    esc(col.name()),
+                    l.seconds,
+                    load_rows(l),
+                    l.throughput.value
+                );
+            }
+        }
+    }
+    o.push_str("</table>\n");
+}
+
+fn failures(o: &mut String, data: &ReportData) {
+    let mut lines = Vec::new();
+    for t in &data.tables {
+        for row in &t.rows {
+            for (col, cell) in data.columns.iter().zip(&row.cells) {
+                if let Cell::Failed { reason } = cell {
+                    lines.push(format!(
+                        "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"fail\">{}</td></tr>",
+                        t.dop,
+                        esc(&row.label),
+                        esc(col.name()),
+                        esc(reason)
+                    ));
+                }
+            }
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    o.push_str("<h2 id=\"failures\">Failed steps</h2>\n<table>\n<tr><th>dop</th><th>step</th><th>target</th><th>reason</th></tr>\n");
+    for l in lines {
+        o.push_str(&l);
+        o.push('\n');
+    }
+    o.push_str("</table>\n");
+}
