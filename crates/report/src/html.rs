@@ -27,8 +27,7 @@ td.lo{background:#f4c7c3}td.hi{background:#c6efce}\
 td.fail{background:#fbe3e3;color:#a00;font-weight:bold}td.na{color:#999}\
 .note{color:#555;font-size:13px}.warn{color:#8a5a00}\
 .swatch{display:inline-block;width:12px;height:12px;vertical-align:-1px;border:1px solid #999}\
-.multi{display:flex;flex-wrap:wrap;gap:6px}svg.chart{background:#fff;border:1px solid #eee}\
-dl.legend dt{font-weight:bold;float:left;clear:left;width:170px}dl.legend dd{margin-left:180px}";
+.multi{display:flex;flex-wrap:wrap;gap:6px}svg.chart{background:#fff;border:1px solid #eee}";
 
 /// Escapes text for HTML element content and attribute values.
 pub fn esc(text: &str) -> String {
@@ -297,7 +296,7 @@ fn summary(o: &mut String, data: &ReportData) {
 }
 
 fn legend(o: &mut String, opts: &ReportOptions) {
-    o.push_str("<h2 id=\"legend\">Metrics and units</h2>\n<dl class=\"legend\">\n");
+    o.push_str("<h2 id=\"legend\">Metrics and units</h2>\n<table class=\"legend\">\n");
     let mut items: Vec<(&str, String)> = vec![
         ("QPS", "statements per second, every statement counted (BEGIN/COMMIT included), as sysbench's queries/s".into()),
         ("TPS", "events (transactions) per second".into()),
@@ -322,9 +321,9 @@ fn legend(o: &mut String, opts: &ReportOptions) {
         ));
     }
     for (k, v) in items {
-        let _ = writeln!(o, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
+        let _ = writeln!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     }
-    o.push_str("</dl>\n");
+    o.push_str("</table>\n");
 }
 
 /// A table cell (`<td>`) for a cell; `ratio` colors by the thresholds, `worse_high` inverts

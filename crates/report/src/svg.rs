@@ -101,10 +101,20 @@ pub fn relative_bars(rows: &[BarRow], names: &[&str], low: f64, high: f64) -> St
     let (mut lo, mut hi) = finite.fold((low.min(1.0), high.max(1.0)), |(a, b), v| {
         (a.min(v), b.max(v))
     });
-    let pad = ((hi - lo) * 0.06).max(0.02);
-    lo = (lo - pad).max(0.0);
-    hi += pad;
-    let x = |v: f64| LEFT + (v.clamp(lo, hi) - lo) / (hi - lo) * (W - LEFT - RIGHT);
+    // A log scale when the ratios span more than 3x, so that 0.9 stays visible next to 30.
+    let log = lo > 0.0 && hi / lo > 3.0;
+    if log {
+        (lo, hi) = (lo / 1.15, hi * 1.15);
+    } else {
+        let pad = ((hi - lo) * 0.06).max(0.02);
+        lo = (lo - pad).max(0.0);
+        hi += pad;
+    }
+    let f = |v: f64| if log { v.ln() } else { v };
+    let x = |v: f64| {
+        let v = v.clamp(lo, hi);
+        LEFT + (f(v) - f(lo)) / (f(hi) - f(lo)) * (W - LEFT - RIGHT)
+    };
     let band = BAR * names.len().max(1) as f64 + 6.0;
     let mut groups = 0;
     let mut last: Option<Group> = None;
@@ -120,19 +130,43 @@ pub fn relative_bars(rows: &[BarRow], names: &[&str], low: f64, high: f64) -> St
         s,
         r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{W:.0}" height="{h:.0}" viewBox="0 0 {W:.0} {h:.0}" role="img"><title>Relative QPS per step (target / base)</title>"#
     );
+    if log {
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="14" font-size="10" text-anchor="end" fill="#555">log scale</text>"##,
+            W - RIGHT
+        );
+    }
     legend(&mut s, names, 1, LEFT, 14.0);
     // Grid and axis labels.
     let step = nice_step(hi - lo, 8.0);
     let bottom = h - 24.0;
-    for t in ticks(lo, hi, step) {
+    let grid: Vec<(f64, String)> = if log {
+        let mut g: Vec<f64> = [0.1, 0.2, 0.5].into_iter().collect();
+        let mut p = 1.0;
+        while p <= hi && g.len() < 40 {
+            g.push(p);
+            p *= 2.0;
+        }
+        g.into_iter()
+            .filter(|v| *v >= lo && *v <= hi)
+            .map(|v| (v, trim(v, if v < 1.0 { 0.1 } else { 1.0 })))
+            .collect()
+    } else {
+        ticks(lo, hi, step)
+            .into_iter()
+            .map(|t| (t, tick_label(t, step)))
+            .collect()
+    };
+    for (t, label) in grid {
         let xt = x(t);
         let _ = write!(
             s,
             r##"<line x1="{xt:.1}" y1="{top:.1}" x2="{xt:.1}" y2="{bottom:.1}" stroke="#e4e4e4"/><text x="{xt:.1}" y="{:.1}" font-size="10" text-anchor="middle" fill="#555">{}</text><text x="{xt:.1}" y="{:.1}" font-size="10" text-anchor="middle" fill="#555">{}</text>"##,
             top - 4.0,
-            tick_label(t, step),
+            label,
             bottom + 14.0,
-            tick_label(t, step)
+            label
         );
     }
     for t in [low, high] {
@@ -178,15 +212,15 @@ pub fn relative_bars(rows: &[BarRow], names: &[&str], low: f64, high: f64) -> St
                     };
                     let _ = write!(
                         s,
-                        r##"<rect x="{a:.1}" y="{yb:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{} / {}: {shown}</title></rect><text x="{:.1}" y="{:.1}" font-size="9" text-anchor="{}" fill="#333">{shown}</text>"##,
+                        r##"<rect x="{a:.1}" y="{yb:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{} / {}: {shown}</title></rect><text x="{:.1}" y="{:.1}" font-size="9" text-anchor="start" fill="#333">{shown}</text>"##,
                         (b - a).max(1.0),
                         BAR - 2.0,
                         color(i + 1),
                         esc(name),
                         esc(r.label),
-                        if x1 < x0 { a - 2.0 } else { b + 2.0 },
+                        // Slower bars are labelled right of the 1.0 line, clear of the step names.
+                        if x1 < x0 { x0 + 2.0 } else { b + 2.0 },
                         yb + BAR - 3.0,
-                        if x1 < x0 { "end" } else { "start" },
                     );
                 }
                 Cell::Failed { reason } => {
