@@ -8,20 +8,10 @@
 
 use crate::client::TlsClient;
 use dbdelta_engine::EngineError;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
-use rustls::{ClientConfig, RootCertStore};
+use rustls::pki_types::ServerName;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-
-/// System CA bundles, first found wins.
-const SYSTEM_BUNDLES: &[&str] = &[
-    "/etc/ssl/certs/ca-certificates.crt",
-    "/etc/pki/tls/certs/ca-bundle.crt",
-    "/etc/ssl/cert.pem",
-];
 
 /// The verifying TLS client for `host`, trusting `ca` or else the system roots.
 pub(crate) fn client(
@@ -29,49 +19,13 @@ pub(crate) fn client(
     host: &str,
     ca: Option<&Path>,
 ) -> Result<TlsClient, EngineError> {
-    let err = |m: String| EngineError::config(format!("target '{target}': TLS: {m}"));
-    let file: PathBuf = match ca {
-        Some(p) => p.to_path_buf(),
-        None => std::env::var_os("SSL_CERT_FILE")
-            .map(PathBuf::from)
-            .or_else(|| {
-                SYSTEM_BUNDLES
-                    .iter()
-                    .map(PathBuf::from)
-                    .find(|p| p.is_file())
-            })
-            .ok_or_else(|| {
-                err("no CA certificates found; give the server's CA as ssl_ca=FILE".into())
-            })?,
-    };
-    let mut roots = RootCertStore::empty();
-    let certs = load_certs(&file).map_err(&err)?;
-    let (added, _) = roots.add_parsable_certificates(certs);
-    if added == 0 {
-        return Err(err(format!(
-            "{} holds no usable CA certificate",
-            file.display()
-        )));
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| err(e.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let name = ServerName::try_from(host.to_string())
-        .map_err(|e| err(format!("'{host}' is not a valid server name: {e}")))?;
-    Ok(TlsClient {
-        config: Arc::new(config),
-        name,
-    })
-}
-
-fn load_certs(file: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    CertificateDer::pem_file_iter(file)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("cannot parse {}: {e}", file.display()))
+    let config = dbdelta_engine::tls::client_config(target, ca, "ssl_ca")?;
+    let name = ServerName::try_from(host.to_string()).map_err(|e| {
+        EngineError::config(format!(
+            "target '{target}': TLS: '{host}' is not a valid server name: {e}"
+        ))
+    })?;
+    Ok(TlsClient { config, name })
 }
 
 /// Files of a generated certificate set.

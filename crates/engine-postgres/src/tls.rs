@@ -1,25 +1,17 @@
 //! TLS (`--tls`) with rustls, like libpq's `sslmode=verify-full`: the server certificate must
 //! chain to a trusted root and name the host we connect to. Roots come from the target's
 //! `sslrootcert=FILE` parameter, else the system bundle (`SSL_CERT_FILE` or the usual
-//! distribution paths). There is no "accept any certificate" mode.
+//! distribution paths), through `dbdelta_engine::tls`. There is no "accept any certificate" mode.
 
 use crate::pgerror::{io_error, protocol_error};
 use crate::wire::{Stream, Wire};
 use dbdelta_engine::EngineError;
 use dbdelta_model::TargetSpec;
 use postgres_protocol::message::frontend;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
-use std::path::{Path, PathBuf};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
+use std::path::PathBuf;
 use std::sync::Arc;
-
-/// System CA bundles, first found wins.
-const SYSTEM_BUNDLES: &[&str] = &[
-    "/etc/ssl/certs/ca-certificates.crt",
-    "/etc/pki/tls/certs/ca-bundle.crt",
-    "/etc/ssl/cert.pem",
-];
 
 /// The TLS client configuration of one target.
 #[derive(Debug)]
@@ -27,48 +19,12 @@ pub(crate) struct TlsSetup {
     config: Arc<ClientConfig>,
 }
 
-/// Builds the client configuration for `spec`.
+/// Builds the client configuration for `spec` (roots from `sslrootcert=FILE` or the system).
 pub(crate) fn setup(spec: &TargetSpec) -> Result<TlsSetup, EngineError> {
-    let err = |m: String| EngineError::config(format!("target '{}': TLS: {m}", spec.name));
-    let file: PathBuf = match spec.param("sslrootcert") {
-        Some(p) => PathBuf::from(p),
-        None => std::env::var_os("SSL_CERT_FILE")
-            .map(PathBuf::from)
-            .or_else(|| {
-                SYSTEM_BUNDLES
-                    .iter()
-                    .map(PathBuf::from)
-                    .find(|p| p.is_file())
-            })
-            .ok_or_else(|| {
-                err("no CA certificates found; give the server's CA as sslrootcert=FILE".into())
-            })?,
-    };
-    let mut roots = RootCertStore::empty();
-    let certs = load_certs(&file).map_err(&err)?;
-    let (added, _) = roots.add_parsable_certificates(certs);
-    if added == 0 {
-        return Err(err(format!(
-            "{} holds no usable CA certificate",
-            file.display()
-        )));
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| err(e.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let ca = spec.param("sslrootcert").map(PathBuf::from);
     Ok(TlsSetup {
-        config: Arc::new(config),
+        config: dbdelta_engine::tls::client_config(&spec.name, ca.as_deref(), "sslrootcert")?,
     })
-}
-
-fn load_certs(file: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    CertificateDer::pem_file_iter(file)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("cannot parse {}: {e}", file.display()))
 }
 
 /// Sends SSLRequest on a fresh connection and completes the TLS handshake.

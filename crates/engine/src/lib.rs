@@ -14,6 +14,8 @@ pub mod mock;
 pub mod server;
 pub mod sqlite;
 pub mod text;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 pub use dbdelta_model::Dialect;
 pub use error::{EngineError, ErrorKind};
