@@ -16,7 +16,7 @@ use dbdelta_report::{
 };
 use dbdelta_runner::{StopFlag, TargetOutcome};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -336,6 +336,11 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
             .map(|c| parse_cost(c))
             .collect::<Result<Vec<_>, _>>()?,
         timeline: args.timeline.clone(),
+        // Links to profile files are relative to where the report is written.
+        link_dir: Some(match args.output.as_ref().and_then(|p| p.parent()) {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }),
         ..ReportOptions::default()
     };
     if let Some(t) = &args.thresholds {

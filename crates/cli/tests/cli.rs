@@ -170,9 +170,22 @@ fn mock_run_writes_results_and_reports() {
         ratio < 0.5,
         "a 200us mock must be slower than a 0us one: {ratio}"
     );
-    for f in ["run.json", "report.txt", "report.md", "report.json"] {
+    for f in [
+        "run.json",
+        "report.txt",
+        "report.md",
+        "report.json",
+        "report.html",
+    ] {
         assert!(rd.join(f).is_file(), "{f}");
     }
+    let html = std::fs::read_to_string(rd.join("report.html")).unwrap();
+    assert!(
+        html.contains("<h2 id=\"glance\">At a glance</h2>"),
+        "{html}"
+    );
+    assert!(html.contains("update-index_range=100"), "{html}");
+    assert!(html.contains("<svg class=\"chart\""), "charts");
     let manifest = read_json(&rd.join("run.json"));
     assert_eq!(manifest["status"], "complete");
     assert!(manifest["tool"]["git_commit"].is_string());
@@ -374,4 +387,58 @@ params = { latency = "300us" }
     let manifest = read_json(&rd.join("run.json"));
     assert_eq!(manifest["options"]["threads"], serde_json::json!([1, 2]));
     assert_eq!(manifest["targets"][1]["spec"], "slow=mock?latency=300us");
+}
+
+#[test]
+fn cross_run_report_warns_on_scale_and_needs_rename_for_clashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let steps = ["--steps", "point-query", "--threads", "1"];
+    assert!(mock_run(&a, &steps).status.success());
+    let out = mock_run(&b, &[&steps[..], &["--table-size", "200"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+
+    // Both runs have targets `fast` and `slow`: a clear error that names the fix.
+    let out = dbdelta().args(["report", a, b]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("'fast'") && stderr.contains("--rename"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("error")).count(), 1);
+
+    let out = dbdelta()
+        .args([
+            "report",
+            a,
+            b,
+            "--rename",
+            "2:fast=fast-b",
+            "--rename",
+            "2:slow=slow-b",
+        ])
+        .args(["--format", "md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: runs differ in scales"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("x 100 rows") && stderr.contains("x 200 rows"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("| fast-b |") || stdout.contains("fast-b"),
+        "{stdout}"
+    );
 }

@@ -160,6 +160,16 @@ fn postgres_profiles_name_its_functions_and_explain_finds_the_logging() {
         .collect();
     assert!(legend.contains(&"PostgresMain"), "{text}");
     assert!(rd.join("profiles/explain.txt").is_file());
+    // report.html links the profiled rows to their flamegraphs and shows the drill-down.
+    let html = std::fs::read_to_string(rd.join("report.html")).unwrap();
+    assert!(html.contains("<a href=\"#prof-1-point-query"), "row link");
+    assert!(html.contains("<pre class=\"drill\">"), "drill-down table");
+    let diff_link = html
+        .split("href=\"")
+        .filter_map(|s| s.split('"').next())
+        .find(|h| h.ends_with(".diff-vs-pg.svg"))
+        .expect("a differential flamegraph link");
+    assert!(rd.join(diff_link).is_file(), "{diff_link}");
 }
 
 #[test]
@@ -197,6 +207,12 @@ fn without_perf_the_run_completes_and_says_why() {
     );
     let why = std::fs::read_to_string(rd.join("profiles/NO-PROFILES.txt")).unwrap();
     assert!(why.contains("apt-get install linux-perf"), "{why}");
+    // The HTML report says why there are no profiles.
+    let html = std::fs::read_to_string(rd.join("report.html")).unwrap();
+    assert!(
+        html.contains("No profiles: --profile was given but no profiles were taken: --profile: `perf` was not found on PATH"),
+        "report.html does not say why"
+    );
     assert!(rd.join("results/a").is_dir());
     let out = dbdelta()
         .arg("explain")

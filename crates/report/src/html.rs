@@ -27,7 +27,7 @@ td.lo{background:#f4c7c3}td.hi{background:#c6efce}\
 td.fail{background:#fbe3e3;color:#a00;font-weight:bold}td.na{color:#999}\
 .note{color:#555;font-size:13px}.warn{color:#8a5a00}\
 .swatch{display:inline-block;width:12px;height:12px;vertical-align:-1px;border:1px solid #999}\
-.multi{display:flex;flex-wrap:wrap;gap:6px}svg.chart{background:#fff;border:1px solid #eee}";
+.multi{display:flex;flex-wrap:wrap;gap:6px}pre.drill{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow-x:auto;font-size:12px}svg.chart{background:#fff;border:1px solid #eee}";
 
 /// Escapes text for HTML element content and attribute values.
 pub fn esc(text: &str) -> String {
@@ -107,6 +107,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     dollars(&mut o, data, opts);
     load(&mut o, data);
     failures(&mut o, data);
+    crate::profiles::section(&mut o, data, opts);
     o.push_str("</body>\n</html>\n");
     o
 }
@@ -144,6 +145,9 @@ fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions) {
     o.push_str(" · <a href=\"#timeline\">QPS over time</a> · <a href=\"#latency\">latency</a> · <a href=\"#cost\">hardware cost</a>");
     if !opts.costs.is_empty() {
         o.push_str(" · <a href=\"#dollars\">ops per dollar</a>");
+    }
+    if data.runs.iter().any(|r| r.dir.join("profiles").is_dir()) {
+        o.push_str(" · <a href=\"#profiles\">server CPU profiles</a>");
     }
     o.push_str("</p>\n");
 }
@@ -293,6 +297,70 @@ fn summary(o: &mut String, data: &ReportData) {
         );
     }
     o.push_str("</table>\n");
+    differing_settings(o, data);
+}
+
+/// The settings whose values differ between targets (a setting a target does not set shows
+/// as "(default)"), so the cause of a difference is visible next to the numbers.
+fn differing_settings(o: &mut String, data: &ReportData) {
+    if data.columns.len() < 2 {
+        return;
+    }
+    let mut keys: Vec<&String> = data
+        .columns
+        .iter()
+        .flat_map(|c| c.target.settings.keys())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let differ: Vec<&String> = keys
+        .into_iter()
+        .filter(|k| {
+            let first = data.columns[0].target.settings.get(*k);
+            data.columns
+                .iter()
+                .any(|c| c.target.settings.get(*k) != first)
+        })
+        .collect();
+    let versions_differ = data
+        .columns
+        .iter()
+        .any(|c| c.target.version != data.columns[0].target.version);
+    if differ.is_empty() && !versions_differ {
+        o.push_str("<p class=\"note\">All targets have the same version and settings.</p>\n");
+        return;
+    }
+    o.push_str(
+        "<h3>What differs between the targets</h3>\n<table class=\"differ\">\n<tr><th>setting</th>",
+    );
+    for c in &data.columns {
+        let _ = write!(o, "<th>{}</th>", esc(c.name()));
+    }
+    o.push_str("</tr>\n");
+    if versions_differ {
+        o.push_str("<tr><th>version</th>");
+        for c in &data.columns {
+            let _ = write!(
+                o,
+                "<td>{}</td>",
+                esc(c.target.version.as_deref().unwrap_or("-"))
+            );
+        }
+        o.push_str("</tr>\n");
+    }
+    for k in differ {
+        let _ = write!(o, "<tr><th>{}</th>", esc(k));
+        for c in &data.columns {
+            match c.target.settings.get(k) {
+                Some(v) => {
+                    let _ = write!(o, "<td>{}</td>", esc(v));
+                }
+                None => o.push_str("<td class=\"na\">(default)</td>"),
+            }
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</table>\n");
 }
 
 fn legend(o: &mut String, opts: &ReportOptions) {
@@ -375,6 +443,7 @@ fn group_row(o: &mut String, group: Group, span: usize) {
 }
 
 fn relative(o: &mut String, data: &ReportData, table: &Table, opts: &ReportOptions) {
+    let profiled = crate::profiles::profiled_steps(data);
     let others: Vec<&str> = data.columns.iter().skip(1).map(|c| c.name()).collect();
     let _ = writeln!(
         o,
@@ -394,7 +463,16 @@ fn relative(o: &mut String, data: &ReportData, table: &Table, opts: &ReportOptio
             group_row(o, row.group, others.len() + 1);
         }
         let base_failed = matches!(row.cells.first(), Some(Cell::Failed { .. }));
-        let _ = write!(o, "<tr><td>{}</td>", esc(&row.label));
+        if profiled.contains(&(row.label.clone(), table.dop)) {
+            let _ = write!(
+                o,
+                "<tr><td><a href=\"#{}\" title=\"flamegraphs and drill-down\">{}</a></td>",
+                crate::profiles::anchor(&row.label, table.dop),
+                esc(&row.label)
+            );
+        } else {
+            let _ = write!(o, "<tr><td>{}</td>", esc(&row.label));
+        }
         for (rel, own) in row.relative().iter().zip(row.cells.iter().skip(1)) {
             match own {
                 Cell::Value { .. } if base_failed => {

@@ -28,6 +28,7 @@ mod load;
 pub mod markdown;
 pub mod merge;
 mod order;
+pub mod profiles;
 pub mod summary;
 pub mod svg;
 pub mod table;
@@ -72,6 +73,9 @@ pub struct ReportOptions {
     /// HTML: the step (glob on name or label) whose QPS over time is charted; `None` = the
     /// first step that has per-second intervals.
     pub timeline: Option<String>,
+    /// HTML: the directory the report file is written to, for links to profile files;
+    /// `None` = the report is written into the run directory (links are `profiles/…`).
+    pub link_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ReportOptions {
@@ -85,6 +89,7 @@ impl Default for ReportOptions {
             metrics: Vec::new(),
             costs: Vec::new(),
             timeline: None,
+            link_dir: None,
         }
     }
 }

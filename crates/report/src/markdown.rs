@@ -1,8 +1,13 @@
-//! GitHub-flavoured markdown: per thread count a relative table with ▼/▲ markers and an
-//! absolute table, then a load table. Same numbers as the text layout, plus the failure
-//! reasons and interrupted flags that plain TSV cannot carry.
+//! GitHub-flavoured markdown: per thread count a relative table with ▼/▲ markers, the
+//! per-group statistics of the relative values and an absolute table; then concurrency
+//! tables (rows = targets, columns = thread counts), latency percentiles, hardware cost per
+//! operation with marked relative columns, operations per hour per dollar (`--cost`), the
+//! load table and every failed step with its reason. The same numbers as the HTML report,
+//! with the coloring replaced by markers so it reads in plain text.
 
 use crate::data::{load_rows, ReportData};
+use crate::detail::{result_of, selected};
+use crate::summary::{concurrency, group_stats, per_dollar};
 use crate::table::{Cell, Row, Table};
 use crate::ReportOptions;
 use dbdelta_model::StepStatus;
@@ -18,11 +23,251 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     for table in &data.tables {
         if data.columns.len() >= 2 {
             relative_table(&mut out, data, table, opts);
+            group_table(&mut out, data, table, opts);
         }
         absolute_table(&mut out, data, table);
     }
+    concurrency_tables(&mut out, data);
+    if opts.details {
+        latency_tables(&mut out, data);
+        cost_tables(&mut out, data, opts);
+    }
+    dollar_tables(&mut out, data, opts);
     load_table(&mut out, data);
+    failure_list(&mut out, data);
     out
+}
+
+/// Avg, median, min, max and stddev of each non-base target's relative QPS per group.
+fn group_table(out: &mut String, data: &ReportData, table: &Table, opts: &ReportOptions) {
+    let stats = group_stats(data, table);
+    if stats.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n### Relative QPS per group, dop={}\n\n| group | target | steps | avg | median | min | max | stddev |\n|---|---|---:|---:|---:|---:|---:|---:|",
+        table.dop
+    );
+    for s in stats {
+        let v = |x: f64| {
+            cell(
+                &Cell::Value {
+                    value: x,
+                    interrupted: false,
+                },
+                2,
+                Some(opts),
+            )
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {:.3} |",
+            s.group.name(),
+            escape(data.columns[s.column].name()),
+            s.n,
+            v(s.avg),
+            v(s.median),
+            v(s.min),
+            v(s.max),
+            s.stddev
+        );
+    }
+}
+
+/// One table per step when the run has several thread counts: rows = targets, columns =
+/// thread counts (the published "1 2 4 concurrency/version" layout).
+fn concurrency_tables(out: &mut String, data: &ReportData) {
+    let tables = concurrency(data);
+    if tables.is_empty() {
+        return;
+    }
+    let dops = data.dops();
+    out.push_str("\n## Throughput vs thread count\n");
+    for t in &tables {
+        let _ = writeln!(
+            out,
+            "\n### {} ({})\n\n| target | {} |\n|---|{}",
+            escape(&t.label),
+            t.group.name(),
+            dops.iter()
+                .map(|d| format!("{d} threads"))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            "---:|".repeat(dops.len())
+        );
+        for (col, cells) in data.columns.iter().zip(&t.cells) {
+            let cells: Vec<String> = cells.iter().map(|c| cell(c, 0, None)).collect();
+            let _ = writeln!(out, "| {} | {} |", escape(col.name()), cells.join(" | "));
+        }
+    }
+}
+
+/// Event latency percentiles (µs) per thread count, step and target.
+fn latency_tables(out: &mut String, data: &ReportData) {
+    for table in &data.tables {
+        let _ = writeln!(
+            out,
+            "\n### Latency, dop={} (µs per event)\n\n| step | target | p50 | p95 | p99 | p99.9 | max | mean |\n|---|---|---:|---:|---:|---:|---:|---:|",
+            table.dop
+        );
+        for row in &table.rows {
+            for (col, c) in data.columns.iter().zip(&row.cells) {
+                let head = format!("| {} | {} |", escape(&row.label), escape(col.name()));
+                match (c, result_of(data, col.name(), &row.label, table.dop)) {
+                    (Cell::Failed { .. }, _) => {
+                        let _ = writeln!(out, "{head} {} | | | | | |", cell(c, 0, None));
+                    }
+                    (Cell::Value { .. }, Some(r)) => {
+                        let l = &r.latency;
+                        let _ = writeln!(
+                            out,
+                            "{head} {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                            l.p50_us, l.p95_us, l.p99_us, l.p999_us, l.max_us, l.mean_us
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// Hardware cost per operation (the `sb.met` figures and CPU µs per operation) with the
+/// relative columns (target / base) marked: for costs more is worse, so ▲ = costlier.
+fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    for table in &data.tables {
+        let mut body = String::new();
+        for row in &table.rows {
+            if !selected(&opts.metrics, &row.step, &row.label) {
+                continue;
+            }
+            let base = data
+                .columns
+                .first()
+                .and_then(|c| result_of(data, c.name(), &row.label, table.dop))
+                .and_then(|r| r.costs.as_ref());
+            for (col, c) in data.columns.iter().zip(&row.cells) {
+                let head = format!("| {} | {} |", escape(&row.label), escape(col.name()));
+                if let Cell::Failed { .. } = c {
+                    let _ = writeln!(body, "{head} {} |{}", cell(c, 0, None), " |".repeat(11));
+                    continue;
+                }
+                let Some(k) = result_of(data, col.name(), &row.label, table.dop)
+                    .and_then(|r| r.costs.as_ref())
+                else {
+                    continue;
+                };
+                let num = |v: Option<f64>, d: usize| match v {
+                    Some(v) => format!("{v:.d$}"),
+                    None => "-".to_string(),
+                };
+                let rel = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                    (Some(a), Some(b)) => {
+                        let value = if a == 0.0 && b == 0.0 { 1.0 } else { a / b };
+                        cell(
+                            &Cell::Value {
+                                value,
+                                interrupted: false,
+                            },
+                            2,
+                            Some(opts),
+                        )
+                    }
+                    _ => "-".to_string(),
+                };
+                let _ = writeln!(
+                    body,
+                    "{head} {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    num(Some(k.cpu_o), 6),
+                    num(Some(k.cs_o), 3),
+                    num(k.r_o, 3),
+                    num(k.rkb_o, 3),
+                    num(k.wkb_o, 3),
+                    num(Some(k.o_s), 0),
+                    num(Some(k.host_cpu_us_op), 1),
+                    num(k.server_cpu_us_op, 1),
+                    num(Some(k.client_cpu_us_op), 1),
+                    rel(Some(k.host_cpu_us_op), base.map(|b| b.host_cpu_us_op)),
+                    rel(Some(k.cs_o), base.map(|b| b.cs_o)),
+                    rel(k.wkb_o, base.and_then(|b| b.wkb_o)),
+                );
+            }
+        }
+        if body.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "\n### Hardware cost per operation, dop={}\n\nOS metrics of the measured window; scan: per thousand rows. rel = target / base: more is worse, so ▲ = costlier, ▼ = cheaper.\n\n| step | target | cpu/o | cs/o | r/o | rKB/o | wKB/o | o/s | host µs/op | server µs/op | client µs/op | rel host CPU | rel cs/o | rel wKB/o |\n|---|---|{}\n{body}",
+            table.dop,
+            "---:|".repeat(12)
+        );
+    }
+}
+
+/// `--cost NAME=$/h`: operations per hour per dollar and the share of the row's best.
+fn dollar_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    if opts.costs.is_empty() {
+        return;
+    }
+    let prices: Vec<String> = opts
+        .costs
+        .iter()
+        .map(|(n, p)| format!("{} ${p}/hour", escape(n)))
+        .collect();
+    for table in &data.tables {
+        let _ = writeln!(
+            out,
+            "\n### Operations per hour per dollar, dop={}\n\nPrices: {}. Throughput × 3600 / price; % = share of the row's best (best = 100 %).\n",
+            table.dop,
+            prices.join(", ")
+        );
+        let mut head = String::from("| step |");
+        for (n, _) in &opts.costs {
+            let _ = write!(head, " {0} ops/hour/$ | {0} % of best |", escape(n));
+        }
+        let _ = writeln!(out, "{head}\n|---|{}", "---:|".repeat(2 * opts.costs.len()));
+        for (row, cells) in table.rows.iter().zip(per_dollar(data, table, &opts.costs)) {
+            let _ = write!(out, "| {} |", escape(&row.label));
+            for pd in cells {
+                let pct = pd
+                    .percent
+                    .map(|p| format!("{p:.1}"))
+                    .unwrap_or_else(|| "NA".into());
+                let _ = write!(out, " {} | {pct} |", cell(&pd.cell, 0, None));
+            }
+            out.push('\n');
+        }
+    }
+}
+
+/// Every failed step with its full first-line reason: failures are never shown as zero.
+fn failure_list(out: &mut String, data: &ReportData) {
+    let mut lines = Vec::new();
+    for t in &data.tables {
+        for row in &t.rows {
+            for (col, c) in data.columns.iter().zip(&row.cells) {
+                if let Cell::Failed { reason } = c {
+                    lines.push(format!(
+                        "| {} | {} | {} | {} |",
+                        t.dop,
+                        escape(&row.label),
+                        escape(col.name()),
+                        escape(reason.trim())
+                    ));
+                }
+            }
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str("\n### Failed steps\n\n| dop | step | target | reason |\n|---:|---|---|---|\n");
+    for l in lines {
+        out.push_str(&l);
+        out.push('\n');
+    }
 }
 
 fn legend(out: &mut String, data: &ReportData, opts: &ReportOptions) {

@@ -46,6 +46,49 @@ fn markdown() {
 }
 
 #[test]
+fn markdown_with_costs() {
+    let data = fixture_data(None);
+    let opts = ReportOptions {
+        costs: vec![("default".into(), 0.5), ("wal".into(), 0.25)],
+        ..ReportOptions::default()
+    };
+    let text = render(&data, Format::Markdown, &opts).expect("render");
+    // Every table the HTML report has, in markdown.
+    for heading in [
+        "### Relative QPS, dop=1",
+        "### Relative QPS per group, dop=4",
+        "### Absolute QPS, dop=4",
+        "## Throughput vs thread count",
+        "### Latency, dop=1",
+        "### Hardware cost per operation, dop=4",
+        "### Operations per hour per dollar, dop=1",
+        "### Failed steps",
+    ] {
+        assert!(text.contains(heading), "missing {heading}");
+    }
+    check_golden(
+        &data_dir().join("expected").join("sysbench-3t.cost.md"),
+        &text,
+    );
+}
+
+#[test]
+fn html() {
+    let data = fixture_data(None);
+    let opts = ReportOptions {
+        costs: vec![("default".into(), 0.5), ("wal".into(), 0.25)],
+        ..ReportOptions::default()
+    };
+    let text = render(&data, Format::Html, &opts).expect("render");
+    // Self-contained: no scripts, no external resources.
+    assert!(!text.contains("<script"), "no scripts");
+    for external in ["src=\"http", "href=\"http", "<link", "@import", "url("] {
+        assert!(!text.contains(external), "external resource: {external}");
+    }
+    check_golden(&data_dir().join("expected").join("sysbench-3t.html"), &text);
+}
+
+#[test]
 fn csv_relative_first_dop() {
     let data = fixture_data(None);
     golden(

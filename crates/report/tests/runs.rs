@@ -177,3 +177,46 @@ fn unknown_dop_and_format_are_errors() {
     assert_eq!("html".parse::<Format>().ok(), Some(Format::Html));
     assert_eq!("md".parse::<Format>().ok(), Some(Format::Markdown));
 }
+
+#[test]
+fn merging_runs_of_different_scales_warns() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = two_step_run(&tmp.path().join("a"), &["pg15"], &[1000.0]);
+    let dir_b = tmp.path().join("b");
+    let mut m = manifest(&["pg16"], RunStatus::Complete);
+    m.options.table_size *= 10;
+    let results = [
+        result("pg16", "point-query_range=100", 3, Group::Point, 1, 900.0),
+        result("pg16", "insert_range=100", 9, Group::Write, 1, 450.0),
+    ];
+    write_run(&dir_b, &m, &results);
+    let b = load_run(&dir_b).expect("run loads");
+
+    let data = ReportData::from_runs(vec![a.clone(), b], None).expect("merge");
+    let scale: Vec<&String> = data
+        .warnings
+        .iter()
+        .filter(|w| w.contains("runs differ in scales"))
+        .collect();
+    assert_eq!(scale.len(), 1, "{:?}", data.warnings);
+    let w = scale[0];
+    let rows = m.options.table_size.to_string();
+    assert!(w.contains(&rows), "names both sizes: {w}");
+    assert!(w.contains("different data sizes"), "{w}");
+    // The relative values are still computed; the warning is shown in the report.
+    assert_eq!(data.tables[0].rows[0].relative()[0].plain(2), "0.90");
+    let html = render(&data, Format::Html, &ReportOptions::default()).expect("html");
+    assert!(
+        html.contains("runs differ in scales"),
+        "warning in the HTML"
+    );
+
+    // Same scale: no warning.
+    let c = two_step_run(&tmp.path().join("c"), &["pg17"], &[1000.0]);
+    let data = ReportData::from_runs(vec![a, c], None).expect("merge");
+    assert!(
+        data.warnings.iter().all(|w| !w.contains("differ")),
+        "{:?}",
+        data.warnings
+    );
+}
