@@ -112,6 +112,10 @@ fn suites_list_and_show() {
 }
 
 fn mock_run(dir: &Path, extra: &[&str]) -> std::process::Output {
+    mock_run_sized(dir, "100", extra)
+}
+
+fn mock_run_sized(dir: &Path, table_size: &str, extra: &[&str]) -> std::process::Output {
     dbdelta()
         .args([
             "run",
@@ -129,7 +133,7 @@ fn mock_run(dir: &Path, extra: &[&str]) -> std::process::Output {
             "--warmup-secs",
             "0",
             "--table-size",
-            "100",
+            table_size,
             "--run-dir",
             dir.to_str().unwrap(),
         ])
@@ -395,7 +399,7 @@ fn cross_run_report_warns_on_scale_and_needs_rename_for_clashes() {
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     let steps = ["--steps", "point-query", "--threads", "1"];
     assert!(mock_run(&a, &steps).status.success());
-    let out = mock_run(&b, &[&steps[..], &["--table-size", "200"]].concat());
+    let out = mock_run_sized(&b, "200", &steps);
     assert!(
         out.status.success(),
         "{}",

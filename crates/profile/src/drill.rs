@@ -203,7 +203,9 @@ pub fn drill_down(
     }
     let mut nodes = Vec::new();
     let mut node = String::new();
-    while nodes.len() < MAX_NODES {
+    // Without base samples every path would look grown: nothing to drill into.
+    let comparable = all[0].1.total > 0;
+    while comparable && nodes.len() < MAX_NODES {
         let kids: BTreeSet<&String> = all
             .iter()
             .filter_map(|(_, s)| s.children.get(&node))
@@ -271,7 +273,19 @@ impl DrillTable {
             "{}: percent of samples in the function including its children",
             self.title
         );
-        if self.nodes.is_empty() {
+        let empty: Vec<&str> = self
+            .profiles
+            .iter()
+            .filter(|(_, n)| *n == 0)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        if !empty.is_empty() {
+            let _ = writeln!(
+                out,
+                "({} recorded no samples in this step: shares cannot be compared; profile a longer window or raise --profile-freq)",
+                empty.join(", ")
+            );
+        } else if self.nodes.is_empty() {
             let _ = writeln!(
                 out,
                 "(no call path's share grew by a percentage point or more)"

@@ -156,6 +156,19 @@ fn drill_down_stops_where_nothing_differs() {
 }
 
 #[test]
+fn a_base_without_samples_is_not_drilled_into() {
+    let t = fixture("target.perf-script");
+    let empty = Folded::parse("").expect("empty folded");
+    let table = drill_down("idle", ("base", &empty), &[("slow", &t)], 1.0);
+    assert!(table.nodes.is_empty(), "{:?}", table.nodes);
+    let text = table.render(3);
+    assert!(
+        text.contains("(base recorded no samples in this step: shares cannot be compared"),
+        "{text}"
+    );
+}
+
+#[test]
 fn differential_normalises_the_base_to_the_target_total() {
     let (b, t) = (fixture("base.perf-script"), fixture("target.perf-script"));
     let lines = diff_lines(&b, &t).unwrap();

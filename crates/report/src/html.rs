@@ -157,11 +157,15 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
     if data.columns.len() < 2 || data.tables.is_empty() {
         return;
     }
-    o.push_str("<h2 id=\"glance\">At a glance</h2>\n<table>\n<tr><th>dop</th><th>target</th><th>faster</th><th>slower</th><th>about the same</th><th>failed</th><th>median relative QPS</th></tr>\n");
+    o.push_str("<h2 id=\"glance\">At a glance</h2>\n");
+    let mut sentences = String::new();
+    let mut rows = String::new();
     for t in &data.tables {
         for (i, col) in data.columns.iter().enumerate().skip(1) {
             let (mut up, mut down, mut same, mut failed) = (0, 0, 0, 0);
             let mut vals = Vec::new();
+            let mut worst: Option<(f64, &str)> = None;
+            let mut best: Option<(f64, &str)> = None;
             for row in &t.rows {
                 if matches!(row.cells.get(i), Some(Cell::Failed { .. })) {
                     failed += 1;
@@ -175,9 +179,42 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
                     }
                     if v.is_finite() {
                         vals.push(v);
+                        if worst.is_none_or(|(w, _)| v < w) {
+                            worst = Some((v, &row.label));
+                        }
+                        if best.is_none_or(|(b, _)| v > b) {
+                            best = Some((v, &row.label));
+                        }
                     }
                 }
             }
+            let mut s = format!(
+                "<li><b>{}</b> at {} thread(s): faster on {up}, slower on {down}, about the same on {same} of {} steps",
+                esc(col.name()),
+                t.dop,
+                t.rows.len()
+            );
+            if failed > 0 {
+                let _ = write!(s, ", <b>failed</b> on {failed}");
+            }
+            if let Some((v, l)) = worst.filter(|(v, _)| beyond(*v, opts) == Some(false)) {
+                let _ = write!(
+                    s,
+                    "; largest drop <b>{}</b> ({:+.0}&nbsp;%)",
+                    esc(l),
+                    (v - 1.0) * 100.0
+                );
+            }
+            if let Some((v, l)) = best.filter(|(v, _)| beyond(*v, opts) == Some(true)) {
+                let _ = write!(
+                    s,
+                    "; largest gain <b>{}</b> ({:+.0}&nbsp;%)",
+                    esc(l),
+                    (v - 1.0) * 100.0
+                );
+            }
+            s.push_str(".</li>\n");
+            sentences.push_str(&s);
             vals.sort_by(f64::total_cmp);
             let median = match vals.len() {
                 0 => "NA".to_string(),
@@ -185,7 +222,7 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
                 n => format!("{:.2}", (vals[n / 2 - 1] + vals[n / 2]) / 2.0),
             };
             let _ = writeln!(
-                o,
+                rows,
                 "<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n{}\">{up}</td><td class=\"n{}\">{down}</td><td class=\"n\">{same}</td><td class=\"n{}\">{failed}</td><td class=\"n\">{median}</td></tr>",
                 t.dop,
                 esc(col.name()),
@@ -195,7 +232,10 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
             );
         }
     }
-    o.push_str("</table>\n");
+    let _ = write!(
+        o,
+        "<ul class=\"glance\">\n{sentences}</ul>\n<table>\n<tr><th>dop</th><th>target</th><th>faster</th><th>slower</th><th>about the same</th><th>failed</th><th>median relative QPS</th></tr>\n{rows}</table>\n"
+    );
 }
 
 fn summary(o: &mut String, data: &ReportData) {
