@@ -1,0 +1,233 @@
+//! Relative values with a confidence interval and the verdict of one report cell.
+//!
+//! The unit of replication is an independent run (fresh server, fresh load): with repeats,
+//! the interval of target/base comes from a Welch test on the logarithms of the per-repeat
+//! values. With one run per target, the per-second samples give a within-run interval whose
+//! sample size is corrected for lag-1 autocorrelation; it ignores run-to-run noise and is
+//! labelled as weaker evidence.
+
+use crate::dist::t_quantile;
+use crate::ttest::welch_from_stats;
+
+/// Which way is better for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Larger is better (QPS, rows/s).
+    HigherIsBetter,
+    /// Smaller is better (latency, CPU per operation).
+    LowerIsBetter,
+}
+
+/// What a confidence interval rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence {
+    /// Independent repeated runs: `base` and `target` runs per side.
+    Repeats {
+        /// Runs of the base.
+        base: usize,
+        /// Runs of the target.
+        target: usize,
+    },
+    /// Per-second samples of a single run each (autocorrelation-corrected); weaker evidence:
+    /// run-to-run noise is not in the interval.
+    WithinRun,
+}
+
+/// The verdict of one cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Significantly better than the base.
+    Improvement,
+    /// Significantly worse than the base.
+    Regression,
+    /// The interval includes no change: within the noise of this host and step.
+    NoChange,
+}
+
+impl Verdict {
+    /// Short name as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Improvement => "improvement",
+            Verdict::Regression => "regression",
+            Verdict::NoChange => "no significant change",
+        }
+    }
+}
+
+/// Target relative to base with its confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    /// Point estimate of target / base (ratio of geometric means for repeats, of means within
+    /// a run).
+    pub ratio: f64,
+    /// Lower bound of the interval of the ratio.
+    pub low: f64,
+    /// Upper bound of the interval of the ratio.
+    pub high: f64,
+    /// Two-sided p-value of "no difference".
+    pub p: f64,
+    /// Confidence level of the interval (0.95).
+    pub level: f64,
+    /// What the interval rests on.
+    pub evidence: Evidence,
+    /// The verdict: significant only when the whole interval is beyond 1.
+    pub verdict: Verdict,
+}
+
+impl Comparison {
+    /// Width of the interval relative to the ratio, (high − low) / ratio.
+    pub fn relative_width(&self) -> f64 {
+        (self.high - self.low) / self.ratio
+    }
+
+    /// The change in percent, (ratio − 1)·100.
+    pub fn change_percent(&self) -> f64 {
+        (self.ratio - 1.0) * 100.0
+    }
+}
+
+fn verdict_of(low: f64, high: f64, direction: Direction) -> Verdict {
+    let (better, worse) = if low > 1.0 {
+        (true, false)
+    } else if high < 1.0 {
+        (false, true)
+    } else {
+        (false, false)
+    };
+    match (better, worse, direction) {
+        (true, _, Direction::HigherIsBetter) | (_, true, Direction::LowerIsBetter) => {
+            Verdict::Improvement
+        }
+        (true, _, Direction::LowerIsBetter) | (_, true, Direction::HigherIsBetter) => {
+            Verdict::Regression
+        }
+        _ => Verdict::NoChange,
+    }
+}
+
+/// Mean and sample standard deviation (n − 1).
+pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    if xs.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// Coefficient of variation (sample SD / mean) of positive values; `None` with fewer than two
+/// values or a non-positive mean.
+pub fn coefficient_of_variation(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let (m, sd) = mean_sd(xs);
+    (m > 0.0).then_some(sd / m)
+}
+
+/// Target vs base from independent repeated runs (values must be positive): Welch's t-test on
+/// log values, the interval exp(Δ ± t·se) of the ratio of geometric means. Needs at least two
+/// runs per side; `None` otherwise or on non-positive values.
+pub fn compare_repeats(
+    base: &[f64],
+    target: &[f64],
+    level: f64,
+    direction: Direction,
+) -> Option<Comparison> {
+    if base.len() < 2
+        || target.len() < 2
+        || base.iter().chain(target).any(|v| v.is_nan() || *v <= 0.0)
+    {
+        return None;
+    }
+    let lb: Vec<f64> = base.iter().map(|v| v.ln()).collect();
+    let lt: Vec<f64> = target.iter().map(|v| v.ln()).collect();
+    let (mb, sb) = mean_sd(&lb);
+    let (mt, st) = mean_sd(&lt);
+    let (nb, nt) = (lb.len() as f64, lt.len() as f64);
+    let test = welch_from_stats(mb, sb, nb, mt, st, nt);
+    let d = mt - mb;
+    let se = (sb * sb / nb + st * st / nt).sqrt();
+    let (low, high) = if se > 0.0 {
+        let q = t_quantile(0.5 + level / 2.0, test.df);
+        ((d - q * se).exp(), (d + q * se).exp())
+    } else {
+        (d.exp(), d.exp())
+    };
+    Some(Comparison {
+        ratio: d.exp(),
+        low,
+        high,
+        p: test.p,
+        level,
+        evidence: Evidence::Repeats {
+            base: base.len(),
+            target: target.len(),
+        },
+        verdict: verdict_of(low, high, direction),
+    })
+}
+
+/// Effective sample size of a series from its lag-1 autocorrelation r:
+/// n·(1 − r)/(1 + r), never above n and never below 2 (for n ≥ 2).
+pub fn effective_n(xs: &[f64]) -> f64 {
+    let n = xs.len();
+    if n < 3 {
+        return n as f64;
+    }
+    let (m, _) = mean_sd(xs);
+    let var: f64 = xs.iter().map(|x| (x - m).powi(2)).sum();
+    if var <= 0.0 {
+        return n as f64;
+    }
+    let cov: f64 = xs.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum();
+    let r = (cov / var).clamp(-0.99, 0.99);
+    let r = r.max(0.0); // negative correlation would inflate n; stay conservative
+    (n as f64 * (1.0 - r) / (1.0 + r)).clamp(2.0, n as f64)
+}
+
+/// Target vs base from one run each: the per-second samples (e.g. QPS per interval). The
+/// standard error of each mean uses the autocorrelation-corrected effective n; the ratio's
+/// interval uses the delta method on logs with Welch–Satterthwaite degrees of freedom.
+/// `None` with fewer than three samples on a side or a non-positive mean.
+pub fn compare_within_run(
+    base: &[f64],
+    target: &[f64],
+    level: f64,
+    direction: Direction,
+) -> Option<Comparison> {
+    if base.len() < 3 || target.len() < 3 {
+        return None;
+    }
+    let (mb, sb) = mean_sd(base);
+    let (mt, st) = mean_sd(target);
+    if !(mb > 0.0 && mt > 0.0) {
+        return None;
+    }
+    let (nb, nt) = (effective_n(base), effective_n(target));
+    // Relative standard errors: the SDs of log(mean) by the delta method.
+    let (rb, rt) = (sb / mb, st / mt);
+    let test = welch_from_stats(mb.ln(), rb, nb, mt.ln(), rt, nt);
+    let d = mt.ln() - mb.ln();
+    let se = (rb * rb / nb + rt * rt / nt).sqrt();
+    let (low, high) = if se > 0.0 {
+        let q = t_quantile(0.5 + level / 2.0, test.df);
+        ((d - q * se).exp(), (d + q * se).exp())
+    } else {
+        (d.exp(), d.exp())
+    };
+    Some(Comparison {
+        ratio: mt / mb,
+        low,
+        high,
+        p: test.p,
+        level,
+        evidence: Evidence::WithinRun,
+        verdict: verdict_of(low, high, direction),
+    })
+}
