@@ -72,8 +72,10 @@ fn postgres_profiles_name_its_functions_and_explain_finds_the_logging() {
             "2",
             "--write-secs",
             "2",
+            // perf needs a second or more to start on a loaded machine: it starts with
+            // the warm-up and records from the window's start.
             "--warmup-secs",
-            "0.3",
+            "1.5",
             "--table-size",
             "1000",
             "--profile",
@@ -250,7 +252,7 @@ fn embedded_sqlite_profiles_the_worker_threads() {
             "--write-secs",
             "0.3",
             "--warmup-secs",
-            "0",
+            "1.5",
             "--table-size",
             "500",
             "--profile-freq",

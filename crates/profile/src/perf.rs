@@ -85,6 +85,17 @@ pub struct Recording {
     data: PathBuf,
     log: PathBuf,
     started: Instant,
+    /// The control FIFO of a recording started disabled (`--control`), and both FIFO paths.
+    control: Option<Control>,
+}
+
+/// The control and acknowledgement FIFOs of a recording started disabled (both ends are
+/// held open so perf's writes never fail) and their paths, removed when it stops.
+#[derive(Debug)]
+struct Control {
+    ctl: std::fs::File,
+    _ack: std::fs::File,
+    paths: Vec<PathBuf>,
 }
 
 impl Recording {
@@ -95,6 +106,86 @@ impl Recording {
         freq: u32,
         callgraph: Callgraph,
         data: &Path,
+    ) -> Result<Recording, ProfileError> {
+        Self::spawn(perf, targets, freq, callgraph, data, None)
+    }
+
+    /// Starts perf with its events disabled (`-D -1 --control fifo:…`) so that its start-up
+    /// (a second or more on a loaded machine) is over before the measured window; call
+    /// [`Recording::enable`] when the window begins. Falls back to [`Recording::start`]
+    /// (recording at once) when this perf has no `--control`.
+    pub fn start_disabled(
+        perf: &Path,
+        targets: &ProfileTargets,
+        freq: u32,
+        callgraph: Callgraph,
+        data: &Path,
+    ) -> Result<Recording, ProfileError> {
+        let ctl = data.with_extension("ctl.fifo");
+        let ack = data.with_extension("ack.fifo");
+        let fifos = [ctl.clone(), ack.clone()];
+        let made = fifos.iter().all(|p| {
+            let _ = std::fs::remove_file(p);
+            std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
+                // SAFETY: a valid NUL-terminated path.
+                .is_ok_and(|c| unsafe { libc::mkfifo(c.as_ptr(), 0o600) } == 0)
+        });
+        // Opened read-write, a FIFO never blocks; holding both ends open keeps perf's
+        // writes of acknowledgements from failing.
+        let open = |p: &Path| std::fs::OpenOptions::new().read(true).write(true).open(p);
+        let files = match (made, open(&ctl), open(&ack)) {
+            (true, Ok(c), Ok(a)) => Some((c, a)),
+            _ => None,
+        };
+        let Some((ctl_file, ack_file)) = files else {
+            for p in &fifos {
+                let _ = std::fs::remove_file(p);
+            }
+            return Self::start(perf, targets, freq, callgraph, data);
+        };
+        let control = format!("fifo:{},{}", ctl.display(), ack.display());
+        match Self::spawn(
+            perf,
+            targets,
+            freq,
+            callgraph,
+            data,
+            Some((
+                control,
+                Control {
+                    ctl: ctl_file,
+                    _ack: ack_file,
+                    paths: fifos.to_vec(),
+                },
+            )),
+        ) {
+            Ok(r) => Ok(r),
+            Err(_) => {
+                for p in &fifos {
+                    let _ = std::fs::remove_file(p);
+                }
+                Self::start(perf, targets, freq, callgraph, data)
+            }
+        }
+    }
+
+    /// Enables the events of a recording started with [`Recording::start_disabled`]
+    /// (no-op otherwise). perf acts on it as soon as its start-up is done.
+    pub fn enable(&mut self) {
+        use std::io::Write as _;
+        if let Some(c) = &mut self.control {
+            let _ = c.ctl.write_all(b"enable\n");
+            let _ = c.ctl.flush();
+        }
+    }
+
+    fn spawn(
+        perf: &Path,
+        targets: &ProfileTargets,
+        freq: u32,
+        callgraph: Callgraph,
+        data: &Path,
+        control: Option<(String, Control)>,
     ) -> Result<Recording, ProfileError> {
         if targets.is_empty() {
             return Err(ProfileError::Perf(
@@ -108,11 +199,15 @@ impl Recording {
         let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
         let log = data.with_extension("perf.log");
         let log_file = std::fs::File::create(&log).map_err(|e| ProfileError::io(&log, e))?;
-        let child = Command::new(perf)
-            .args(["record", "-q", "-e", "cpu-clock", "-F"])
+        let mut cmd = Command::new(perf);
+        cmd.args(["record", "-q", "-e", "cpu-clock", "-F"])
             .arg(freq.to_string())
             .args(["--call-graph", callgraph.perf_arg(), "-o"])
-            .arg(data)
+            .arg(data);
+        if let Some((arg, _)) = &control {
+            cmd.args(["-D", "-1"]).arg(format!("--control={arg}"));
+        }
+        let child = cmd
             .arg(flag)
             .arg(ids.join(","))
             .stdin(Stdio::null())
@@ -126,6 +221,7 @@ impl Recording {
             data: data.to_path_buf(),
             log,
             started: Instant::now(),
+            control: control.map(|(_, c)| c),
         };
         // perf exits at once when it cannot open the events.
         std::thread::sleep(Duration::from_millis(30));
@@ -171,6 +267,11 @@ impl Recording {
         }
         let log = self.log_text();
         let _ = std::fs::remove_file(&self.log);
+        if let Some(c) = self.control.take() {
+            for p in c.paths {
+                let _ = std::fs::remove_file(p);
+            }
+        }
         if !self.data.is_file() {
             return Err(classify(&format!("perf record wrote no data: {log}")));
         }

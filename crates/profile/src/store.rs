@@ -94,6 +94,20 @@ impl ProfileSpec {
         )
     }
 
+    /// Starts perf on the targets with its events disabled until [`Recording::enable`]
+    /// (see [`Recording::start_disabled`]).
+    pub fn start_disabled(&self, targets: &ProfileTargets) -> Result<Recording, ProfileError> {
+        let _ = std::fs::create_dir_all(&self.dir);
+        let data = self.dir.join(format!("{}.perf.data", self.stem()));
+        Recording::start_disabled(
+            &self.perf,
+            targets,
+            self.settings.freq,
+            self.settings.callgraph,
+            &data,
+        )
+    }
+
     /// Starts perf on the targets.
     pub fn start(&self, targets: &ProfileTargets) -> Result<Recording, ProfileError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| ProfileError::io(&self.dir, e))?;

@@ -133,7 +133,7 @@ fn start_profile(
     } else {
         ProfileTargets::Pids(engine.server_pids())
     };
-    spec.start(&targets).map_err(|e| e.to_string())
+    spec.start_disabled(&targets).map_err(|e| e.to_string())
 }
 
 /// Keeps the profile of a step (folded stacks, flamegraph, …) or the reason it has none.
@@ -217,15 +217,21 @@ pub fn measure_step(
         shared.barrier.wait();
         let window_start = t0 + plan.warmup;
         let end = window_start + plan.window;
+        // perf takes a second or more to start on a loaded machine: start it disabled now
+        // (the workers' thread ids are known after the barrier) and enable it when the
+        // window begins, so the profile covers the whole window.
+        recording = plan
+            .profile
+            .as_ref()
+            .map(|p| start_profile(engine, p, &shared.tids));
         loop {
             let now = Instant::now();
             if cpu_at_window.is_none() && now >= window_start {
                 cpu_at_window = Some(process_cpu_secs());
                 sampler = start_sampler(engine, plan.os_metrics, &plan.device, Some(&shared.tids));
-                recording = plan
-                    .profile
-                    .as_ref()
-                    .map(|p| start_profile(engine, p, &shared.tids));
+                if let Some(Ok(r)) = recording.as_mut() {
+                    r.enable();
+                }
             }
             let total: u64 = live.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
             progress.step_tick(now - t0, total);
