@@ -40,6 +40,8 @@ pub enum Color {
     Blue,
     /// Relative value below 0.95 (#FFDD81).
     Yellow,
+    /// The target row of the insert-rate table (gray, #D7D7D7; no marker in text).
+    Target,
 }
 
 impl Color {
@@ -48,7 +50,7 @@ impl Color {
             Color::None => None,
             Color::Red => Some("#FF9A9A"),
             Color::Green => Some("#81FFA6"),
-            Color::Gray => Some("#D7D7D7"),
+            Color::Gray | Color::Target => Some("#D7D7D7"),
             Color::Blue => Some("#81FFF9"),
             Color::Yellow => Some("#FFDD81"),
         }
@@ -57,7 +59,7 @@ impl Color {
     /// The plain-text marker of the color.
     fn marker(self) -> &'static str {
         match self {
-            Color::None => "",
+            Color::None | Color::Target => "",
             Color::Red => " (r)",
             Color::Green => " (g)",
             Color::Gray => " (sla)",
@@ -280,7 +282,7 @@ pub fn iput(data: &ReportData) -> Grid {
                 Some(v) => GridCell {
                     text: fmt0(v),
                     value: Some(v),
-                    color: Color::Gray,
+                    color: Color::Target,
                 },
                 None => GridCell::missing("-"),
             }
@@ -444,7 +446,7 @@ pub fn markdown(data: &ReportData) -> String {
                 .map(|c| {
                     let t = c.text.replace('|', "/");
                     match c.color {
-                        Color::None => t,
+                        Color::None | Color::Target => t,
                         Color::Gray => format!("~~{t}~~"),
                         _ => format!("**{t}**{}", c.color.marker()),
                     }
