@@ -280,3 +280,24 @@ fn bad_combinations_exit_2_naming_the_flag() {
         assert!(err.contains(flag), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn suites_lists_and_shows_ibench() {
+    let out = dbdelta().arg("suites").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ibench"));
+    let out = dbdelta()
+        .args(["suites", "show", "ibench", "--dialect", "mysql"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("FORCE INDEX (pi1_marketsegment)"), "{text}");
+    assert!(
+        text.contains("qp1000: point queries with 1000 insert/s per client"),
+        "{text}"
+    );
+    assert!(
+        text.contains("order by transactionid asc limit 5"),
+        "{text}"
+    );
+}
