@@ -220,18 +220,34 @@ fn run_one_target(
             .map(|_| ())
             .map_err(|e| format!("{e:#}"))
     };
-    let outcome = dbdelta_runner::run_target_profiled(
-        engine.as_ref(),
-        &spec.name,
-        &plan.suite,
-        &plan.options,
-        profiling
-            .map(|p| p.for_target(dir.path(), &spec.name))
-            .as_ref(),
-        stop,
-        progress,
-        &mut sink,
-    );
+    let outcome = match &plan.ibench {
+        Some(ib) => dbdelta_runner::ibench::run_ibench(
+            engine.as_ref(),
+            &spec.name,
+            &dbdelta_workload::ibench::steps::builtin(),
+            ib,
+            &dbdelta_runner::ibench::IbenchEnv {
+                os_metrics: plan.options.os_metrics,
+                device: plan.options.device.clone(),
+                i_own_this_database: plan.options.i_own_this_database,
+            },
+            stop,
+            progress,
+            &mut sink,
+        ),
+        None => dbdelta_runner::run_target_profiled(
+            engine.as_ref(),
+            &spec.name,
+            &plan.suite,
+            &plan.options,
+            profiling
+                .map(|p| p.for_target(dir.path(), &spec.name))
+                .as_ref(),
+            stop,
+            progress,
+            &mut sink,
+        ),
+    };
     if let Some(log) = engine.server_log() {
         let _ = std::fs::copy(&log, tdir.join("server.log"));
     }

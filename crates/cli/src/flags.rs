@@ -148,6 +148,30 @@ pub struct RunArgs {
     #[arg(long, value_name = "EVENTS_PER_SEC", help_heading = "Workload")]
     pub rate: Option<f64>,
 
+    /// Insert Benchmark (--suite ibench): clients, each with its own table pi<n> and its own
+    /// insert, delete and query connections (default 1).
+    #[arg(long, help_heading = "Insert Benchmark")]
+    pub clients: Option<u32>,
+
+    /// Insert Benchmark: rows each client inserts in l.i0 (published: 20000000; quick: 200000).
+    #[arg(long, help_heading = "Insert Benchmark")]
+    pub rows_load: Option<u64>,
+
+    /// Insert Benchmark: rows each client inserts in l.i1 (4/5) and l.i2 (1/5) together
+    /// (published: 50000000; quick: 50000).
+    #[arg(long, help_heading = "Insert Benchmark")]
+    pub rows_write: Option<u64>,
+
+    /// Insert Benchmark: seconds per read+write step qr100 … qp1000 when the insert rate is
+    /// met (published: 1800; quick: 10).
+    #[arg(long, help_heading = "Insert Benchmark")]
+    pub query_secs: Option<f64>,
+
+    /// Insert Benchmark: all clients share table pi1 (only with --clients 1, because the
+    /// FIFO deletes cannot share a table).
+    #[arg(long, help_heading = "Insert Benchmark")]
+    pub one_table: bool,
+
     /// Do not sample OS metrics (host CPU, disk, server and client processes) during steps.
     #[arg(long, help_heading = "Measurement")]
     pub no_os_metrics: bool,

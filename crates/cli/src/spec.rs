@@ -4,7 +4,7 @@ use crate::config::{self, ConfigFile};
 use crate::flags::{RunArgs, ScaleArg};
 use anyhow::{bail, Result};
 use dbdelta_engine::OpenOptions;
-use dbdelta_model::{RunOptions, Scale, TargetSpec};
+use dbdelta_model::{IbenchOptions, RunOptions, Scale, TargetSpec};
 use dbdelta_workload::Suite;
 use std::path::PathBuf;
 
@@ -35,6 +35,8 @@ pub struct RunPlan {
     pub out: OutDir,
     /// Keep database files after the run.
     pub keep_data: bool,
+    /// The Insert Benchmark's options when the suite is `ibench`.
+    pub ibench: Option<IbenchOptions>,
 }
 
 /// Where the run directory goes.
@@ -69,12 +71,38 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         .clone()
         .or(cfg.suite.clone())
         .unwrap_or_else(|| DEFAULT_SUITE.to_string());
-    let suite = Suite::load(&suite_name).map_err(|e| anyhow::anyhow!("--suite: {e}"))?;
-    let threads = args
-        .threads
-        .clone()
-        .or(cfg.threads.clone())
-        .unwrap_or_else(|| vec![1]);
+    let ibench = if suite_name == IBENCH {
+        Some(resolve_ibench(args, args.scale.or(cfg.scale))?)
+    } else {
+        for (given, flag) in [
+            (args.clients.is_some(), "--clients"),
+            (args.rows_load.is_some(), "--rows-load"),
+            (args.rows_write.is_some(), "--rows-write"),
+            (args.query_secs.is_some(), "--query-secs"),
+            (args.one_table, "--one-table"),
+        ] {
+            if given {
+                bail!("{flag} only applies to the Insert Benchmark: add --suite ibench or drop {flag}");
+            }
+        }
+        None
+    };
+    let suite = match &ibench {
+        Some(_) => Suite {
+            name: IBENCH.to_string(),
+            description: "Insert Benchmark (spec workloads.md Part B)".to_string(),
+            items: Vec::new(),
+        },
+        None => Suite::load(&suite_name).map_err(|e| anyhow::anyhow!("--suite: {e}"))?,
+    };
+    let threads = match &ibench {
+        Some(ib) => vec![ib.clients],
+        None => args
+            .threads
+            .clone()
+            .or(cfg.threads.clone())
+            .unwrap_or_else(|| vec![1]),
+    };
     if threads.is_empty() || threads.contains(&0) {
         bail!("--threads {threads:?} is invalid: give positive counts, e.g. --threads 1,4");
     }
@@ -218,5 +246,68 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         },
         out,
         keep_data: args.keep_data,
+        ibench,
     })
+}
+
+/// The Insert Benchmark's suite name.
+pub const IBENCH: &str = "ibench";
+
+/// Insert Benchmark options: the preset of `--scale` (default: the published configuration),
+/// then the flags; sysbench-only flags are rejected.
+fn resolve_ibench(args: &RunArgs, scale: Option<ScaleArg>) -> Result<IbenchOptions> {
+    for (given, flag) in [
+        (args.tables.is_some(), "--tables"),
+        (args.table_size.is_some(), "--table-size"),
+        (args.threads.is_some(), "--threads (use --clients)"),
+        (args.read_secs.is_some(), "--read-secs (use --query-secs)"),
+        (args.write_secs.is_some(), "--write-secs"),
+        (args.insert_secs.is_some(), "--insert-secs"),
+        (args.warmup_secs.is_some(), "--warmup-secs"),
+        (args.rate.is_some(), "--rate"),
+        (args.steps.is_some(), "--steps"),
+        (
+            args.profile
+                || args.profile_steps.is_some()
+                || args.profile_callgraph.is_some()
+                || args.profile_freq.is_some(),
+            "--profile",
+        ),
+    ] {
+        if given {
+            bail!("{flag} does not apply to --suite ibench: see `dbdelta run --help`, section Insert Benchmark");
+        }
+    }
+    let clients = args.clients.unwrap_or(1);
+    if clients == 0 {
+        bail!("--clients 0 is invalid: give at least 1");
+    }
+    let mut o = match scale {
+        Some(ScaleArg::Quick) => IbenchOptions::quick(clients),
+        Some(ScaleArg::Full) | None => IbenchOptions::published(clients),
+    };
+    if let Some(n) = args.rows_load {
+        if n < 100 {
+            bail!("--rows-load {n} is too small: give at least 100 rows per client");
+        }
+        o.rows_load = n;
+    }
+    if let Some(n) = args.rows_write {
+        if n < 5 {
+            bail!("--rows-write {n} is too small: give at least 5 rows per client");
+        }
+        o.rows_write = n;
+    }
+    if let Some(s) = args.query_secs {
+        if !(s.is_finite() && s > 0.0) {
+            bail!("--query-secs {s} is invalid: give a number of seconds > 0");
+        }
+        o.query_secs = s;
+    }
+    if args.one_table && clients > 1 {
+        bail!("--one-table cannot be combined with --clients {clients}: the FIFO deletes of l.i1, l.i2 and the read+write steps need one table per client (§B1); drop --one-table");
+    }
+    o.one_table = args.one_table;
+    o.seed = args.seed.unwrap_or(DEFAULT_SEED);
+    Ok(o)
 }

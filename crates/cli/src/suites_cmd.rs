@@ -20,7 +20,23 @@ pub fn run(args: &SuitesArgs) -> Result<String> {
                 let n = s.steps().filter(|s| !s.warm).count();
                 let _ = writeln!(out, "{name:<12} {n:>3} reported steps  {}", s.description);
             }
+            let n = dbdelta_workload::ibench::steps::builtin()
+                .iter()
+                .filter(|s| !s.settle)
+                .count();
+            let _ = writeln!(
+                out,
+                "{:<12} {n:>3} reported steps  Insert Benchmark: l.i0, l.x, l.i1, l.i2, settle, qr/qp at 100/500/1000 inserts/s per client",
+                crate::spec::IBENCH
+            );
             Ok(out)
+        }
+        Some(SuitesAction::Show { suite, dialect }) if suite == crate::spec::IBENCH => {
+            Ok(show_ibench(match dialect {
+                DialectArg::Sqlite => Dialect::Sqlite,
+                DialectArg::Postgres => Dialect::Postgres,
+                DialectArg::Mysql => Dialect::Mysql,
+            }))
         }
         Some(SuitesAction::Show { suite, dialect }) => {
             let s = Suite::load(suite).map_err(|e| anyhow::anyhow!("suites show: {e}"))?;
@@ -34,6 +50,69 @@ pub fn run(args: &SuitesArgs) -> Result<String> {
             ))
         }
     }
+}
+
+/// The Insert Benchmark's steps with their parameters and statements.
+fn show_ibench(dialect: Dialect) -> String {
+    use dbdelta_workload::ibench::{schema, statements};
+    let mut out = String::from("suite ibench: Insert Benchmark (spec workloads.md Part B)\n\n");
+    for sql in schema::create_table_sql(dialect, "pi1") {
+        let _ = writeln!(out, "     {sql}");
+    }
+    out.push('\n');
+    for (i, st) in dbdelta_workload::ibench::steps::builtin()
+        .iter()
+        .enumerate()
+    {
+        if st.settle {
+            let _ = writeln!(
+                out,
+                "{:>3}. {} (vacuum/analyze/checkpoint or flush) not measured\n",
+                i + 1,
+                st.name
+            );
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{:>3}. {}: {}\n     rows/insert: {}   deletes: {}   rate: {}   queries: {}",
+            i + 1,
+            st.name,
+            st.title,
+            st.rows_per_commit,
+            if st.deletes { "yes (FIFO)" } else { "no" },
+            st.rate.map_or("unlimited".to_string(), |r| format!(
+                "{r} rows/s per client"
+            )),
+            st.queries
+                .map_or("none".to_string(), |q| format!("{q:?}").to_lowercase()),
+        );
+        if st.create_indexes {
+            for sql in schema::create_indexes_sql(dialect, "pi1") {
+                let _ = writeln!(out, "     {sql}");
+            }
+        }
+        if st.deletes {
+            let _ = writeln!(
+                out,
+                "     {}",
+                statements::delete_sql(dialect, "pi1", 1, st.rows_per_commit)
+            );
+        }
+        match st.queries {
+            Some(dbdelta_workload::ibench::QueryKind::Range) => {
+                for (q, _) in statements::range_queries(dialect, "pi1") {
+                    let _ = writeln!(out, "     {q}");
+                }
+            }
+            Some(dbdelta_workload::ibench::QueryKind::Point) => {
+                let _ = writeln!(out, "     {}", statements::point_query("pi1"));
+            }
+            None => {}
+        }
+        out.push('\n');
+    }
+    out
 }
 
 fn show(s: &Suite, dialect: Dialect) -> String {

@@ -8,6 +8,7 @@
 
 pub mod dialect;
 pub mod glob;
+pub mod ibench;
 pub mod manifest;
 pub mod options;
 pub mod os;
@@ -15,6 +16,7 @@ pub mod result;
 pub mod target;
 
 pub use dialect::Dialect;
+pub use ibench::{IbenchOptions, IbenchStats, KindLatency};
 pub use manifest::{HostInfo, RunManifest, RunStatus, TargetManifest, ToolInfo};
 pub use options::{RunOptions, Scale};
 pub use result::{

@@ -184,6 +184,9 @@ pub struct StepResult {
     /// Paced (open-loop) load: the target rate and what was achieved.
     #[serde(default)]
     pub pacing: Option<Pacing>,
+    /// Insert Benchmark steps: rates, SLA, per-kind latency and costs.
+    #[serde(default)]
+    pub ibench: Option<crate::ibench::IbenchStats>,
 }
 
 /// The outcome of a paced (`--rate`) step: events were scheduled at fixed intended times and
@@ -202,6 +205,12 @@ pub struct Pacing {
     pub lag: LatencySummary,
     /// Service time (end − actual start) per event, µs; `latency` holds end − intended.
     pub service: LatencySummary,
+}
+
+impl Default for StepResult {
+    fn default() -> Self {
+        StepResult::empty("", "", "", 0, Group::Write, StepKind::Measured, 1)
+    }
 }
 
 impl StepResult {
@@ -250,6 +259,7 @@ impl StepResult {
             os: None,
             costs: None,
             pacing: None,
+            ibench: None,
         }
     }
 

@@ -23,6 +23,7 @@ mod data;
 pub mod detail;
 mod error;
 pub mod html;
+pub mod ibench;
 pub mod json;
 mod load;
 pub mod markdown;
@@ -160,6 +161,15 @@ pub fn render(
                 known: data.columns.iter().map(|c| c.name().to_string()).collect(),
             });
         }
+    }
+    if ibench::present(data) {
+        return Ok(match format {
+            Format::Text => ibench::text(data, opts.details),
+            Format::Markdown => ibench::markdown(data),
+            Format::Csv => ibench::csv(data),
+            Format::Json => ibench::json(data),
+            Format::Html => ibench::html(data),
+        });
     }
     Ok(match format {
         Format::Text => text::render(data, opts),

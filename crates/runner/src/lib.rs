@@ -8,6 +8,7 @@
 pub mod conformance;
 pub mod control;
 pub mod cpu;
+pub mod ibench;
 pub mod measure;
 pub mod progress;
 pub mod recorder;

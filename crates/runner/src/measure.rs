@@ -551,6 +551,7 @@ fn assemble(
         os: None,
         costs: None,
         pacing,
+        ibench: None,
     }
 }
 

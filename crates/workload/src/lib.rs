@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod counters;
+pub mod ibench;
 pub mod rng;
 pub mod schema;
 pub mod suite;

@@ -1,0 +1,534 @@
+//! The Insert Benchmark report (spec workloads.md §B10): the absolute throughput table
+//! (`tput.tab`, quartile colors, SLA failures gray), the relative throughput table
+//! (`tputr.tab`, blue above 1.05, yellow below 0.95) and the background insert-rate table
+//! (`iput.tab`, red below 95 % of the target, with the target row), then per-step cost and
+//! latency details. Rows are targets with the base first.
+
+use crate::data::ReportData;
+use crate::html::esc;
+use dbdelta_model::{IbenchStats, StepKind, StepResult, StepStatus};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// The measured steps in report order (§B10.1).
+pub const STEPS: [&str; 10] = [
+    "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
+];
+/// The read+write steps and their published column names (§B10.4).
+pub const RW_STEPS: [(&str, &str); 6] = [
+    ("qr100", "qr100.L1"),
+    ("qp100", "qp100.L2"),
+    ("qr500", "qr500.L3"),
+    ("qp500", "qp500.L4"),
+    ("qr1000", "qr1000.L5"),
+    ("qp1000", "qp1000.L6"),
+];
+
+/// A cell's background, as the published HTML colors it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Color {
+    /// No color.
+    None,
+    /// Bottom quartile, or below 95 % of the insert-rate target (#FF9A9A).
+    Red,
+    /// Top quartile (#81FFA6).
+    Green,
+    /// QPS of a step that failed the insert-rate SLA (#D7D7D7).
+    Gray,
+    /// Relative value above 1.05 (#81FFF9).
+    Blue,
+    /// Relative value below 0.95 (#FFDD81).
+    Yellow,
+    /// The target row of the insert-rate table (gray, #D7D7D7; no marker in text).
+    Target,
+}
+
+impl Color {
+    fn hex(self) -> Option<&'static str> {
+        match self {
+            Color::None => None,
+            Color::Red => Some("#FF9A9A"),
+            Color::Green => Some("#81FFA6"),
+            Color::Gray | Color::Target => Some("#D7D7D7"),
+            Color::Blue => Some("#81FFF9"),
+            Color::Yellow => Some("#FFDD81"),
+        }
+    }
+
+    /// The plain-text marker of the color.
+    fn marker(self) -> &'static str {
+        match self {
+            Color::None | Color::Target => "",
+            Color::Red => " (r)",
+            Color::Green => " (g)",
+            Color::Gray => " (sla)",
+            Color::Blue => " (b)",
+            Color::Yellow => " (y)",
+        }
+    }
+}
+
+/// One cell: its text and background.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GridCell {
+    /// The printed value (`-` when not measured, `failed` when the step failed).
+    pub text: String,
+    /// The number, when there is one.
+    pub value: Option<f64>,
+    /// Background color.
+    pub color: Color,
+}
+
+impl GridCell {
+    fn missing(text: &str) -> Self {
+        GridCell {
+            text: text.to_string(),
+            value: None,
+            color: Color::None,
+        }
+    }
+    fn num(value: f64, text: String) -> Self {
+        GridCell {
+            text,
+            value: Some(value),
+            color: Color::None,
+        }
+    }
+}
+
+/// A titled table with a first column of row names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Grid {
+    /// Title.
+    pub title: String,
+    /// Column headings after the row-name column.
+    pub columns: Vec<String>,
+    /// (row name, cells).
+    pub rows: Vec<(String, Vec<GridCell>)>,
+    /// What the colors mean.
+    pub legend: String,
+}
+
+/// True when the report's runs hold Insert Benchmark results.
+pub fn present(data: &ReportData) -> bool {
+    data.runs
+        .iter()
+        .any(|r| r.results.iter().any(|s| s.ibench.is_some()))
+}
+
+/// The last result of `step` for `target`.
+fn result<'a>(data: &'a ReportData, target: &str, step: &str) -> Option<&'a StepResult> {
+    data.runs
+        .iter()
+        .flat_map(|r| r.results.iter())
+        .rev()
+        .find(|r| r.target == target && r.step == step && r.kind == StepKind::Measured)
+}
+
+fn stats(r: Option<&StepResult>) -> Option<&IbenchStats> {
+    r.filter(|r| r.is_ok()).and_then(|r| r.ibench.as_ref())
+}
+
+fn targets(data: &ReportData) -> Vec<&str> {
+    data.columns.iter().map(|c| c.name()).collect()
+}
+
+fn fmt0(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+/// §B10.1/B10.2: absolute throughput with quartile colors, SLA failures gray.
+pub fn tput(data: &ReportData) -> Grid {
+    let names = targets(data);
+    let mut rows: Vec<(String, Vec<GridCell>)> = names
+        .iter()
+        .map(|t| {
+            let cells = STEPS
+                .iter()
+                .map(|s| match result(data, t, s) {
+                    None => GridCell::missing("-"),
+                    Some(r) if !r.is_ok() => GridCell::missing("failed"),
+                    Some(r) => match &r.ibench {
+                        Some(st) => GridCell::num(st.headline(), fmt0(st.headline())),
+                        None => GridCell::missing("-"),
+                    },
+                })
+                .collect();
+            (t.to_string(), cells)
+        })
+        .collect();
+    for (c, step) in STEPS.iter().enumerate() {
+        let failed = |t: &str| stats(result(data, t, step)).is_some_and(|s| s.sla_failed);
+        let vals: Vec<(usize, f64, bool)> = rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (t, cells))| cells[c].value.map(|v| (i, v, failed(t))))
+            .collect();
+        if vals.is_empty() {
+            continue;
+        }
+        let minv = vals.iter().map(|v| v.1).fold(f64::INFINITY, f64::min);
+        let maxv = vals
+            .iter()
+            .filter(|v| !v.2)
+            .map(|v| v.1)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let maxv = if maxv.is_finite() { maxv } else { minv };
+        let gap4th = (0.25 * (maxv - minv)).floor();
+        let topq = maxv - gap4th;
+        let mut botq = minv + gap4th;
+        if minv >= 0.8 * maxv {
+            botq = 0.0;
+        }
+        for (i, v, sla) in vals {
+            rows[i].1[c].color = if v <= botq {
+                Color::Red
+            } else if sla {
+                Color::Gray
+            } else if v >= topq {
+                Color::Green
+            } else {
+                Color::None
+            };
+        }
+    }
+    let mut columns = vec![];
+    columns.extend(STEPS.iter().map(|s| s.to_string()));
+    Grid {
+        title: "Absolute throughput: inserts/s (l.i0, l.i1, l.i2), indexed rows/s (l.x), queries/s (qr*, qp*)".into(),
+        columns,
+        rows,
+        legend: "red (r): bottom 25% of the column, not used when the minimum is within 80% of the max; green (g): top 25%; gray (sla): the target did not sustain the background insert rate, ignored for the max".into(),
+    }
+}
+
+/// §B10.3: throughput relative to the first row (the base).
+pub fn tputr(data: &ReportData) -> Grid {
+    let abs = tput(data);
+    let base: Vec<Option<f64>> = abs
+        .rows
+        .first()
+        .map(|r| r.1.iter().map(|c| c.value).collect())
+        .unwrap_or_default();
+    let rows = abs
+        .rows
+        .iter()
+        .map(|(t, cells)| {
+            let cells = cells
+                .iter()
+                .zip(&base)
+                .map(|(c, b)| match (c.value, b) {
+                    (Some(v), Some(b)) if *b > 0.0 => {
+                        let ratio = v / b;
+                        let p = (ratio * 100.0).round();
+                        let mut cell = GridCell::num(ratio, format!("{ratio:.2}"));
+                        cell.color = if p > 105.0 {
+                            Color::Blue
+                        } else if p < 95.0 {
+                            Color::Yellow
+                        } else {
+                            Color::None
+                        };
+                        cell
+                    }
+                    _ => GridCell::missing(if c.text == "failed" { "failed" } else { "-" }),
+                })
+                .collect();
+            (t.clone(), cells)
+        })
+        .collect();
+    Grid {
+        title: format!("Relative throughput: value / value of {}", data.base()),
+        columns: abs.columns,
+        rows,
+        legend: "blue (b): above 1.05; yellow (y): below 0.95".into(),
+    }
+}
+
+/// §B10.4: background insert rates of the read+write steps with a target row.
+pub fn iput(data: &ReportData) -> Grid {
+    let names = targets(data);
+    let mut rows: Vec<(String, Vec<GridCell>)> = names
+        .iter()
+        .map(|t| {
+            let cells = RW_STEPS
+                .iter()
+                .map(|(s, _)| match result(data, t, s) {
+                    None => GridCell::missing("-"),
+                    Some(r) if !r.is_ok() => GridCell::missing("failed"),
+                    Some(r) => match &r.ibench {
+                        Some(st) => {
+                            let mut c = GridCell::num(st.inserts_per_s, fmt0(st.inserts_per_s));
+                            if st.sla_failed {
+                                c.color = Color::Red;
+                            }
+                            c
+                        }
+                        None => GridCell::missing("-"),
+                    },
+                })
+                .collect();
+            (t.to_string(), cells)
+        })
+        .collect();
+    let target_row = RW_STEPS
+        .iter()
+        .map(|(s, _)| {
+            let t = names
+                .iter()
+                .find_map(|t| stats(result(data, t, s)).and_then(|st| st.target_insert_rate));
+            match t {
+                Some(v) => GridCell {
+                    text: fmt0(v),
+                    value: Some(v),
+                    color: Color::Target,
+                },
+                None => GridCell::missing("-"),
+            }
+        })
+        .collect();
+    rows.push(("target".to_string(), target_row));
+    Grid {
+        title: "Background insert rates (rows/s, all clients) during the read+write steps".into(),
+        columns: RW_STEPS.iter().map(|(_, c)| c.to_string()).collect(),
+        rows,
+        legend: "red (r): below 95% of the target (failed the SLA)".into(),
+    }
+}
+
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+fn ms(us: f64) -> String {
+    format!("{:.3}", us / 1000.0)
+}
+
+/// Per-step details: rates, costs, latency percentiles per kind, max and database size.
+pub fn details(data: &ReportData) -> Vec<Grid> {
+    let names = targets(data);
+    let columns: Vec<String> = [
+        "secs",
+        "ips",
+        "qps",
+        "dps",
+        "cpu_us/i",
+        "cpu_us/q",
+        "wKB/i",
+        "cs/op",
+        "ins p50 ms",
+        "ins p99 ms",
+        "ins max ms",
+        "del p99 ms",
+        "del max ms",
+        "q p50 ms",
+        "q p99 ms",
+        "q max ms",
+        "dbGB",
+        "rows",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    STEPS
+        .iter()
+        .filter(|s| names.iter().any(|t| result(data, t, s).is_some()))
+        .map(|s| {
+            let rows = names
+                .iter()
+                .map(|t| {
+                    let r = result(data, t, s);
+                    let cells: Vec<GridCell> = match (r, r.and_then(|r| r.ibench.as_ref())) {
+                        (Some(r), _) if !r.is_ok() => {
+                            let why = match &r.status {
+                                StepStatus::Failed { reason } => format!("failed: {reason}"),
+                                _ => "failed".into(),
+                            };
+                            let mut v = vec![GridCell::missing(&why)];
+                            v.resize(columns.len(), GridCell::missing(""));
+                            v
+                        }
+                        (Some(r), Some(st)) => [
+                            format!("{:.1}", r.seconds),
+                            fmt0(st.inserts_per_s),
+                            fmt0(st.queries_per_s),
+                            fmt0(st.deletes_per_s),
+                            opt(st.cpu_us_per_insert, 1),
+                            opt(st.cpu_us_per_query, 1),
+                            opt(st.wkb_per_insert, 3),
+                            opt(st.cs_per_op, 2),
+                            ms(st.insert_latency.p50_us),
+                            ms(st.insert_latency.p99_us),
+                            ms(st.insert_latency.max_us),
+                            ms(st.delete_latency.p99_us),
+                            ms(st.delete_latency.max_us),
+                            ms(st.query_latency.p50_us),
+                            ms(st.query_latency.p99_us),
+                            ms(st.query_latency.max_us),
+                            opt(st.db_bytes.map(|b| b as f64 / 1e9), 3),
+                            st.rows_at_end.map_or("-".into(), |n| n.to_string()),
+                        ]
+                        .into_iter()
+                        .map(|t| GridCell::missing(&t))
+                        .collect(),
+                        _ => vec![GridCell::missing("-"); columns.len()],
+                    };
+                    (t.to_string(), cells)
+                })
+                .collect();
+            Grid {
+                title: format!("{s}: {}", section_title(s)),
+                columns: columns.clone(),
+                rows,
+                legend: String::new(),
+            }
+        })
+        .collect()
+}
+
+/// The published section titles (gen_html.sh).
+pub fn section_title(step: &str) -> String {
+    match step {
+        "l.i0" => "load without secondary indexes".into(),
+        "l.x" => "create secondary indexes".into(),
+        "l.i1" => {
+            "continue load after secondary indexes created with 50 inserts per transaction".into()
+        }
+        "l.i2" => {
+            "continue load after secondary indexes created with 5 inserts per transaction".into()
+        }
+        s if s.starts_with("qr") => format!("range queries with {} insert/s per client", &s[2..]),
+        s if s.starts_with("qp") => format!("point queries with {} insert/s per client", &s[2..]),
+        _ => String::new(),
+    }
+}
+
+fn all_grids(data: &ReportData, details_too: bool) -> Vec<Grid> {
+    let mut g = vec![tput(data), tputr(data), iput(data)];
+    if details_too {
+        g.extend(details(data));
+    }
+    g
+}
+
+/// Tab-separated text: the three tables, then (with `details`) one block per step.
+pub fn text(data: &ReportData, details_too: bool) -> String {
+    let mut out = String::new();
+    for g in all_grids(data, details_too) {
+        let _ = writeln!(out, "{}", g.title);
+        let _ = writeln!(out, "dbms\t{}", g.columns.join("\t"));
+        for (name, cells) in &g.rows {
+            let texts: Vec<String> = cells
+                .iter()
+                .map(|c| format!("{}{}", c.text, c.color.marker()))
+                .collect();
+            let _ = writeln!(out, "{name}\t{}", texts.join("\t"));
+        }
+        if !g.legend.is_empty() {
+            let _ = writeln!(out, "{}", g.legend);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// GitHub Markdown tables.
+pub fn markdown(data: &ReportData) -> String {
+    let mut out = String::from("# Insert Benchmark\n\n");
+    for g in all_grids(data, true) {
+        let _ = writeln!(out, "### {}\n", g.title.replace('|', "/"));
+        let _ = writeln!(out, "| dbms | {} |", g.columns.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---:|".repeat(g.columns.len()));
+        for (name, cells) in &g.rows {
+            let texts: Vec<String> = cells
+                .iter()
+                .map(|c| {
+                    let t = c.text.replace('|', "/");
+                    match c.color {
+                        Color::None | Color::Target => t,
+                        Color::Gray => format!("~~{t}~~"),
+                        _ => format!("**{t}**{}", c.color.marker()),
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "| {name} | {} |", texts.join(" | "));
+        }
+        if !g.legend.is_empty() {
+            let _ = writeln!(out, "\n{}", g.legend.replace("(sla)", "(struck through)"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// One self-contained HTML page with the colored tables.
+pub fn html(data: &ReportData) -> String {
+    let mut out = String::from(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Insert Benchmark</title>\n<style>body{font-family:sans-serif}table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #999;padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}</style></head><body>\n<h1>Insert Benchmark</h1>\n",
+    );
+    for g in all_grids(data, true) {
+        let _ = writeln!(out, "<h2>{}</h2>\n<table>", esc(&g.title));
+        let _ = write!(out, "<tr><th>dbms</th>");
+        for c in &g.columns {
+            let _ = write!(out, "<th>{}</th>", esc(c));
+        }
+        out.push_str("</tr>\n");
+        for (name, cells) in &g.rows {
+            let _ = write!(out, "<tr><td>{}</td>", esc(name));
+            for c in cells {
+                match c.color.hex() {
+                    Some(hex) => {
+                        let _ = write!(out, "<td style=\"background:{hex}\">{}</td>", esc(&c.text));
+                    }
+                    None => {
+                        let _ = write!(out, "<td>{}</td>", esc(&c.text));
+                    }
+                }
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+        if !g.legend.is_empty() {
+            let _ = writeln!(out, "<p>{}</p>", esc(&g.legend));
+        }
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+#[derive(Serialize)]
+struct JsonDoc<'a> {
+    base: &'a str,
+    tput: Grid,
+    tputr: Grid,
+    iput: Grid,
+    details: Vec<Grid>,
+    results: Vec<&'a StepResult>,
+    warnings: &'a [String],
+}
+
+/// Everything as JSON: the three tables, the per-step details and every result.
+pub fn json(data: &ReportData) -> String {
+    let doc = JsonDoc {
+        base: data.base(),
+        tput: tput(data),
+        tputr: tputr(data),
+        iput: iput(data),
+        details: details(data),
+        results: data.runs.iter().flat_map(|r| r.results.iter()).collect(),
+        warnings: &data.warnings,
+    };
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+}
+
+/// CSV of the absolute throughput table.
+pub fn csv(data: &ReportData) -> String {
+    let g = tput(data);
+    let mut out = format!("dbms,{}\n", g.columns.join(","));
+    for (name, cells) in &g.rows {
+        let texts: Vec<&str> = cells.iter().map(|c| c.text.as_str()).collect();
+        let _ = writeln!(out, "{name},{}", texts.join(","));
+    }
+    out
+}
