@@ -340,8 +340,28 @@ fn summary(o: &mut String, data: &ReportData) {
     differing_settings(o, data);
 }
 
+/// Settings that locate a managed server instance (ports, sockets, directories): they
+/// always differ between targets and say nothing about performance.
+const INSTANCE_SETTINGS: &[&str] = &[
+    "dbdelta.address",
+    "port",
+    "unix_socket_directories",
+    "socket",
+    "datadir",
+    "data_directory",
+    "pid-file",
+    "pid_file",
+    "hba_file",
+    "ident_file",
+    "config_file",
+    "external_pid_file",
+    "log_directory",
+    "tmpdir",
+];
+
 /// The settings whose values differ between targets (a setting a target does not set shows
-/// as "(default)"), so the cause of a difference is visible next to the numbers.
+/// as "(default)"; instance locations such as ports and sockets are left out), so the cause
+/// of a difference is visible next to the numbers.
 fn differing_settings(o: &mut String, data: &ReportData) {
     if data.columns.len() < 2 {
         return;
@@ -355,6 +375,7 @@ fn differing_settings(o: &mut String, data: &ReportData) {
     keys.dedup();
     let differ: Vec<&String> = keys
         .into_iter()
+        .filter(|k| !INSTANCE_SETTINGS.contains(&k.as_str()))
         .filter(|k| {
             let first = data.columns[0].target.settings.get(*k);
             data.columns
