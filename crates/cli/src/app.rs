@@ -37,11 +37,14 @@ pub fn run() -> Result<ExitCode> {
             print_out(&suites_cmd::run(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::History(args) => crate::verdict_cmd::history(&args),
+        Command::Import(args) => crate::verdict_cmd::import(&args),
+        Command::Detect(args) => crate::verdict_cmd::detect(&args),
     }
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error.
-fn print_out(text: &str) -> Result<()> {
+pub(crate) fn print_out(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -78,6 +81,12 @@ fn redacted_command_line() -> Vec<String> {
 
 fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     let plan = resolve(args)?;
+    // Validate the gate before measuring anything.
+    let fail_on = args
+        .fail_on
+        .as_deref()
+        .map(crate::verdict_cmd::parse_fail_on)
+        .transpose()?;
     let root = match &plan.out {
         OutDir::Exact(p) => p.clone(),
         OutDir::Under(parent) => {
@@ -122,29 +131,35 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     let stop = install_stop_handler();
     let progress = Bars::new(args.quiet);
     let mut failures = Vec::new();
-    for spec in &plan.targets {
-        if stop.requested() {
-            break;
-        }
-        match run_one_target(
-            &plan,
-            spec,
-            &dir,
-            profiling.as_ref(),
-            &stop,
-            &progress,
-            &mut manifest,
-        ) {
-            Ok(None) => {}
-            Ok(Some(problem)) => failures.push(problem),
-            Err(e) => {
-                // The sink could not write: results can no longer be kept.
-                manifest.status = RunStatus::Interrupted;
-                let _ = dir.write_manifest(&manifest);
-                return Err(e);
+    let repeats = crate::verdict_cmd::repeats(args)?;
+    // Repeats interleave the targets (A B A B …) so that drift of the host hits all of them.
+    for repeat in 1..=repeats {
+        for spec in &plan.targets {
+            if stop.requested() {
+                break;
             }
+            let rep = (repeats > 1).then_some(repeat);
+            match run_one_target(
+                &plan,
+                spec,
+                &dir,
+                profiling.as_ref(),
+                &stop,
+                &progress,
+                &mut manifest,
+                rep,
+            ) {
+                Ok(None) => {}
+                Ok(Some(problem)) => failures.push(problem),
+                Err(e) => {
+                    // The sink could not write: results can no longer be kept.
+                    manifest.status = RunStatus::Interrupted;
+                    let _ = dir.write_manifest(&manifest);
+                    return Err(e);
+                }
+            }
+            dir.write_manifest(&manifest)?;
         }
-        dir.write_manifest(&manifest)?;
     }
     manifest.finished = Some(time::rfc3339_now());
     manifest.status = if stop.requested() {
@@ -157,6 +172,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         crate::profile_cmd::finish(&plan, dir.path());
     }
     write_reports(&dir, &plan)?;
+    crate::verdict_cmd::index_run(args, dir.path());
     eprintln!("run directory: {}", dir.path().display());
     if stop.requested() {
         eprintln!("interrupted: the results measured so far are in the run directory");
@@ -168,10 +184,16 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::from(2));
     }
+    if let Some(rule) = &fail_on {
+        if crate::verdict_cmd::gate(rule, dir.path(), &plan.base)? {
+            return Ok(ExitCode::from(1));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Provisions and runs one target. `Ok(Some(msg))` when the target could not run at all.
+#[allow(clippy::too_many_arguments)]
 fn run_one_target(
     plan: &RunPlan,
     spec: &dbdelta_model::TargetSpec,
@@ -180,18 +202,24 @@ fn run_one_target(
     stop: &StopFlag,
     progress: &Bars,
     manifest: &mut RunManifest,
+    repeat: Option<u32>,
 ) -> Result<Option<String>> {
-    let scratch = dir.scratch_dir(&spec.name)?;
+    // Every repeat starts from a fresh scratch area: a new server and a new load.
+    let scratch = match repeat {
+        Some(k) if k > 1 => dir.scratch_dir(&format!("{}.r{k}", spec.name))?,
+        _ => dir.scratch_dir(&spec.name)?,
+    };
     let tdir = dir.target_dir(&spec.name)?;
     let entry_idx = manifest
         .targets
         .iter()
         .position(|t| t.name == spec.name)
         .context("target missing from manifest")?;
-    progress_message(
-        progress,
-        &format!("[{}] starting {}", spec.name, spec.redacted()),
-    );
+    let what = match repeat {
+        Some(k) => format!("[{}] repeat {k}: starting {}", spec.name, spec.redacted()),
+        None => format!("[{}] starting {}", spec.name, spec.redacted()),
+    };
+    progress_message(progress, &what);
     let mut engine: Box<dyn Engine> = match registry::open(spec, &scratch, &plan.open) {
         Ok(e) => e,
         Err(e) => {
@@ -216,9 +244,15 @@ fn run_one_target(
     }
     dir.write_manifest(manifest)?;
     let mut sink = |r: &dbdelta_model::StepResult| -> Result<(), String> {
-        dir.write_result(r)
-            .map(|_| ())
-            .map_err(|e| format!("{e:#}"))
+        let written = match repeat {
+            Some(k) => {
+                let mut r = r.clone();
+                r.repeat = k;
+                dir.write_result(&r)
+            }
+            None => dir.write_result(r),
+        };
+        written.map(|_| ()).map_err(|e| format!("{e:#}"))
     };
     let outcome = dbdelta_runner::run_target_profiled(
         engine.as_ref(),

@@ -184,6 +184,10 @@ pub struct StepResult {
     /// Paced (open-loop) load: the target rate and what was achieved.
     #[serde(default)]
     pub pacing: Option<Pacing>,
+    /// Repeat number of `--repeat N` (1-based; each repeat is an independent run with a fresh
+    /// server and load). 0 when the run had no repeats (and in older files); read it as 1.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeat: u32,
 }
 
 /// The outcome of a paced (`--rate`) step: events were scheduled at fixed intended times and
@@ -202,6 +206,10 @@ pub struct Pacing {
     pub lag: LatencySummary,
     /// Service time (end − actual start) per event, µs; `latency` holds end − intended.
     pub service: LatencySummary,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 impl StepResult {
@@ -250,7 +258,13 @@ impl StepResult {
             os: None,
             costs: None,
             pacing: None,
+            repeat: 0,
         }
+    }
+
+    /// The repeat number, 1-based (results without one are repeat 1).
+    pub fn repeat_no(&self) -> u32 {
+        self.repeat.max(1)
     }
 
     /// True when the step measured a usable number.

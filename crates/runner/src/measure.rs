@@ -545,6 +545,7 @@ fn assemble(
         os: None,
         costs: None,
         pacing,
+        repeat: 0,
     }
 }
 

@@ -204,6 +204,7 @@ pub fn result(
             }),
         }),
         pacing: None,
+        repeat: 0,
     }
 }
 
