@@ -132,13 +132,19 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     let progress = Bars::new(args.quiet);
     let mut failures = Vec::new();
     let repeats = crate::verdict_cmd::repeats(args)?;
+    // With --reuse-load every target's engine (server and data) stays up between repeats.
+    let mut kept: Vec<Option<Box<dyn Engine>>> = plan.targets.iter().map(|_| None).collect();
     // Repeats interleave the targets (A B A B …) so that drift of the host hits all of them.
     for repeat in 1..=repeats {
-        for spec in &plan.targets {
+        for (ti, spec) in plan.targets.iter().enumerate() {
             if stop.requested() {
                 break;
             }
-            let rep = (repeats > 1).then_some(repeat);
+            let rep = Repeat {
+                number: (repeats > 1).then_some(repeat),
+                keep: args.reuse_load && repeat < repeats,
+                slot: &mut kept[ti],
+            };
             match run_one_target(
                 &plan,
                 spec,
@@ -160,6 +166,10 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
             }
             dir.write_manifest(&manifest)?;
         }
+    }
+    // Engines kept for a repeat that never came (Ctrl-C): stop their servers now.
+    for mut engine in kept.into_iter().flatten() {
+        let _ = engine.shutdown();
     }
     manifest.finished = Some(time::rfc3339_now());
     manifest.status = if stop.requested() {
@@ -193,6 +203,16 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
 }
 
 /// Provisions and runs one target. `Ok(Some(msg))` when the target could not run at all.
+/// Which repeat `run_one_target` runs and what happens to the engine afterwards.
+struct Repeat<'a> {
+    /// The repeat number when the run has repeats.
+    number: Option<u32>,
+    /// Keep the engine running with its data for the next repeat (--reuse-load).
+    keep: bool,
+    /// The engine kept by the previous repeat, and where to keep this one.
+    slot: &'a mut Option<Box<dyn Engine>>,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_one_target(
     plan: &RunPlan,
@@ -202,11 +222,14 @@ fn run_one_target(
     stop: &StopFlag,
     progress: &Bars,
     manifest: &mut RunManifest,
-    repeat: Option<u32>,
+    rep: Repeat<'_>,
 ) -> Result<Option<String>> {
-    // Every repeat starts from a fresh scratch area: a new server and a new load.
+    let repeat = rep.number;
+    let reused = rep.slot.take();
+    // Every repeat starts from a fresh scratch area (a new server and a new load) unless the
+    // engine of the previous repeat was kept (--reuse-load).
     let scratch = match repeat {
-        Some(k) if k > 1 => dir.scratch_dir(&format!("{}.r{k}", spec.name))?,
+        Some(k) if k > 1 && reused.is_none() => dir.scratch_dir(&format!("{}.r{k}", spec.name))?,
         _ => dir.scratch_dir(&spec.name)?,
     };
     let tdir = dir.target_dir(&spec.name)?;
@@ -220,7 +243,28 @@ fn run_one_target(
         None => format!("[{}] starting {}", spec.name, spec.redacted()),
     };
     progress_message(progress, &what);
-    let mut engine: Box<dyn Engine> = match registry::open(spec, &scratch, &plan.open) {
+    let suite = match &reused {
+        // The data is already loaded: run the suite without its load action.
+        Some(_) => {
+            let mut suite = plan.suite.clone();
+            suite.items.retain(|i| {
+                !matches!(
+                    i,
+                    dbdelta_workload::SuiteItem::Action {
+                        action: dbdelta_workload::Action::Load,
+                        ..
+                    }
+                )
+            });
+            suite
+        }
+        None => plan.suite.clone(),
+    };
+    let opened = match reused {
+        Some(e) => Ok(e),
+        None => registry::open(spec, &scratch, &plan.open),
+    };
+    let mut engine: Box<dyn Engine> = match opened {
         Ok(e) => e,
         Err(e) => {
             let msg = format!("target {}: {e}", spec.name);
@@ -257,7 +301,7 @@ fn run_one_target(
     let outcome = dbdelta_runner::run_target_profiled(
         engine.as_ref(),
         &spec.name,
-        &plan.suite,
+        &suite,
         &plan.options,
         profiling
             .map(|p| p.for_target(dir.path(), &spec.name))
@@ -269,12 +313,16 @@ fn run_one_target(
     if let Some(log) = engine.server_log() {
         let _ = std::fs::copy(&log, tdir.join("server.log"));
     }
-    if let Err(e) = engine.shutdown() {
-        eprintln!("warning: [{}] shutdown: {e}", spec.name);
-    }
-    drop(engine);
-    if !plan.keep_data {
-        let _ = std::fs::remove_dir_all(&scratch);
+    if rep.keep && matches!(outcome, Ok(TargetOutcome::Complete)) {
+        *rep.slot = Some(engine);
+    } else {
+        if let Err(e) = engine.shutdown() {
+            eprintln!("warning: [{}] shutdown: {e}", spec.name);
+        }
+        drop(engine);
+        if !plan.keep_data {
+            let _ = std::fs::remove_dir_all(&scratch);
+        }
     }
     match outcome {
         Err(e) => bail!("cannot keep results of target {}: {e}", spec.name),

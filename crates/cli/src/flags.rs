@@ -296,6 +296,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", help_heading = "Verdicts")]
     pub repeat: Option<u32>,
 
+    /// With --repeat: keep each target's server and loaded data between repeats instead of
+    /// starting fresh (faster; later repeats see the data the write steps changed).
+    #[arg(long, requires = "repeat", help_heading = "Verdicts")]
+    pub reuse_load: bool,
+
     /// Exit 1 with a one-screen summary when a step regressed significantly by more than
     /// the threshold, e.g. 'regression>5%' (QPS of any target vs the base).
     #[arg(long, value_name = "RULE", help_heading = "Verdicts")]
