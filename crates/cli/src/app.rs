@@ -37,11 +37,14 @@ pub fn run() -> Result<ExitCode> {
             print_out(&suites_cmd::run(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::History(args) => crate::verdict_cmd::history(&args),
+        Command::Import(args) => crate::verdict_cmd::import(&args),
+        Command::Detect(args) => crate::verdict_cmd::detect(&args),
     }
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error.
-fn print_out(text: &str) -> Result<()> {
+pub(crate) fn print_out(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -78,6 +81,12 @@ fn redacted_command_line() -> Vec<String> {
 
 fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     let plan = resolve(args)?;
+    // Validate the gate before measuring anything.
+    let fail_on = args
+        .fail_on
+        .as_deref()
+        .map(crate::verdict_cmd::parse_fail_on)
+        .transpose()?;
     let root = match &plan.out {
         OutDir::Exact(p) => p.clone(),
         OutDir::Under(parent) => {
@@ -122,29 +131,45 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     let stop = install_stop_handler();
     let progress = Bars::new(args.quiet);
     let mut failures = Vec::new();
-    for spec in &plan.targets {
-        if stop.requested() {
-            break;
-        }
-        match run_one_target(
-            &plan,
-            spec,
-            &dir,
-            profiling.as_ref(),
-            &stop,
-            &progress,
-            &mut manifest,
-        ) {
-            Ok(None) => {}
-            Ok(Some(problem)) => failures.push(problem),
-            Err(e) => {
-                // The sink could not write: results can no longer be kept.
-                manifest.status = RunStatus::Interrupted;
-                let _ = dir.write_manifest(&manifest);
-                return Err(e);
+    let repeats = crate::verdict_cmd::repeats(args)?;
+    // With --reuse-load every target's engine (server and data) stays up between repeats.
+    let mut kept: Vec<Option<Box<dyn Engine>>> = plan.targets.iter().map(|_| None).collect();
+    // Repeats interleave the targets (A B A B …) so that drift of the host hits all of them.
+    for repeat in 1..=repeats {
+        for (ti, spec) in plan.targets.iter().enumerate() {
+            if stop.requested() {
+                break;
             }
+            let rep = Repeat {
+                number: (repeats > 1).then_some(repeat),
+                keep: args.reuse_load && repeat < repeats,
+                slot: &mut kept[ti],
+            };
+            match run_one_target(
+                &plan,
+                spec,
+                &dir,
+                profiling.as_ref(),
+                &stop,
+                &progress,
+                &mut manifest,
+                rep,
+            ) {
+                Ok(None) => {}
+                Ok(Some(problem)) => failures.push(problem),
+                Err(e) => {
+                    // The sink could not write: results can no longer be kept.
+                    manifest.status = RunStatus::Interrupted;
+                    let _ = dir.write_manifest(&manifest);
+                    return Err(e);
+                }
+            }
+            dir.write_manifest(&manifest)?;
         }
-        dir.write_manifest(&manifest)?;
+    }
+    // Engines kept for a repeat that never came (Ctrl-C): stop their servers now.
+    for mut engine in kept.into_iter().flatten() {
+        let _ = engine.shutdown();
     }
     manifest.finished = Some(time::rfc3339_now());
     manifest.status = if stop.requested() {
@@ -157,6 +182,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         crate::profile_cmd::finish(&plan, dir.path());
     }
     write_reports(&dir, &plan)?;
+    crate::verdict_cmd::index_run(args, dir.path());
     eprintln!("run directory: {}", dir.path().display());
     if stop.requested() {
         eprintln!("interrupted: the results measured so far are in the run directory");
@@ -168,10 +194,26 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::from(2));
     }
+    if let Some(rule) = &fail_on {
+        if crate::verdict_cmd::gate(rule, dir.path(), &plan.base)? {
+            return Ok(ExitCode::from(1));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Provisions and runs one target. `Ok(Some(msg))` when the target could not run at all.
+/// Which repeat `run_one_target` runs and what happens to the engine afterwards.
+struct Repeat<'a> {
+    /// The repeat number when the run has repeats.
+    number: Option<u32>,
+    /// Keep the engine running with its data for the next repeat (--reuse-load).
+    keep: bool,
+    /// The engine kept by the previous repeat, and where to keep this one.
+    slot: &'a mut Option<Box<dyn Engine>>,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run_one_target(
     plan: &RunPlan,
     spec: &dbdelta_model::TargetSpec,
@@ -180,19 +222,49 @@ fn run_one_target(
     stop: &StopFlag,
     progress: &Bars,
     manifest: &mut RunManifest,
+    rep: Repeat<'_>,
 ) -> Result<Option<String>> {
-    let scratch = dir.scratch_dir(&spec.name)?;
+    let repeat = rep.number;
+    let reused = rep.slot.take();
+    // Every repeat starts from a fresh scratch area (a new server and a new load) unless the
+    // engine of the previous repeat was kept (--reuse-load).
+    let scratch = match repeat {
+        Some(k) if k > 1 && reused.is_none() => dir.scratch_dir(&format!("{}.r{k}", spec.name))?,
+        _ => dir.scratch_dir(&spec.name)?,
+    };
     let tdir = dir.target_dir(&spec.name)?;
     let entry_idx = manifest
         .targets
         .iter()
         .position(|t| t.name == spec.name)
         .context("target missing from manifest")?;
-    progress_message(
-        progress,
-        &format!("[{}] starting {}", spec.name, spec.redacted()),
-    );
-    let mut engine: Box<dyn Engine> = match registry::open(spec, &scratch, &plan.open) {
+    let what = match repeat {
+        Some(k) => format!("[{}] repeat {k}: starting {}", spec.name, spec.redacted()),
+        None => format!("[{}] starting {}", spec.name, spec.redacted()),
+    };
+    progress_message(progress, &what);
+    let suite = match &reused {
+        // The data is already loaded: run the suite without its load action.
+        Some(_) => {
+            let mut suite = plan.suite.clone();
+            suite.items.retain(|i| {
+                !matches!(
+                    i,
+                    dbdelta_workload::SuiteItem::Action {
+                        action: dbdelta_workload::Action::Load,
+                        ..
+                    }
+                )
+            });
+            suite
+        }
+        None => plan.suite.clone(),
+    };
+    let opened = match reused {
+        Some(e) => Ok(e),
+        None => registry::open(spec, &scratch, &plan.open),
+    };
+    let mut engine: Box<dyn Engine> = match opened {
         Ok(e) => e,
         Err(e) => {
             let msg = format!("target {}: {e}", spec.name);
@@ -216,9 +288,15 @@ fn run_one_target(
     }
     dir.write_manifest(manifest)?;
     let mut sink = |r: &dbdelta_model::StepResult| -> Result<(), String> {
-        dir.write_result(r)
-            .map(|_| ())
-            .map_err(|e| format!("{e:#}"))
+        let written = match repeat {
+            Some(k) => {
+                let mut r = r.clone();
+                r.repeat = k;
+                dir.write_result(&r)
+            }
+            None => dir.write_result(r),
+        };
+        written.map(|_| ()).map_err(|e| format!("{e:#}"))
     };
     let outcome = match &plan.ibench {
         Some(ib) => dbdelta_runner::ibench::run_ibench(
@@ -238,7 +316,7 @@ fn run_one_target(
         None => dbdelta_runner::run_target_profiled(
             engine.as_ref(),
             &spec.name,
-            &plan.suite,
+            &suite,
             &plan.options,
             profiling
                 .map(|p| p.for_target(dir.path(), &spec.name))
@@ -251,12 +329,16 @@ fn run_one_target(
     if let Some(log) = engine.server_log() {
         let _ = std::fs::copy(&log, tdir.join("server.log"));
     }
-    if let Err(e) = engine.shutdown() {
-        eprintln!("warning: [{}] shutdown: {e}", spec.name);
-    }
-    drop(engine);
-    if !plan.keep_data {
-        let _ = std::fs::remove_dir_all(&scratch);
+    if rep.keep && matches!(outcome, Ok(TargetOutcome::Complete)) {
+        *rep.slot = Some(engine);
+    } else {
+        if let Err(e) = engine.shutdown() {
+            eprintln!("warning: [{}] shutdown: {e}", spec.name);
+        }
+        drop(engine);
+        if !plan.keep_data {
+            let _ = std::fs::remove_dir_all(&scratch);
+        }
     }
     match outcome {
         Err(e) => bail!("cannot keep results of target {}: {e}", spec.name),

@@ -26,6 +26,110 @@ pub enum Command {
     /// functions whose share of samples changed most, drilled down from the top of the call
     /// tree.
     Explain(ExplainArgs),
+    /// Show the results history: one series per target, step and thread count, oldest run
+    /// first.
+    History(HistoryArgs),
+    /// Index run directories in the results history (runs already there are skipped).
+    Import(ImportArgs),
+    /// Find change points in the results history (E-Divisive means, as Apache Otava), per
+    /// metric with its direction.
+    Detect(DetectArgs),
+}
+
+/// Where the results history is.
+#[derive(Debug, Args, Default)]
+pub struct StoreArgs {
+    /// SQLite file path or postgres://… URL (default: $DBDELTA_STORE, else history.sqlite
+    /// under the user's data directory).
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<String>,
+}
+
+/// Which series of the history.
+#[derive(Debug, Args, Default)]
+pub struct SeriesArgs {
+    /// Only targets whose name, engine, version or build contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub target_like: Option<String>,
+
+    /// Only this step (name or label; `*` globs), e.g. update-index.
+    #[arg(long, value_name = "STEP")]
+    pub step: Option<String>,
+
+    /// Only this suite.
+    #[arg(long)]
+    pub suite: Option<String>,
+
+    /// Only this thread count.
+    #[arg(long)]
+    pub threads: Option<u32>,
+
+    /// Only this host name.
+    #[arg(long)]
+    pub host: Option<String>,
+}
+
+/// `dbdelta history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The store.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The series.
+    #[command(flatten)]
+    pub series: SeriesArgs,
+}
+
+/// `dbdelta import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Run directories to index.
+    #[arg(required = true, value_name = "RUN_DIR")]
+    pub runs: Vec<PathBuf>,
+    /// The store.
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `dbdelta detect`.
+#[derive(Debug, Args)]
+pub struct DetectArgs {
+    /// The store.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The series.
+    #[command(flatten)]
+    pub series: SeriesArgs,
+
+    /// Maximum p-value of a change point (Otava -P).
+    #[arg(short = 'P', long = "p-value", default_value_t = 0.001)]
+    pub pvalue: f64,
+
+    /// Points per sliding window (Otava --window).
+    #[arg(long, default_value_t = 50)]
+    pub window: usize,
+
+    /// Minimum relative magnitude of a change, e.g. 0.05 for 5 % (Otava -M).
+    #[arg(short = 'M', long = "magnitude", default_value_t = 0.0)]
+    pub magnitude: f64,
+
+    /// Minimum runs on each side of a change point (1 = Otava, which can flag the newest
+    /// run; 3 ignores lone outliers at the ends of a series).
+    #[arg(long, default_value_t = 1)]
+    pub min_segment: usize,
+
+    /// Metrics to analyse, comma-separated: qps, p95_us, cpu_us_per_op.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "qps,p95_us,cpu_us_per_op"
+    )]
+    pub metric: Vec<String>,
+
+    /// Exit 1 when the newest run of a series starts a regression (a change point at the
+    /// last run in the direction that is worse).
+    #[arg(long)]
+    pub fail_on_new: bool,
 }
 
 /// Stack walking for `--profile-callgraph`.
@@ -209,6 +313,31 @@ pub struct RunArgs {
     /// The target every other target is compared to (default: the first).
     #[arg(long, help_heading = "Report")]
     pub base: Option<String>,
+
+    /// Run every target N times, interleaved (A B A B …), each repeat an independent run
+    /// with a fresh server start and a fresh load; relative values then carry a 95 %
+    /// confidence interval and a verdict.
+    #[arg(long, value_name = "N", help_heading = "Verdicts")]
+    pub repeat: Option<u32>,
+
+    /// With --repeat: keep each target's server and loaded data between repeats instead of
+    /// starting fresh (faster; later repeats see the data the write steps changed).
+    #[arg(long, requires = "repeat", help_heading = "Verdicts")]
+    pub reuse_load: bool,
+
+    /// Exit 1 with a one-screen summary when a step regressed significantly by more than
+    /// the threshold, e.g. 'regression>5%' (QPS of any target vs the base).
+    #[arg(long, value_name = "RULE", help_heading = "Verdicts")]
+    pub fail_on: Option<String>,
+
+    /// Results history to index this run in: a SQLite file path or postgres://… URL
+    /// (default: $DBDELTA_STORE, else history.sqlite under the user's data directory).
+    #[arg(long, value_name = "PATH|URL", help_heading = "Verdicts")]
+    pub store: Option<String>,
+
+    /// Do not index this run in the results history.
+    #[arg(long, conflicts_with = "store", help_heading = "Verdicts")]
+    pub no_store: bool,
 
     /// Directory under which the run directory <UTC time>-<suite> is created.
     #[arg(long, value_name = "DIR", help_heading = "Output")]

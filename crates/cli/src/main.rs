@@ -15,6 +15,7 @@ mod rundir;
 mod spec;
 mod suites_cmd;
 mod time;
+mod verdict_cmd;
 
 use std::process::ExitCode;
 

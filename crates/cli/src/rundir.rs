@@ -103,7 +103,7 @@ impl RunDir {
         Ok(d)
     }
 
-    /// Writes one result as `results/<target>/<NNN>-<label>[.dop<N>].json`.
+    /// Writes one result as `results/<target>/<NNN>-<label>[.dop<N>][.r<K>].json`.
     pub fn write_result(&self, r: &StepResult) -> Result<PathBuf> {
         let dir = self.root.join("results").join(&r.target);
         fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -117,6 +117,12 @@ impl RunDir {
                 file_safe(&r.label),
                 r.threads
             ),
+        };
+        // Repeats after the first: `….dopN.rK.json` (`….rK.json` for load/settle); the first
+        // keeps the name of an unrepeated run, so old run directories stay readable.
+        let name = match r.repeat {
+            0 | 1 => name,
+            k => format!("{}.r{k}.json", name.trim_end_matches(".json")),
         };
         let path = dir.join(name);
         write_json(&path, r)?;

@@ -9,7 +9,13 @@ use std::path::Path;
 use std::time::Duration;
 
 fn dbdelta() -> Command {
-    Command::cargo_bin("dbdelta").unwrap()
+    let mut c = Command::cargo_bin("dbdelta").unwrap();
+    // Runs are indexed in a results history: keep it out of the user's data directory.
+    c.env(
+        "DBDELTA_STORE",
+        std::env::temp_dir().join("dbdelta-test-history.sqlite"),
+    );
+    c
 }
 
 /// Runs `dbdelta run` with args and expects exit code 2 and one error line containing `needle`.

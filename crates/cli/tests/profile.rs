@@ -37,7 +37,13 @@ fn have_pg_and_perf() -> bool {
 }
 
 fn dbdelta() -> Command {
-    Command::cargo_bin("dbdelta").unwrap()
+    let mut c = Command::cargo_bin("dbdelta").unwrap();
+    // Runs are indexed in a results history: keep it out of the user's data directory.
+    c.env(
+        "DBDELTA_STORE",
+        std::env::temp_dir().join("dbdelta-test-history.sqlite"),
+    );
+    c
 }
 
 fn folded(dir: &Path, label: &str) -> String {

@@ -187,6 +187,10 @@ pub struct StepResult {
     /// Insert Benchmark steps: rates, SLA, per-kind latency and costs.
     #[serde(default)]
     pub ibench: Option<crate::ibench::IbenchStats>,
+    /// Repeat number of `--repeat N` (1-based; each repeat is an independent run with a fresh
+    /// server and load). 0 when the run had no repeats (and in older files); read it as 1.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeat: u32,
 }
 
 /// The outcome of a paced (`--rate`) step: events were scheduled at fixed intended times and
@@ -211,6 +215,10 @@ impl Default for StepResult {
     fn default() -> Self {
         StepResult::empty("", "", "", 0, Group::Write, StepKind::Measured, 1)
     }
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 impl StepResult {
@@ -260,7 +268,13 @@ impl StepResult {
             costs: None,
             pacing: None,
             ibench: None,
+            repeat: 0,
         }
+    }
+
+    /// The repeat number, 1-based (results without one are repeat 1).
+    pub fn repeat_no(&self) -> u32 {
+        self.repeat.max(1)
     }
 
     /// True when the step measured a usable number.

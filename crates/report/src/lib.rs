@@ -34,6 +34,7 @@ pub mod summary;
 pub mod svg;
 pub mod table;
 pub mod text;
+pub mod verdict;
 
 pub use data::{Column, ReportData};
 pub use error::ReportError;
@@ -172,10 +173,17 @@ pub fn render(
         });
     }
     Ok(match format {
-        Format::Text => text::render(data, opts),
-        Format::Markdown => markdown::render(data, opts),
+        Format::Text => text::render(data, opts) + &verdict::render_text(data),
+        Format::Markdown => markdown::render(data, opts) + &verdict::render_markdown(data),
         Format::Csv => csv::render(data, opts),
         Format::Json => json::render(data, opts),
-        Format::Html => html::render(data, opts),
+        Format::Html => {
+            let page = html::render(data, opts);
+            let section = verdict::render_html(data);
+            match page.rfind("</body>") {
+                Some(at) => format!("{}{section}{}", &page[..at], &page[at..]),
+                None => page + &section,
+            }
+        }
     })
 }

@@ -150,7 +150,8 @@ pub(crate) fn build_tables<'a>(
         let Some(&col) = col_of.get(r.target.as_str()) else {
             continue;
         };
-        if r.kind != StepKind::Measured {
+        // Repeats after the first are in the verdict section (intervals across repeats).
+        if r.kind != StepKind::Measured || r.repeat_no() > 1 {
             continue;
         }
         let acc = dops

@@ -552,6 +552,7 @@ fn assemble(
         costs: None,
         pacing,
         ibench: None,
+        repeat: 0,
     }
 }
 

@@ -28,6 +28,10 @@ where
 {
     Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
         .args(args)
+        .env(
+            "DBDELTA_STORE",
+            std::env::temp_dir().join("dbdelta-test-history.sqlite"),
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

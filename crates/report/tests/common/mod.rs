@@ -205,6 +205,7 @@ pub fn result(
         }),
         pacing: None,
         ibench: None,
+        repeat: 0,
     }
 }
 

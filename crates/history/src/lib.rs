@@ -1,0 +1,19 @@
+//! The results history: every measured step of every run as a [`Point`], kept in a [`Store`]
+//! (an embedded SQLite file by default, or a shared PostgreSQL database), and read back as
+//! per-run series for `dbdelta history` and change-point detection (`dbdelta detect`).
+//!
+//! A point is keyed by its run, target, step label, thread count and repeat, and carries the
+//! target's lineage (engine, version, build, settings hash), the suite and the host. A
+//! *series* is one (host, suite, target name, step label, threads): the target name is what
+//! stays the same while versions, builds and settings change underneath it.
+#![deny(missing_docs)]
+
+mod pg;
+mod point;
+mod series;
+mod sqlite;
+mod store;
+
+pub use point::{points_of_run, Metric, Point};
+pub use series::{series, Filter, Series, SeriesKey, SeriesPoint};
+pub use store::{default_store_path, open_store, HistoryError, Store};

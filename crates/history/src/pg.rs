@@ -1,0 +1,101 @@
+//! A shared PostgreSQL store, through dbdelta's own PostgreSQL client: the table
+//! `dbdelta_history (id text primary key, doc text)` in the URL's database.
+
+use crate::point::Point;
+use crate::store::{HistoryError, Store};
+use dbdelta_engine::{Connection, OpenOptions, Value};
+use dbdelta_engine_postgres::PgConnection;
+use dbdelta_model::TargetSpec;
+
+/// A PostgreSQL history.
+pub struct PgStore {
+    conn: PgConnection,
+    url: String,
+}
+
+impl PgStore {
+    /// Connects (password from the URL, `PGPASSWORD` or `~/.pgpass`) and creates the table
+    /// if needed.
+    pub fn open(url: &str) -> Result<PgStore, HistoryError> {
+        let spec =
+            TargetSpec::parse(&format!("history={url}")).map_err(|e| HistoryError::Postgres {
+                url: "--store".to_string(),
+                message: format!("{e}; write postgres://user@host:port/database"),
+            })?;
+        let shown = spec.redacted().trim_start_matches("history=").to_string();
+        let err = |message: String| HistoryError::Postgres {
+            url: shown.clone(),
+            message,
+        };
+        let scratch = std::env::temp_dir();
+        let engine = dbdelta_engine_postgres::open(&spec, &scratch, &OpenOptions::default())
+            .map_err(|e| err(e.to_string()))?;
+        let mut conn = engine.connect_pg().map_err(|e| err(e.to_string()))?;
+        conn.batch(
+            "CREATE TABLE IF NOT EXISTS dbdelta_history (id text PRIMARY KEY, doc text NOT NULL)",
+        )
+        .map_err(|e| err(e.to_string()))?;
+        Ok(PgStore { conn, url: shown })
+    }
+
+    fn err(&self, e: impl std::fmt::Display) -> HistoryError {
+        HistoryError::Postgres {
+            url: self.url.clone(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl Store for PgStore {
+    fn add(&mut self, points: &[Point]) -> Result<usize, HistoryError> {
+        let stmt = self
+            .conn
+            .prepare(
+                "INSERT INTO dbdelta_history (id, doc) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut added = 0;
+        self.conn.query("BEGIN").map_err(|e| self.err(e))?;
+        for p in points {
+            let doc = serde_json::to_string(p).map_err(|source| HistoryError::Decode {
+                store: self.url.clone(),
+                source,
+            })?;
+            let id = p.id();
+            let out = self
+                .conn
+                .execute(stmt, &[Value::Text(&id), Value::Text(&doc)]);
+            match out {
+                Ok(o) => added += o.affected as usize,
+                Err(e) => {
+                    let _ = self.conn.rollback();
+                    return Err(self.err(e));
+                }
+            }
+        }
+        self.conn.query("COMMIT").map_err(|e| self.err(e))?;
+        Ok(added)
+    }
+
+    fn points(&mut self) -> Result<Vec<Point>, HistoryError> {
+        // One text value holding every document, one per line (JSON has no raw newlines).
+        let all = self
+            .conn
+            .query_scalar("SELECT string_agg(doc, chr(10) ORDER BY id) FROM dbdelta_history")
+            .map_err(|e| self.err(e))?
+            .unwrap_or_default();
+        all.lines()
+            .filter(|l| !l.is_empty())
+            .map(|d| {
+                serde_json::from_str(d).map_err(|source| HistoryError::Decode {
+                    store: self.url.clone(),
+                    source,
+                })
+            })
+            .collect()
+    }
+
+    fn describe(&self) -> String {
+        self.url.clone()
+    }
+}

@@ -1,0 +1,406 @@
+//! Verdicts: every target/base value with a 95 % confidence interval and whether the
+//! difference is significant, plus the noise of each step on this host (coefficient of
+//! variation).
+//!
+//! With at least two repeats on both sides the interval comes from the independent runs
+//! (`--repeat`, the strong evidence). With one run each it comes from the per-second
+//! samples, corrected for autocorrelation, and is marked as weaker evidence (`~`): it does
+//! not contain run-to-run noise.
+
+use crate::data::ReportData;
+use crate::html::esc;
+use dbdelta_model::{StepKind, StepResult};
+use dbdelta_verdict::{
+    coefficient_of_variation, compare_repeats, compare_within_run, Comparison, Direction, Evidence,
+    Verdict,
+};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Confidence level of every interval.
+pub const LEVEL: f64 = 0.95;
+
+/// One target/base cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictCell {
+    /// Step label.
+    pub label: String,
+    /// Run order of the step (rows are sorted by it).
+    pub order: u32,
+    /// Thread count.
+    pub dop: u32,
+    /// The target compared with the base.
+    pub target: String,
+    /// The comparison; `None` when there is too little data (a failed step, a single run
+    /// without per-second samples).
+    pub comparison: Option<Comparison>,
+}
+
+/// Noise of one step on one target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoiseCell {
+    /// Step label.
+    pub label: String,
+    /// Run order of the step.
+    pub order: u32,
+    /// Thread count.
+    pub dop: u32,
+    /// Target.
+    pub target: String,
+    /// Coefficient of variation across repeats (or across seconds with one run).
+    pub cv: Option<f64>,
+    /// True when `cv` is across repeats (false: across the seconds of one run).
+    pub across_repeats: bool,
+}
+
+type Key = (u32, u32, String); // (dop, order, label)
+
+fn grouped(data: &ReportData) -> BTreeMap<Key, BTreeMap<String, Vec<&StepResult>>> {
+    let mut out: BTreeMap<Key, BTreeMap<String, Vec<&StepResult>>> = BTreeMap::new();
+    for r in data.runs.iter().flat_map(|r| &r.results) {
+        if r.kind != StepKind::Measured || !r.is_ok() || r.throughput.value <= 0.0 {
+            continue;
+        }
+        out.entry((r.threads, r.order, r.label.clone()))
+            .or_default()
+            .entry(r.target.clone())
+            .or_default()
+            .push(r);
+    }
+    out
+}
+
+fn values(rs: &[&StepResult]) -> Vec<f64> {
+    rs.iter().map(|r| r.throughput.value).collect()
+}
+
+fn per_second(r: &StepResult) -> Vec<f64> {
+    // The last interval may be cut short; only whole seconds are samples.
+    let mut prev = 0.0;
+    let mut out = Vec::new();
+    for i in &r.intervals {
+        if i.t - prev >= 0.999 && i.qps > 0.0 {
+            out.push(i.qps);
+        }
+        prev = i.t;
+    }
+    out
+}
+
+/// Every non-base target against the base, per step and thread count.
+pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
+    let base = data.base();
+    let mut out = Vec::new();
+    for ((dop, order, label), by_target) in grouped(data) {
+        let Some(b) = by_target.get(base) else {
+            continue;
+        };
+        for col in data.columns.iter().skip(1) {
+            let Some(t) = by_target.get(col.name()) else {
+                continue;
+            };
+            let comparison = if b.len() >= 2 && t.len() >= 2 {
+                compare_repeats(&values(b), &values(t), LEVEL, Direction::HigherIsBetter)
+            } else {
+                compare_within_run(
+                    &per_second(b[0]),
+                    &per_second(t[0]),
+                    LEVEL,
+                    Direction::HigherIsBetter,
+                )
+            };
+            out.push(VerdictCell {
+                label: label.clone(),
+                order,
+                dop,
+                target: col.name().to_string(),
+                comparison,
+            });
+        }
+    }
+    out
+}
+
+/// The noise of every step on every target.
+pub fn noise(data: &ReportData) -> Vec<NoiseCell> {
+    let mut out = Vec::new();
+    for ((dop, order, label), by_target) in grouped(data) {
+        for col in &data.columns {
+            let Some(rs) = by_target.get(col.name()) else {
+                continue;
+            };
+            let across_repeats = rs.len() >= 2;
+            let cv = if across_repeats {
+                coefficient_of_variation(&values(rs))
+            } else {
+                coefficient_of_variation(&per_second(rs[0]))
+            };
+            out.push(NoiseCell {
+                label: label.clone(),
+                order,
+                dop,
+                target: col.name().to_string(),
+                cv,
+                across_repeats,
+            });
+        }
+    }
+    out
+}
+
+fn mark(c: &Comparison) -> &'static str {
+    match c.verdict {
+        Verdict::Improvement => "▲",
+        Verdict::Regression => "▼",
+        Verdict::NoChange => "",
+    }
+}
+
+fn cell_text(c: &Option<Comparison>) -> String {
+    match c {
+        None => "-".to_string(),
+        Some(c) => format!(
+            "{}{:.3} [{:.3}, {:.3}]{}",
+            if c.evidence == Evidence::WithinRun {
+                "~"
+            } else {
+                ""
+            },
+            c.ratio,
+            c.low,
+            c.high,
+            mark(c)
+        ),
+    }
+}
+
+fn evidence_note(cells: &[VerdictCell]) -> String {
+    let repeats = cells
+        .iter()
+        .filter_map(|c| c.comparison)
+        .find_map(|c| match c.evidence {
+            Evidence::Repeats { base, target } => Some((base, target)),
+            Evidence::WithinRun => None,
+        });
+    match repeats {
+        Some((b, t)) => format!(
+            "95 % confidence intervals of target/base from independent repeated runs ({b} of the base, {t} of each target; Welch test on log QPS)"
+        ),
+        None => "95 % confidence intervals of target/base within one run (~: per-second samples, autocorrelation-corrected; weaker evidence: run-to-run noise is not included; use --repeat 3 or more)".to_string(),
+    }
+}
+
+struct Rows<'a> {
+    dop: u32,
+    rows: Vec<(String, Vec<&'a VerdictCell>)>,
+}
+
+fn by_dop<'a>(cells: &'a [VerdictCell], targets: &[String]) -> Vec<Rows<'a>> {
+    let mut map: BTreeMap<u32, BTreeMap<(u32, String), Vec<&VerdictCell>>> = BTreeMap::new();
+    for c in cells {
+        map.entry(c.dop)
+            .or_default()
+            .entry((c.order, c.label.clone()))
+            .or_default()
+            .push(c);
+    }
+    map.into_iter()
+        .map(|(dop, rows)| Rows {
+            dop,
+            rows: rows
+                .into_iter()
+                .map(|((_, label), mut cs)| {
+                    cs.sort_by_key(|c| targets.iter().position(|t| *t == c.target));
+                    (label, cs)
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn targets(data: &ReportData) -> Vec<String> {
+    data.columns
+        .iter()
+        .skip(1)
+        .map(|c| c.name().to_string())
+        .collect()
+}
+
+fn summary_line(cells: &[VerdictCell]) -> String {
+    let n = |v: Verdict| {
+        cells
+            .iter()
+            .filter(|c| c.comparison.is_some_and(|c| c.verdict == v))
+            .count()
+    };
+    format!(
+        "{} regression(s), {} improvement(s), {} without significant change, {} without enough data",
+        n(Verdict::Regression),
+        n(Verdict::Improvement),
+        n(Verdict::NoChange),
+        cells.iter().filter(|c| c.comparison.is_none()).count()
+    )
+}
+
+fn cv_text(c: &NoiseCell) -> String {
+    c.cv.map_or("-".to_string(), |v| {
+        format!(
+            "{:.1}%{}",
+            v * 100.0,
+            if c.across_repeats { "" } else { "~" }
+        )
+    })
+}
+
+fn noise_rows(data: &ReportData) -> Vec<(u32, String, Vec<String>)> {
+    let cols: Vec<String> = data.columns.iter().map(|c| c.name().to_string()).collect();
+    let mut map: BTreeMap<(u32, u32, String), Vec<String>> = BTreeMap::new();
+    for n in noise(data) {
+        let row = map
+            .entry((n.dop, n.order, n.label.clone()))
+            .or_insert_with(|| vec!["-".to_string(); cols.len()]);
+        if let Some(i) = cols.iter().position(|c| *c == n.target) {
+            row[i] = cv_text(&n);
+        }
+    }
+    map.into_iter().map(|((d, _, l), v)| (d, l, v)).collect()
+}
+
+/// The plain-text verdict and noise sections (empty without any interval: one target, or no per-second samples).
+pub fn render_text(data: &ReportData) -> String {
+    let cells = verdicts(data);
+    if cells.iter().all(|c| c.comparison.is_none()) {
+        return String::new();
+    }
+    let ts = targets(data);
+    let mut o = String::new();
+    let _ = writeln!(o, "\nVerdicts relative to: {}", data.base());
+    let _ = writeln!(o, "{}", evidence_note(&cells));
+    let _ = writeln!(o, "▲ significant improvement, ▼ significant regression");
+    let _ = writeln!(o, "{}", summary_line(&cells));
+    for t in by_dop(&cells, &ts) {
+        let _ = writeln!(o, "\ndop={}\tstep\t{}", t.dop, ts.join("\t"));
+        for (label, cs) in t.rows {
+            let vals: Vec<String> = cs.iter().map(|c| cell_text(&c.comparison)).collect();
+            let _ = writeln!(o, "\t{label}\t{}", vals.join("\t"));
+        }
+    }
+    let _ = writeln!(
+        o,
+        "\nNoise: coefficient of variation of each step (what this host can resolve; ~ = across the seconds of one run)"
+    );
+    let cols: Vec<String> = data.columns.iter().map(|c| c.name().to_string()).collect();
+    let _ = writeln!(o, "dop\tstep\t{}", cols.join("\t"));
+    for (dop, label, vals) in noise_rows(data) {
+        let _ = writeln!(o, "{dop}\t{label}\t{}", vals.join("\t"));
+    }
+    o
+}
+
+/// The Markdown verdict and noise sections (empty without any interval: one target, or no per-second samples).
+pub fn render_markdown(data: &ReportData) -> String {
+    let cells = verdicts(data);
+    if cells.iter().all(|c| c.comparison.is_none()) {
+        return String::new();
+    }
+    let ts = targets(data);
+    let mut o = String::new();
+    let _ = writeln!(o, "\n## Verdicts relative to {}\n", data.base());
+    let _ = writeln!(
+        o,
+        "{}. **Bold ▲/▼** = significant improvement/regression; others are within the noise.\n\n{}\n",
+        evidence_note(&cells),
+        summary_line(&cells)
+    );
+    for t in by_dop(&cells, &ts) {
+        let _ = writeln!(o, "\n### dop={}\n", t.dop);
+        let _ = writeln!(o, "| step | {} |", ts.join(" | "));
+        let _ = writeln!(o, "|---|{}", "---:|".repeat(ts.len()));
+        for (label, cs) in t.rows {
+            let vals: Vec<String> = cs
+                .iter()
+                .map(|c| match &c.comparison {
+                    Some(x) if x.verdict != Verdict::NoChange => {
+                        format!("**{}**", cell_text(&c.comparison))
+                    }
+                    _ => cell_text(&c.comparison),
+                })
+                .collect();
+            let _ = writeln!(o, "| {label} | {} |", vals.join(" | "));
+        }
+    }
+    let cols: Vec<String> = data.columns.iter().map(|c| c.name().to_string()).collect();
+    let _ = writeln!(
+        o,
+        "\n## Noise (coefficient of variation; what this host can resolve)\n\n~ = across the seconds of one run.\n"
+    );
+    let _ = writeln!(o, "| dop | step | {} |", cols.join(" | "));
+    let _ = writeln!(o, "|---:|---|{}", "---:|".repeat(cols.len()));
+    for (dop, label, vals) in noise_rows(data) {
+        let _ = writeln!(o, "| {dop} | {label} | {} |", vals.join(" | "));
+    }
+    o
+}
+
+/// The HTML verdict and noise sections: only significant cells are colored.
+pub fn render_html(data: &ReportData) -> String {
+    let cells = verdicts(data);
+    if cells.iter().all(|c| c.comparison.is_none()) {
+        return String::new();
+    }
+    let ts = targets(data);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<h2 id=\"verdicts\">Verdicts relative to {}</h2>\n<p>{}. Only significant cells are colored.</p>\n<p>{}</p>",
+        esc(data.base()),
+        esc(&evidence_note(&cells)),
+        esc(&summary_line(&cells))
+    );
+    for t in by_dop(&cells, &ts) {
+        let _ = write!(
+            o,
+            "<h3>dop={}</h3>\n<table class=\"verdicts\"><tr><th>step</th>",
+            t.dop
+        );
+        for name in &ts {
+            let _ = write!(o, "<th>{}</th>", esc(name));
+        }
+        o.push_str("</tr>\n");
+        for (label, cs) in t.rows {
+            let _ = write!(o, "<tr><td>{}</td>", esc(&label));
+            for c in cs {
+                let style = match c.comparison.map(|x| x.verdict) {
+                    Some(Verdict::Improvement) => " style=\"background:#c8f0c8\"",
+                    Some(Verdict::Regression) => " style=\"background:#f6c4c4\"",
+                    _ => "",
+                };
+                let title = c.comparison.map_or(String::new(), |x| {
+                    format!(" title=\"{}, p={:.2e}\"", x.verdict.name(), x.p)
+                });
+                let _ = write!(
+                    o,
+                    "<td{style}{title}>{}</td>",
+                    esc(&cell_text(&c.comparison))
+                );
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</table>\n");
+    }
+    let cols: Vec<String> = data.columns.iter().map(|c| c.name().to_string()).collect();
+    o.push_str("<h2 id=\"noise\">Noise: coefficient of variation per step</h2>\n<p>What this host can resolve; ~ = across the seconds of one run.</p>\n<table class=\"noise\"><tr><th>dop</th><th>step</th>");
+    for c in &cols {
+        let _ = write!(o, "<th>{}</th>", esc(c));
+    }
+    o.push_str("</tr>\n");
+    for (dop, label, vals) in noise_rows(data) {
+        let _ = write!(o, "<tr><td>{dop}</td><td>{}</td>", esc(&label));
+        for v in vals {
+            let _ = write!(o, "<td>{}</td>", esc(&v));
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</table>\n");
+    o
+}

@@ -1,0 +1,126 @@
+//! Verdict sections: intervals from repeats, within-run intervals from per-second samples,
+//! significant cells marked, and the noise table.
+
+mod common;
+
+use common::{manifest, result};
+use dbdelta_model::{Group, Interval, RunStatus, StepResult};
+use dbdelta_report::verdict::{noise, verdicts};
+use dbdelta_report::{render, Format, ReportData, ReportOptions, RunData};
+use dbdelta_verdict::{Evidence, Verdict};
+
+fn repeat(mut r: StepResult, k: u32) -> StepResult {
+    r.repeat = k;
+    r
+}
+
+fn run(results: Vec<StepResult>) -> ReportData {
+    let run = RunData {
+        dir: "run".into(),
+        manifest: manifest(&["a", "b"], RunStatus::Complete),
+        results,
+        warnings: Vec::new(),
+    };
+    ReportData::from_runs(vec![run], None).unwrap()
+}
+
+#[test]
+fn repeats_give_intervals_and_verdicts() {
+    let mut rs = Vec::new();
+    for (k, (a_pq, b_pq, a_up, b_up)) in [
+        (1000.0, 800.0, 500.0, 505.0),
+        (1010.0, 805.0, 510.0, 498.0),
+        (990.0, 795.0, 495.0, 503.0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let k = k as u32 + 1;
+        rs.push(repeat(
+            result("a", "point-query_range=100", 1, Group::Point, 1, a_pq),
+            k,
+        ));
+        rs.push(repeat(
+            result("b", "point-query_range=100", 1, Group::Point, 1, b_pq),
+            k,
+        ));
+        rs.push(repeat(
+            result("a", "update-index_range=100", 2, Group::Write, 1, a_up),
+            k,
+        ));
+        rs.push(repeat(
+            result("b", "update-index_range=100", 2, Group::Write, 1, b_up),
+            k,
+        ));
+    }
+    let data = run(rs);
+    // The main table shows one value per cell (repeat 1), without duplicate warnings.
+    assert!(data.warnings.is_empty(), "{:?}", data.warnings);
+    let cells = verdicts(&data);
+    assert_eq!(cells.len(), 2);
+    let pq = cells.iter().find(|c| c.label.starts_with("point")).unwrap();
+    let c = pq.comparison.unwrap();
+    assert_eq!(c.evidence, Evidence::Repeats { base: 3, target: 3 });
+    assert_eq!(c.verdict, Verdict::Regression);
+    assert!(c.low < 0.8 && 0.8 < c.high && c.high < 0.85, "{c:?}");
+    let up = cells
+        .iter()
+        .find(|c| c.label.starts_with("update"))
+        .unwrap();
+    assert_eq!(up.comparison.unwrap().verdict, Verdict::NoChange);
+    let cv = noise(&data);
+    let a_pq = cv
+        .iter()
+        .find(|n| n.target == "a" && n.label.starts_with("point"))
+        .unwrap();
+    assert!(a_pq.across_repeats && (a_pq.cv.unwrap() - 0.01).abs() < 0.001);
+
+    let text = render(&data, Format::Text, &ReportOptions::default()).unwrap();
+    assert!(text.contains("from independent repeated runs (3 of the base, 3 of each target"));
+    assert!(text.contains("1 regression(s), 0 improvement(s), 1 without significant change"));
+    assert!(text.contains("▼"));
+    let md = render(&data, Format::Markdown, &ReportOptions::default()).unwrap();
+    assert!(md.contains("| point-query_range=100 | **0.800 ["), "{md}");
+    let html = render(&data, Format::Html, &ReportOptions::default()).unwrap();
+    let colored = html.matches("background:#f6c4c4").count();
+    assert_eq!(colored, 1, "only the significant cell is colored");
+    assert!(html.trim_end().ends_with("</html>"));
+}
+
+fn with_seconds(mut r: StepResult, qps: &[f64]) -> StepResult {
+    r.intervals = qps
+        .iter()
+        .enumerate()
+        .map(|(i, q)| Interval {
+            t: i as f64 + 1.0,
+            qps: *q,
+            tps: *q,
+            p95_us: 100.0,
+            p99_us: 100.0,
+            errors: 0,
+        })
+        .collect();
+    r
+}
+
+#[test]
+fn one_run_gives_weaker_within_run_intervals() {
+    let a = [1000.0, 1004.0, 996.0, 1001.0, 999.0, 1002.0];
+    let b = [1100.0, 1096.0, 1104.0, 1099.0, 1101.0, 1098.0];
+    let data = run(vec![
+        with_seconds(
+            result("a", "point-query_range=100", 1, Group::Point, 1, 1000.0),
+            &a,
+        ),
+        with_seconds(
+            result("b", "point-query_range=100", 1, Group::Point, 1, 1100.0),
+            &b,
+        ),
+    ]);
+    let c = verdicts(&data)[0].comparison.unwrap();
+    assert_eq!(c.evidence, Evidence::WithinRun);
+    assert_eq!(c.verdict, Verdict::Improvement);
+    let text = render(&data, Format::Text, &ReportOptions::default()).unwrap();
+    assert!(text.contains("weaker evidence"), "{text}");
+    assert!(text.contains("~1.099 ["), "{text}");
+}
