@@ -180,6 +180,86 @@ fn postgres_profiles_name_its_functions_and_explain_finds_the_logging() {
     assert!(rd.join(diff_link).is_file(), "{diff_link}");
 }
 
+/// The second known effect: `shared_buffers=256kB` makes almost every page read miss
+/// PostgreSQL's buffer pool, so the buffer-read path (ReadBufferExtended → mdread → pread)
+/// must rank among the frames whose share grew most.
+#[test]
+fn tiny_shared_buffers_rank_the_buffer_read_path_first() {
+    if !have_pg_and_perf() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = dbdelta()
+        .args(["run", "--quiet", "-t"])
+        .arg(format!("pg=postgres:{BIN}"))
+        .arg("-t")
+        .arg(format!("pgsb=postgres:{BIN}?shared_buffers=256kB"))
+        .args([
+            "--steps",
+            "random-points",
+            "--read-secs",
+            "2",
+            "--warmup-secs",
+            "1.5",
+            "--table-size",
+            "20000",
+            "--profile",
+            "--profile-freq",
+            "499",
+            "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = dbdelta()
+        .arg("explain")
+        .arg(&rd)
+        .args(["--step", "random-points_range=100", "--top", "5"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let grown: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("user-space functions whose share grew most"))
+        .skip(2)
+        .take(3)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let read_path = [
+        "ReadBufferExtended",
+        "ReadBuffer_common",
+        "mdread",
+        "FileRead",
+        "__libc_pread",
+        "__pread64",
+        "pread64",
+    ];
+    assert!(
+        grown.iter().any(|f| read_path.contains(f)),
+        "top grown {grown:?}:\n{text}"
+    );
+    // The drill-down path descends into the buffer-read path.
+    let legend: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once(" - ").map(|(_, f)| f))
+        .collect();
+    assert!(
+        legend.iter().any(|f| read_path.contains(f)),
+        "legend {legend:?}:\n{text}"
+    );
+}
+
 #[test]
 fn without_perf_the_run_completes_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
