@@ -409,10 +409,7 @@ fn assemble(
             ins_rows
         };
         if rows > 0 {
-            stats.wkb_per_insert = sum
-                .disk
-                .as_ref()
-                .map(|d| d.wkb_s * d.seconds / rows as f64);
+            stats.wkb_per_insert = sum.disk.as_ref().map(|d| d.wkb_s * d.seconds / rows as f64);
             // In read+write steps the CPU is reported per query (cpupq, §B9.3).
             if target.is_none() {
                 stats.cpu_us_per_insert = Some(cpu_us / rows as f64);
