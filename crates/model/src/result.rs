@@ -184,8 +184,8 @@ pub struct StepResult {
     /// Paced (open-loop) load: the target rate and what was achieved.
     #[serde(default)]
     pub pacing: Option<Pacing>,
-    /// Insert Benchmark steps: rates, SLA, per-kind latency and costs.
-    #[serde(default)]
+    /// Insert Benchmark steps: rates, SLA, per-kind latency and costs (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ibench: Option<crate::ibench::IbenchStats>,
     /// Repeat number of `--repeat N` (1-based; each repeat is an independent run with a fresh
     /// server and load). 0 when the run had no repeats (and in older files); read it as 1.

@@ -401,17 +401,24 @@ fn assemble(
         let sum = &os.summary;
         let cpu_us = sum.host.busy() / 100.0 * f64::from(sum.ncpu) * sum.seconds * 1e6;
         let cs = sum.host.cs_per_s * sum.seconds;
-        if ins_rows > 0 {
-            stats.cpu_us_per_insert = Some(cpu_us / ins_rows as f64);
-            stats.wkb_per_insert = sum
-                .disk
-                .as_ref()
-                .map(|d| d.wkb_s * d.seconds / ins_rows as f64);
+        // Per insert means per row of the step's insert rate: for l.x that is the indexed
+        // rows (§B9.2 normalizes by insert_rate, which includes nr1 for l.x).
+        let rows = if step.create_indexes {
+            ins_rows + ctx.loaded_rows
+        } else {
+            ins_rows
+        };
+        if rows > 0 {
+            stats.wkb_per_insert = sum.disk.as_ref().map(|d| d.wkb_s * d.seconds / rows as f64);
+            // In read+write steps the CPU is reported per query (cpupq, §B9.3).
+            if target.is_none() {
+                stats.cpu_us_per_insert = Some(cpu_us / rows as f64);
+            }
         }
         if queries > 0 {
             stats.cpu_us_per_query = Some(cpu_us / queries as f64);
         }
-        let ops = if target.is_some() { queries } else { ins_rows };
+        let ops = if target.is_some() { queries } else { rows };
         if ops > 0 {
             stats.cs_per_op = Some(cs / ops as f64);
         }
