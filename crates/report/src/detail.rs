@@ -213,3 +213,43 @@ pub fn pacing_text(out: &mut String, data: &ReportData) {
     }
     out.push('\n');
 }
+
+/// One target's row of the hardware-cost table, shared by the Markdown and HTML formats:
+/// the `sb.met` figures and CPU µs per operation with their decimals, then target / base for
+/// host CPU, context switches and KB written per operation (`None` where either side lacks it).
+pub(crate) struct CostRow {
+    /// cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s, host, server and client CPU µs/op.
+    pub absolute: [(Option<f64>, usize); 9],
+    /// Relative host CPU µs/op, context switches/op and KB written/op.
+    pub relative: [Option<f64>; 3],
+}
+
+/// Builds [`CostRow`] for `c` against the base target's costs.
+pub(crate) fn cost_row(
+    c: &dbdelta_model::os::OpCosts,
+    base: Option<&dbdelta_model::os::OpCosts>,
+) -> CostRow {
+    // Both zero (e.g. no writes on either side) reads as "no change", not as a division error.
+    let rel = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => Some(if a == 0.0 && b == 0.0 { 1.0 } else { a / b }),
+        _ => None,
+    };
+    CostRow {
+        absolute: [
+            (Some(c.cpu_o), 6),
+            (Some(c.cs_o), 3),
+            (c.r_o, 3),
+            (c.rkb_o, 3),
+            (c.wkb_o, 3),
+            (Some(c.o_s), 0),
+            (Some(c.host_cpu_us_op), 1),
+            (c.server_cpu_us_op, 1),
+            (Some(c.client_cpu_us_op), 1),
+        ],
+        relative: [
+            rel(Some(c.host_cpu_us_op), base.map(|b| b.host_cpu_us_op)),
+            rel(Some(c.cs_o), base.map(|b| b.cs_o)),
+            rel(c.wkb_o, base.and_then(|b| b.wkb_o)),
+        ],
+    }
+}

@@ -7,7 +7,7 @@
 //! it can be a golden file.
 
 use crate::data::{load_rows, ReportData};
-use crate::detail::{result_of, selected};
+use crate::detail::{cost_row, result_of, selected};
 use crate::summary::{concurrency, group_stats, per_dollar};
 use crate::svg::{self, BarRow, Series};
 use crate::table::{Cell, Table};
@@ -836,40 +836,28 @@ fn costs(o: &mut String, data: &ReportData, opts: &ReportOptions) {
                 else {
                     continue;
                 };
-                let num = |v: Option<f64>, d: usize| match v {
-                    Some(v) => format!("<td class=\"n\">{v:.d$}</td>"),
-                    None => "<td class=\"na\">-</td>".to_string(),
-                };
-                let rel = |a: Option<f64>, b: Option<f64>| match (a, b) {
-                    (Some(a), Some(b)) if base.is_some() => {
-                        let value = if a == 0.0 && b == 0.0 { 1.0 } else { a / b };
-                        td(
+                let costs = cost_row(c, base);
+                let mut line = head;
+                for (v, d) in costs.absolute {
+                    match v {
+                        Some(v) => line.push_str(&format!("<td class=\"n\">{v:.d$}</td>")),
+                        None => line.push_str("<td class=\"na\">-</td>"),
+                    }
+                }
+                for value in costs.relative {
+                    match value {
+                        Some(value) => line.push_str(&td(
                             &Cell::Value {
                                 value,
                                 interrupted: false,
                             },
                             2,
                             Some((opts, true)),
-                        )
+                        )),
+                        None => line.push_str("<td class=\"na\">-</td>"),
                     }
-                    _ => "<td class=\"na\">-</td>".to_string(),
-                };
-                let _ = writeln!(
-                    lines,
-                    "{head}{}{}{}{}{}{}{}{}{}{}{}{}</tr>",
-                    num(Some(c.cpu_o), 6),
-                    num(Some(c.cs_o), 3),
-                    num(c.r_o, 3),
-                    num(c.rkb_o, 3),
-                    num(c.wkb_o, 3),
-                    num(Some(c.o_s), 0),
-                    num(Some(c.host_cpu_us_op), 1),
-                    num(c.server_cpu_us_op, 1),
-                    num(Some(c.client_cpu_us_op), 1),
-                    rel(Some(c.host_cpu_us_op), base.map(|b| b.host_cpu_us_op)),
-                    rel(Some(c.cs_o), base.map(|b| b.cs_o)),
-                    rel(c.wkb_o, base.and_then(|b| b.wkb_o)),
-                );
+                }
+                let _ = writeln!(lines, "{line}</tr>");
             }
             if lines.is_empty() {
                 continue;

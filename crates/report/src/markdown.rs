@@ -6,7 +6,7 @@
 //! with the coloring replaced by markers so it reads in plain text.
 
 use crate::data::{load_rows, ReportData};
-use crate::detail::{result_of, selected};
+use crate::detail::{cost_row, result_of, selected};
 use crate::summary::{concurrency, group_stats, per_dollar};
 use crate::table::{Cell, Row, Table};
 use crate::ReportOptions;
@@ -158,40 +158,29 @@ fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
                 else {
                     continue;
                 };
-                let num = |v: Option<f64>, d: usize| match v {
-                    Some(v) => format!("{v:.d$}"),
-                    None => "-".to_string(),
-                };
-                let rel = |a: Option<f64>, b: Option<f64>| match (a, b) {
-                    (Some(a), Some(b)) => {
-                        let value = if a == 0.0 && b == 0.0 { 1.0 } else { a / b };
-                        cell(
+                let costs = cost_row(k, base);
+                let mut line = head;
+                for (v, d) in costs.absolute {
+                    match v {
+                        Some(v) => line.push_str(&format!(" {v:.d$} |")),
+                        None => line.push_str(" - |"),
+                    }
+                }
+                for value in costs.relative {
+                    let text = match value {
+                        Some(value) => cell(
                             &Cell::Value {
                                 value,
                                 interrupted: false,
                             },
                             2,
                             Some(opts),
-                        )
-                    }
-                    _ => "-".to_string(),
-                };
-                let _ = writeln!(
-                    body,
-                    "{head} {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                    num(Some(k.cpu_o), 6),
-                    num(Some(k.cs_o), 3),
-                    num(k.r_o, 3),
-                    num(k.rkb_o, 3),
-                    num(k.wkb_o, 3),
-                    num(Some(k.o_s), 0),
-                    num(Some(k.host_cpu_us_op), 1),
-                    num(k.server_cpu_us_op, 1),
-                    num(Some(k.client_cpu_us_op), 1),
-                    rel(Some(k.host_cpu_us_op), base.map(|b| b.host_cpu_us_op)),
-                    rel(Some(k.cs_o), base.map(|b| b.cs_o)),
-                    rel(k.wkb_o, base.and_then(|b| b.wkb_o)),
-                );
+                        ),
+                        None => "-".to_string(),
+                    };
+                    line.push_str(&format!(" {text} |"));
+                }
+                let _ = writeln!(body, "{line}");
             }
         }
         if body.is_empty() {
