@@ -374,8 +374,13 @@ fn write_reports(dir: &RunDir, plan: &RunPlan) -> Result<()> {
         ..ReportOptions::default()
     };
     print_out(&render(&data, Format::Text, &brief)?)?;
+    let contents = if plan.ibench.is_some() {
+        "per-step rates, latency by kind and costs"
+    } else {
+        "latency, cost per operation and sb.met blocks"
+    };
     eprintln!(
-        "full report with latency, cost per operation and sb.met blocks: {} (with charts: {})",
+        "full report with {contents}: {} (with charts: {})",
         dir.path().join("report.txt").display(),
         dir.path().join("report.html").display()
     );

@@ -211,18 +211,30 @@ pub fn tputr(data: &ReportData) -> Grid {
         .first()
         .map(|r| r.1.iter().map(|c| c.value).collect())
         .unwrap_or_default();
+    // A step where the base or the target missed the insert-rate SLA compares unequal write
+    // loads: its ratio is marked, as its absolute value is.
+    let base_sla: Vec<bool> = abs
+        .rows
+        .first()
+        .map(|r| r.1.iter().map(|c| c.color == Color::Gray).collect())
+        .unwrap_or_default();
     let rows = abs
         .rows
         .iter()
         .map(|(t, cells)| {
             let cells = cells
                 .iter()
-                .zip(&base)
-                .map(|(c, b)| match (c.value, b) {
+                .zip(base.iter().zip(&base_sla))
+                .map(|(c, (b, base_missed))| match (c.value, b) {
                     (Some(v), Some(b)) if *b > 0.0 => {
                         let ratio = v / b;
                         let p = (ratio * 100.0).round();
-                        let mut cell = GridCell::num(ratio, format!("{ratio:.2}"));
+                        let sla = if *base_missed || c.color == Color::Gray {
+                            "*"
+                        } else {
+                            ""
+                        };
+                        let mut cell = GridCell::num(ratio, format!("{ratio:.2}{sla}"));
                         cell.color = if p > 105.0 {
                             Color::Blue
                         } else if p < 95.0 {
@@ -242,7 +254,7 @@ pub fn tputr(data: &ReportData) -> Grid {
         title: format!("Relative throughput: value / value of {}", data.base()),
         columns: abs.columns,
         rows,
-        legend: "blue (b): above 1.05; yellow (y): below 0.95".into(),
+        legend: "blue (b): above 1.05; yellow (y): below 0.95; *: the base or this target missed the insert-rate SLA on this step".into(),
     }
 }
 
