@@ -2,21 +2,10 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::{interrupt, read_json, spawn_dbdelta, wait_for_files};
+use common::{dbdelta, interrupt, read_json, spawn_dbdelta, wait_for_files};
 use predicates::prelude::*;
 use std::path::Path;
 use std::time::Duration;
-
-fn dbdelta() -> Command {
-    let mut c = Command::cargo_bin("dbdelta").unwrap();
-    // Runs are indexed in a results history: keep it out of the user's data directory.
-    c.env(
-        "DBDELTA_STORE",
-        std::env::temp_dir().join("dbdelta-test-history.sqlite"),
-    );
-    c
-}
 
 /// Runs `dbdelta run` with args and expects exit code 2 and one error line containing `needle`.
 fn bad_input(args: &[&str], needle: &str) {

@@ -2,7 +2,9 @@
 //! MariaDB at tiny scale; the range and point queries use the covering indexes (EXPLAIN);
 //! bad flag combinations exit 2 naming the flag.
 
-use assert_cmd::Command;
+mod common;
+
+use common::dbdelta;
 use dbdelta_engine::{Engine, OpenOptions};
 use dbdelta_model::ibench::IbenchOptions;
 use dbdelta_model::{StepKind, StepResult, StepStatus, TargetSpec};
@@ -16,10 +18,6 @@ const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 const MEASURED: [&str; 10] = [
     "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
 ];
-
-fn dbdelta() -> Command {
-    Command::cargo_bin("dbdelta").unwrap()
-}
 
 fn results(run: &Path, target: &str) -> Vec<StepResult> {
     let mut files: Vec<_> = std::fs::read_dir(run.join("results").join(target))

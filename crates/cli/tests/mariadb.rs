@@ -4,8 +4,7 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::processes_mentioning;
+use common::{dbdelta, processes_mentioning};
 use dbdelta_engine::{Engine, OpenOptions};
 use dbdelta_engine_mysql::MysqlEngine;
 use dbdelta_model::{RunOptions, Scale, StepResult, TargetSpec};
@@ -82,8 +81,7 @@ fn settings_comparison_from_the_cli_leaves_no_server_behind() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let out = Command::cargo_bin("dbdelta")
-        .unwrap()
+    let out = dbdelta()
         .args([
             "run",
             "--quiet",

@@ -4,8 +4,7 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::{interrupt, processes_mentioning, spawn_dbdelta, wait_for_files};
+use common::{dbdelta, interrupt, processes_mentioning, spawn_dbdelta, succeed, wait_for_files};
 use dbdelta_engine::{Engine, OpenOptions};
 use dbdelta_engine_postgres::PostgresEngine;
 use dbdelta_model::{RunOptions, Scale, StepKind, StepResult, StepStatus, TargetSpec};
@@ -138,28 +137,22 @@ fn managed_run_from_the_cli_leaves_no_server_behind() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let out = Command::cargo_bin("dbdelta")
-        .unwrap()
-        .args(["run", "--quiet", "-t"])
-        .arg(format!("pg15=postgres:{BIN}?shared_buffers=64MB"))
-        .args([
-            "--steps",
-            "point-query",
-            "--read-secs",
-            "0.5",
-            "--warmup-secs",
-            "0",
-            "--table-size",
-            "1000",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        dbdelta()
+            .args(["run", "--quiet", "-t"])
+            .arg(format!("pg15=postgres:{BIN}?shared_buffers=64MB"))
+            .args([
+                "--steps",
+                "point-query",
+                "--read-secs",
+                "0.5",
+                "--warmup-secs",
+                "0",
+                "--table-size",
+                "1000",
+                "--run-dir",
+            ])
+            .arg(&rd),
     );
     let t = rd.join("targets/pg15");
     assert!(std::fs::read_to_string(t.join("version.txt"))
@@ -240,8 +233,7 @@ fn two_postgres_versions_compare() {
     };
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let out = Command::cargo_bin("dbdelta")
-        .unwrap()
+    let out = dbdelta()
         .args(["run", "--quiet", "-t"])
         .arg(format!("pg15=postgres:{BIN}"))
         .arg("-t")

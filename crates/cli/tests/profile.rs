@@ -2,7 +2,9 @@
 //! update-index, a target with `log_statement=all` (work added to every statement) is
 //! explained by the logging frames, and without perf the run completes and says why.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{dbdelta, succeed};
 use std::path::Path;
 
 const BIN: &str = "/usr/lib/postgresql/15/bin";
@@ -34,16 +36,6 @@ fn have_pg_and_perf() -> bool {
         return false;
     }
     perf_works()
-}
-
-fn dbdelta() -> Command {
-    let mut c = Command::cargo_bin("dbdelta").unwrap();
-    // Runs are indexed in a results history: keep it out of the user's data directory.
-    c.env(
-        "DBDELTA_STORE",
-        std::env::temp_dir().join("dbdelta-test-history.sqlite"),
-    );
-    c
 }
 
 fn folded(dir: &Path, label: &str) -> String {
@@ -190,32 +182,27 @@ fn tiny_shared_buffers_rank_the_buffer_read_path_first() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let out = dbdelta()
-        .args(["run", "--quiet", "-t"])
-        .arg(format!("pg=postgres:{BIN}"))
-        .arg("-t")
-        .arg(format!("pgsb=postgres:{BIN}?shared_buffers=256kB"))
-        .args([
-            "--steps",
-            "random-points",
-            "--read-secs",
-            "2",
-            "--warmup-secs",
-            "1.5",
-            "--table-size",
-            "20000",
-            "--profile",
-            "--profile-freq",
-            "499",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        dbdelta()
+            .args(["run", "--quiet", "-t"])
+            .arg(format!("pg=postgres:{BIN}"))
+            .arg("-t")
+            .arg(format!("pgsb=postgres:{BIN}?shared_buffers=256kB"))
+            .args([
+                "--steps",
+                "random-points",
+                "--read-secs",
+                "2",
+                "--warmup-secs",
+                "1.5",
+                "--table-size",
+                "20000",
+                "--profile",
+                "--profile-freq",
+                "499",
+                "--run-dir",
+            ])
+            .arg(&rd),
     );
     let out = dbdelta()
         .arg("explain")
@@ -323,35 +310,30 @@ fn embedded_sqlite_profiles_the_worker_threads() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let out = dbdelta()
-        .args([
-            "run",
-            "--quiet",
-            "-t",
-            "a=sqlite",
-            "--steps",
-            "point-query,update-index",
-            "--profile-steps",
-            "point-query",
-            "--read-secs",
-            "1",
-            "--write-secs",
-            "0.3",
-            "--warmup-secs",
-            "1.5",
-            "--table-size",
-            "500",
-            "--profile-freq",
-            "499",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        dbdelta()
+            .args([
+                "run",
+                "--quiet",
+                "-t",
+                "a=sqlite",
+                "--steps",
+                "point-query,update-index",
+                "--profile-steps",
+                "point-query",
+                "--read-secs",
+                "1",
+                "--write-secs",
+                "0.3",
+                "--warmup-secs",
+                "1.5",
+                "--table-size",
+                "500",
+                "--profile-freq",
+                "499",
+                "--run-dir",
+            ])
+            .arg(&rd),
     );
     let f = folded(&rd.join("profiles/a"), "point-query");
     assert!(f.contains("sqlite3VdbeExec"), "{f}");
@@ -401,31 +383,26 @@ fn mariadb_profiles_name_its_cpp_functions() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let out = dbdelta()
-        .args([
-            "run",
-            "--quiet",
-            "-t",
-            "maria=mysql:/usr?innodb_buffer_pool_size=64M",
-            "--steps",
-            "point-query",
-            "--read-secs",
-            "1.5",
-            "--warmup-secs",
-            "0.2",
-            "--table-size",
-            "500",
-            "--profile-freq",
-            "499",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        dbdelta()
+            .args([
+                "run",
+                "--quiet",
+                "-t",
+                "maria=mysql:/usr?innodb_buffer_pool_size=64M",
+                "--steps",
+                "point-query",
+                "--read-secs",
+                "1.5",
+                "--warmup-secs",
+                "0.2",
+                "--table-size",
+                "500",
+                "--profile-freq",
+                "499",
+                "--run-dir",
+            ])
+            .arg(&rd),
     );
     let f = folded(&rd.join("profiles/maria"), "point-query");
     // mariadbd's threads, C++ names demangled.

@@ -20,6 +20,27 @@ pub fn processes_mentioning(needle: &str) -> Vec<u32> {
     out
 }
 
+/// `dbdelta` with its results history in a temp file, never in the user's data directory.
+pub fn dbdelta() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("dbdelta").unwrap();
+    c.env(
+        "DBDELTA_STORE",
+        std::env::temp_dir().join("dbdelta-test-history.sqlite"),
+    );
+    c
+}
+
+/// Runs `cmd` and returns its output, failing the test with its stderr unless it exits 0.
+pub fn succeed(cmd: &mut assert_cmd::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Starts `dbdelta` with `args` in the background, stdout piped, stderr discarded.
 pub fn spawn_dbdelta<I, S>(args: I) -> Child
 where
