@@ -126,6 +126,16 @@ fn intro(o: &mut String, data: &ReportData, opts: &ReportOptions) {
             opts.high,
             opts.low
         );
+        if crate::verdict::verdicts(data)
+            .iter()
+            .any(|v| v.comparison.is_some())
+        {
+            o.push_str(
+                "<p>A relative cell is colored only when its difference is significant: its 95&nbsp;% \
+                 confidence interval (the cell's tooltip; all of them in <a href=\"#verdicts\">Verdicts</a>) \
+                 excludes 1.0.</p>\n",
+            );
+        }
     } else {
         o.push_str("<p>One target: absolute throughput only (give two or more targets for relative QPS).</p>\n");
     }
@@ -486,6 +496,33 @@ fn td(c: &Cell, decimals: usize, ratio: Option<(&ReportOptions, bool)>) -> Strin
     }
 }
 
+/// A relative-QPS cell colored only when its difference is significant: a cell beyond the
+/// thresholds whose 95 % interval includes 1.0 stays uncolored. The interval is the cell's
+/// tooltip.
+fn significant_td(
+    rel: &Cell,
+    opts: &ReportOptions,
+    comparison: Option<&dbdelta_verdict::Comparison>,
+) -> String {
+    let Some(c) = comparison else {
+        return td(rel, 2, Some((opts, false)));
+    };
+    let colored = c.verdict != dbdelta_verdict::Verdict::NoChange;
+    let cell = td(rel, 2, colored.then_some((opts, false)));
+    let weaker = match c.evidence {
+        dbdelta_verdict::Evidence::WithinRun => " (within one run: weaker evidence)",
+        dbdelta_verdict::Evidence::Repeats { .. } => "",
+    };
+    let title = format!(
+        "{:.0} % CI [{:.2}, {:.2}], {}{weaker}",
+        c.level * 100.0,
+        c.low,
+        c.high,
+        c.verdict.name()
+    );
+    cell.replacen("<td ", &format!("<td title=\"{}\" ", esc(&title)), 1)
+}
+
 fn short(reason: &str) -> String {
     let line = reason.lines().next().unwrap_or_default().trim();
     if line.chars().count() <= 60 {
@@ -506,6 +543,12 @@ fn group_row(o: &mut String, group: Group, span: usize) {
 fn relative(o: &mut String, data: &ReportData, table: &Table, opts: &ReportOptions) {
     let profiled = crate::profiles::profiled_steps(data);
     let others: Vec<&str> = data.columns.iter().skip(1).map(|c| c.name()).collect();
+    let verdicts: std::collections::HashMap<(String, String), dbdelta_verdict::Comparison> =
+        crate::verdict::verdicts(data)
+            .into_iter()
+            .filter(|v| v.dop == table.dop)
+            .filter_map(|v| Some(((v.label, v.target), v.comparison?)))
+            .collect();
     let _ = writeln!(
         o,
         "<h2 id=\"rel-{0}\">Relative QPS, dop={0} (base: {1})</h2>",
@@ -534,12 +577,21 @@ fn relative(o: &mut String, data: &ReportData, table: &Table, opts: &ReportOptio
         } else {
             let _ = write!(o, "<tr><td>{}</td>", esc(&row.label));
         }
-        for (rel, own) in row.relative().iter().zip(row.cells.iter().skip(1)) {
+        for ((rel, own), target) in row
+            .relative()
+            .iter()
+            .zip(row.cells.iter().skip(1))
+            .zip(&others)
+        {
             match own {
                 Cell::Value { .. } if base_failed => {
                     o.push_str("<td class=\"na\">NA (base failed)</td>");
                 }
-                _ => o.push_str(&td(rel, 2, Some((opts, false)))),
+                _ => o.push_str(&significant_td(
+                    rel,
+                    opts,
+                    verdicts.get(&(row.label.clone(), target.to_string())),
+                )),
             }
         }
         o.push_str("</tr>\n");

@@ -15,7 +15,38 @@ struct Doc<'a> {
     runs: Vec<RunDoc<'a>>,
     tables: Vec<TableDoc<'a>>,
     results: Vec<&'a StepResult>,
+    /// Every non-base cell with its 95 % interval and verdict (see `verdict`).
+    verdicts: Vec<VerdictDoc>,
+    /// Coefficient of variation per step and target: what this host can resolve.
+    noise: Vec<NoiseDoc>,
     warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct VerdictDoc {
+    dop: u32,
+    label: String,
+    target: String,
+    ratio: f64,
+    low: f64,
+    high: f64,
+    p: f64,
+    level: f64,
+    /// "repeats" (independent runs, counted in base_runs/target_runs) or "within-run"
+    /// (per-second samples of one run each: weaker evidence).
+    evidence: &'static str,
+    base_runs: usize,
+    target_runs: usize,
+    verdict: &'static str,
+}
+
+#[derive(Serialize)]
+struct NoiseDoc {
+    dop: u32,
+    label: String,
+    target: String,
+    cv: Option<f64>,
+    across_repeats: bool,
 }
 
 #[derive(Serialize)]
@@ -59,6 +90,17 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
             .collect(),
         tables: data.tables.iter().map(|t| table(data, t)).collect(),
         results: data.runs.iter().flat_map(|r| &r.results).collect(),
+        verdicts: verdicts(data),
+        noise: crate::verdict::noise(data)
+            .into_iter()
+            .map(|n| NoiseDoc {
+                dop: n.dop,
+                label: n.label,
+                target: n.target,
+                cv: n.cv,
+                across_repeats: n.across_repeats,
+            })
+            .collect(),
         warnings: &data.warnings,
     };
     // Serializing plain data to a string cannot fail; keep a valid document regardless.
@@ -67,6 +109,34 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
     });
     text.push('\n');
     text
+}
+
+fn verdicts(data: &ReportData) -> Vec<VerdictDoc> {
+    use dbdelta_verdict::Evidence;
+    crate::verdict::verdicts(data)
+        .into_iter()
+        .filter_map(|v| {
+            let c = v.comparison?;
+            let (evidence, base_runs, target_runs) = match c.evidence {
+                Evidence::Repeats { base, target } => ("repeats", base, target),
+                Evidence::WithinRun => ("within-run", 1, 1),
+            };
+            Some(VerdictDoc {
+                dop: v.dop,
+                label: v.label,
+                target: v.target,
+                ratio: c.ratio,
+                low: c.low,
+                high: c.high,
+                p: c.p,
+                level: c.level,
+                evidence,
+                base_runs,
+                target_runs,
+                verdict: c.verdict.name(),
+            })
+        })
+        .collect()
 }
 
 fn table<'a>(data: &'a ReportData, t: &'a Table) -> TableDoc<'a> {

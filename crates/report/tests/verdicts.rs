@@ -124,3 +124,74 @@ fn one_run_gives_weaker_within_run_intervals() {
     assert!(text.contains("weaker evidence"), "{text}");
     assert!(text.contains("~1.099 ["), "{text}");
 }
+
+#[test]
+fn html_main_table_colors_only_significant_cells() {
+    let mut rs = Vec::new();
+    // point-query: a steady 20 % drop (significant); update-index: −10 % on average but
+    // with run-to-run noise far larger than that (not significant).
+    for (k, (a_pq, b_pq, a_up, b_up)) in [
+        (1000.0, 800.0, 500.0, 300.0),
+        (1010.0, 805.0, 510.0, 600.0),
+        (990.0, 795.0, 495.0, 450.0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let k = k as u32 + 1;
+        for (t, label, order, group, v) in [
+            ("a", "point-query_range=100", 1, Group::Point, a_pq),
+            ("b", "point-query_range=100", 1, Group::Point, b_pq),
+            ("a", "update-index_range=100", 2, Group::Write, a_up),
+            ("b", "update-index_range=100", 2, Group::Write, b_up),
+        ] {
+            rs.push(repeat(result(t, label, order, group, 1, v), k));
+        }
+    }
+    let data = run(rs);
+    let html = render(&data, Format::Html, &ReportOptions::default()).unwrap();
+    let main = &html[html.find("<table class=\"rel\">").unwrap()..];
+    let main = &main[..main.find("</table>").unwrap()];
+    let row = |label: &str| {
+        let at = main.find(label).unwrap();
+        main[at..main[at..].find("</tr>").unwrap() + at].to_string()
+    };
+    let pq = row("point-query_range=100");
+    assert!(pq.contains("class=\"n lo\""), "{pq}");
+    assert!(pq.contains("95 % CI [0.7"), "{pq}");
+    assert!(pq.contains("regression"), "{pq}");
+    // Repeat 1 shows 0.60, beyond the 0.95 threshold, yet the interval includes 1.0.
+    let up = row("update-index_range=100");
+    assert!(up.contains(">0.60<"), "{up}");
+    assert!(up.contains("class=\"n\""), "{up}");
+    assert!(up.contains("no significant change"), "{up}");
+}
+
+#[test]
+fn json_carries_verdicts_and_noise() {
+    let mut rs = Vec::new();
+    for (k, (a, b)) in [(1000.0, 800.0), (1010.0, 805.0), (990.0, 795.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let k = k as u32 + 1;
+        rs.push(repeat(
+            result("a", "point-query_range=100", 1, Group::Point, 1, a),
+            k,
+        ));
+        rs.push(repeat(
+            result("b", "point-query_range=100", 1, Group::Point, 1, b),
+            k,
+        ));
+    }
+    let data = run(rs);
+    let json = render(&data, Format::Json, &ReportOptions::default()).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v = &doc["verdicts"][0];
+    assert_eq!(v["target"], "b");
+    assert_eq!(v["verdict"], "regression");
+    assert_eq!(v["evidence"], "repeats");
+    assert_eq!(v["base_runs"], 3);
+    assert!(v["low"].as_f64().unwrap() < 0.8 && v["high"].as_f64().unwrap() > 0.8);
+    assert_eq!(doc["noise"].as_array().unwrap().len(), 2);
+}
