@@ -188,17 +188,23 @@ fn fmt_opt(v: Option<f64>, decimals: usize) -> String {
     v.map_or("-".to_string(), |v| format!("{v:.decimals$}"))
 }
 
-/// `dbdelta history`.
-pub fn history(args: &HistoryArgs) -> Result<ExitCode> {
-    let mut store = open(args.store.store.as_deref())?;
+/// The history's series that match the filter flags; none is an error naming the store.
+fn matching_series(store: Option<&str>, args: &SeriesArgs) -> Result<Vec<dbdelta_history::Series>> {
+    let mut store = open(store)?;
     let all = store.points()?;
-    let found = series(&all, &filter(&args.series));
+    let found = series(&all, &filter(args));
     if found.is_empty() {
         bail!(
             "no results in the history {} match; import runs with `dbdelta import RUN_DIR` or loosen --target-like/--step",
             store.describe()
         );
     }
+    Ok(found)
+}
+
+/// `dbdelta history`.
+pub fn history(args: &HistoryArgs) -> Result<ExitCode> {
+    let found = matching_series(args.store.store.as_deref(), &args.series)?;
     let mut o = String::new();
     for s in &found {
         let k = &s.key;
@@ -258,15 +264,7 @@ pub fn detect(args: &DetectArgs) -> Result<ExitCode> {
         min_magnitude: args.magnitude,
         min_segment: args.min_segment.max(1),
     };
-    let mut store = open(args.store.store.as_deref())?;
-    let all = store.points()?;
-    let found = series(&all, &filter(&args.series));
-    if found.is_empty() {
-        bail!(
-            "no results in the history {} match; import runs with `dbdelta import RUN_DIR` or loosen --target-like/--step",
-            store.describe()
-        );
-    }
+    let found = matching_series(args.store.store.as_deref(), &args.series)?;
     let mut o = String::new();
     let (mut changes, mut new_regressions) = (0, 0);
     for s in &found {

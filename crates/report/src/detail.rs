@@ -253,3 +253,23 @@ pub(crate) fn cost_row(
         ],
     }
 }
+
+/// Every failed cell of the QPS tables as (dop, step label, target, reason), in table order:
+/// the reports list them so that a failure is never read as zero.
+pub(crate) fn failed_cells(
+    data: &ReportData,
+) -> impl Iterator<Item = (u32, &str, &str, &str)> + '_ {
+    data.tables.iter().flat_map(move |t| {
+        t.rows.iter().flat_map(move |row| {
+            data.columns
+                .iter()
+                .zip(&row.cells)
+                .filter_map(move |(col, c)| match c {
+                    crate::table::Cell::Failed { reason } => {
+                        Some((t.dop, row.label.as_str(), col.name(), reason.as_str()))
+                    }
+                    _ => None,
+                })
+        })
+    })
+}

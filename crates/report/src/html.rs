@@ -1016,22 +1016,16 @@ fn load(o: &mut String, data: &ReportData) {
 }
 
 fn failures(o: &mut String, data: &ReportData) {
-    let mut lines = Vec::new();
-    for t in &data.tables {
-        for row in &t.rows {
-            for (col, cell) in data.columns.iter().zip(&row.cells) {
-                if let Cell::Failed { reason } = cell {
-                    lines.push(format!(
-                        "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"fail\">{}</td></tr>",
-                        t.dop,
-                        esc(&row.label),
-                        esc(col.name()),
-                        esc(reason)
-                    ));
-                }
-            }
-        }
-    }
+    let lines: Vec<String> = crate::detail::failed_cells(data)
+        .map(|(dop, label, target, reason)| {
+            format!(
+                "<tr><td class=\"n\">{dop}</td><td>{}</td><td>{}</td><td class=\"fail\">{}</td></tr>",
+                esc(label),
+                esc(target),
+                esc(reason)
+            )
+        })
+        .collect();
     if lines.is_empty() {
         return;
     }

@@ -233,22 +233,16 @@ fn dollar_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
 
 /// Every failed step with its full first-line reason: failures are never shown as zero.
 fn failure_list(out: &mut String, data: &ReportData) {
-    let mut lines = Vec::new();
-    for t in &data.tables {
-        for row in &t.rows {
-            for (col, c) in data.columns.iter().zip(&row.cells) {
-                if let Cell::Failed { reason } = c {
-                    lines.push(format!(
-                        "| {} | {} | {} | {} |",
-                        t.dop,
-                        escape(&row.label),
-                        escape(col.name()),
-                        escape(reason.trim())
-                    ));
-                }
-            }
-        }
-    }
+    let lines: Vec<String> = crate::detail::failed_cells(data)
+        .map(|(dop, label, target, reason)| {
+            format!(
+                "| {dop} | {} | {} | {} |",
+                escape(label),
+                escape(target),
+                escape(reason.trim())
+            )
+        })
+        .collect();
     if lines.is_empty() {
         return;
     }
