@@ -198,14 +198,18 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
                     }
                 }
             }
+            // Steps not run on this target or the base (NA) are not counted as compared.
+            let compared = up + down + same + failed;
             let mut s = format!(
-                "<li><b>{}</b> at {} thread(s): faster on {up}, slower on {down}, about the same on {same} of {} steps",
+                "<li><b>{}</b> at {} thread(s): faster on {up}, slower on {down}, about the same on {same} of {compared} steps",
                 esc(col.name()),
                 t.dop,
-                t.rows.len()
             );
             if failed > 0 {
                 let _ = write!(s, ", <b>failed</b> on {failed}");
+            }
+            if t.rows.len() > compared {
+                let _ = write!(s, " ({} not run)", t.rows.len() - compared);
             }
             if let Some((v, l)) = worst.filter(|(v, _)| beyond(*v, opts) == Some(false)) {
                 let _ = write!(
