@@ -174,7 +174,13 @@ fn cell_text(c: &Option<Comparison>) -> String {
     }
 }
 
-fn evidence_note(cells: &[VerdictCell]) -> String {
+fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
+    // `--reuse-load` keeps one server and data set per target: its repeats share them, so
+    // the intervals hold measurement noise but not load-to-load variation.
+    let reused = data
+        .runs
+        .iter()
+        .any(|r| r.manifest.command.iter().any(|a| a == "--reuse-load"));
     let repeats = cells
         .iter()
         .filter_map(|c| c.comparison)
@@ -183,6 +189,9 @@ fn evidence_note(cells: &[VerdictCell]) -> String {
             Evidence::WithinRun => None,
         });
     match repeats {
+        Some((b, t)) if reused => format!(
+            "95 % confidence intervals of target/base from repeated runs that shared one server and load per target (--reuse-load: {b} of the base, {t} of each target; Welch test on log QPS); load-to-load variation is not included"
+        ),
         Some((b, t)) => format!(
             "95 % confidence intervals of target/base from independent repeated runs ({b} of the base, {t} of each target; Welch test on log QPS)"
         ),
@@ -275,7 +284,7 @@ pub fn render_text(data: &ReportData) -> String {
     let ts = targets(data);
     let mut o = String::new();
     let _ = writeln!(o, "\nVerdicts relative to: {}", data.base());
-    let _ = writeln!(o, "{}", evidence_note(&cells));
+    let _ = writeln!(o, "{}", evidence_note(data, &cells));
     let _ = writeln!(o, "▲ significant improvement, ▼ significant regression");
     let _ = writeln!(o, "{}", summary_line(&cells));
     for t in by_dop(&cells, &ts) {
@@ -309,7 +318,7 @@ pub fn render_markdown(data: &ReportData) -> String {
     let _ = writeln!(
         o,
         "{}. **Bold ▲/▼** = significant improvement/regression; others are within the noise.\n\n{}\n",
-        evidence_note(&cells),
+        evidence_note(data, &cells),
         summary_line(&cells)
     );
     for t in by_dop(&cells, &ts) {
@@ -354,7 +363,7 @@ pub fn render_html(data: &ReportData) -> String {
         o,
         "<h2 id=\"verdicts\">Verdicts relative to {}</h2>\n<p>{}. Only significant cells are colored.</p>\n<p>{}</p>",
         esc(data.base()),
-        esc(&evidence_note(&cells)),
+        esc(&evidence_note(data, &cells)),
         esc(&summary_line(&cells))
     );
     for t in by_dop(&cells, &ts) {

@@ -195,3 +195,34 @@ fn json_carries_verdicts_and_noise() {
     assert!(v["low"].as_f64().unwrap() < 0.8 && v["high"].as_f64().unwrap() > 0.8);
     assert_eq!(doc["noise"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn reused_load_repeats_are_not_called_independent() {
+    let mut rs = Vec::new();
+    for (k, (a, b)) in [(1000.0, 800.0), (1010.0, 805.0)].into_iter().enumerate() {
+        let k = k as u32 + 1;
+        rs.push(repeat(
+            result("a", "point-query_range=100", 1, Group::Point, 1, a),
+            k,
+        ));
+        rs.push(repeat(
+            result("b", "point-query_range=100", 1, Group::Point, 1, b),
+            k,
+        ));
+    }
+    let mut m = manifest(&["a", "b"], RunStatus::Complete);
+    m.command = vec!["dbdelta".into(), "run".into(), "--reuse-load".into()];
+    let run = RunData {
+        dir: "run".into(),
+        manifest: m,
+        results: rs,
+        warnings: Vec::new(),
+    };
+    let data = ReportData::from_runs(vec![run], None).unwrap();
+    let text = render(&data, Format::Text, &ReportOptions::default()).unwrap();
+    assert!(
+        text.contains("shared one server and load per target"),
+        "{text}"
+    );
+    assert!(!text.contains("independent repeated runs"), "{text}");
+}
