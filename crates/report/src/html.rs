@@ -171,6 +171,7 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
     let mut sentences = String::new();
     let mut rows = String::new();
     for t in &data.tables {
+        let verdicts = comparisons(data, t.dop);
         for (i, col) in data.columns.iter().enumerate().skip(1) {
             let (mut up, mut down, mut same, mut failed) = (0, 0, 0, 0);
             let mut vals = Vec::new();
@@ -182,17 +183,20 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
                     continue;
                 }
                 if let Some(v) = row.relative().get(i - 1).and_then(Cell::value) {
-                    match beyond(v, opts) {
+                    let c = verdicts.get(&(row.label.clone(), col.name().to_string()));
+                    let dir = direction(v, opts, c);
+                    match dir {
                         Some(true) => up += 1,
                         Some(false) => down += 1,
                         None => same += 1,
                     }
                     if v.is_finite() {
                         vals.push(v);
-                        if worst.is_none_or(|(w, _)| v < w) {
+                        // The largest drop and gain are named among the counted ones only.
+                        if dir == Some(false) && worst.is_none_or(|(w, _)| v < w) {
                             worst = Some((v, &row.label));
                         }
-                        if best.is_none_or(|(b, _)| v > b) {
+                        if dir == Some(true) && best.is_none_or(|(b, _)| v > b) {
                             best = Some((v, &row.label));
                         }
                     }
@@ -211,7 +215,7 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
             if t.rows.len() > compared {
                 let _ = write!(s, " ({} not run)", t.rows.len() - compared);
             }
-            if let Some((v, l)) = worst.filter(|(v, _)| beyond(*v, opts) == Some(false)) {
+            if let Some((v, l)) = worst {
                 let _ = write!(
                     s,
                     "; largest drop <b>{}</b> ({:+.0}&nbsp;%)",
@@ -219,7 +223,7 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
                     (v - 1.0) * 100.0
                 );
             }
-            if let Some((v, l)) = best.filter(|(v, _)| beyond(*v, opts) == Some(true)) {
+            if let Some((v, l)) = best {
                 let _ = write!(
                     s,
                     "; largest gain <b>{}</b> ({:+.0}&nbsp;%)",
@@ -500,6 +504,30 @@ fn td(c: &Cell, decimals: usize, ratio: Option<(&ReportOptions, bool)>) -> Strin
     }
 }
 
+type Comparisons = std::collections::HashMap<(String, String), dbdelta_verdict::Comparison>;
+
+/// The 95 % comparisons at one thread count, by (step label, target).
+fn comparisons(data: &ReportData, dop: u32) -> Comparisons {
+    crate::verdict::verdicts(data)
+        .into_iter()
+        .filter(|v| v.dop == dop)
+        .filter_map(|v| Some(((v.label, v.target), v.comparison?)))
+        .collect()
+}
+
+/// Whether `value` counts as faster (`Some(true)`) or slower (`Some(false)`): beyond the
+/// thresholds and, when the cell has a confidence interval, significant.
+fn direction(
+    value: f64,
+    opts: &ReportOptions,
+    c: Option<&dbdelta_verdict::Comparison>,
+) -> Option<bool> {
+    match c {
+        Some(c) if c.verdict == dbdelta_verdict::Verdict::NoChange => None,
+        _ => beyond(value, opts),
+    }
+}
+
 /// A relative-QPS cell colored only when its difference is significant: a cell beyond the
 /// thresholds whose 95 % interval includes 1.0 stays uncolored. The interval is the cell's
 /// tooltip.
@@ -547,12 +575,7 @@ fn group_row(o: &mut String, group: Group, span: usize) {
 fn relative(o: &mut String, data: &ReportData, table: &Table, opts: &ReportOptions) {
     let profiled = crate::profiles::profiled_steps(data);
     let others: Vec<&str> = data.columns.iter().skip(1).map(|c| c.name()).collect();
-    let verdicts: std::collections::HashMap<(String, String), dbdelta_verdict::Comparison> =
-        crate::verdict::verdicts(data)
-            .into_iter()
-            .filter(|v| v.dop == table.dop)
-            .filter_map(|v| Some(((v.label, v.target), v.comparison?)))
-            .collect();
+    let verdicts = comparisons(data, table.dop);
     let _ = writeln!(
         o,
         "<h2 id=\"rel-{0}\">Relative QPS, dop={0} (base: {1})</h2>",

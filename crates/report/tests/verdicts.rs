@@ -226,3 +226,33 @@ fn reused_load_repeats_are_not_called_independent() {
     );
     assert!(!text.contains("independent repeated runs"), "{text}");
 }
+
+#[test]
+fn at_a_glance_counts_only_significant_changes() {
+    // Same data as the coloring test: point-query −20 % (significant), update-index 0.60 in
+    // repeat 1 but noisy (not significant).
+    let mut rs = Vec::new();
+    for (k, (a_pq, b_pq, a_up, b_up)) in [
+        (1000.0, 800.0, 500.0, 300.0),
+        (1010.0, 805.0, 510.0, 600.0),
+        (990.0, 795.0, 495.0, 450.0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let k = k as u32 + 1;
+        for (t, label, order, group, v) in [
+            ("a", "point-query_range=100", 1, Group::Point, a_pq),
+            ("b", "point-query_range=100", 1, Group::Point, b_pq),
+            ("a", "update-index_range=100", 2, Group::Write, a_up),
+            ("b", "update-index_range=100", 2, Group::Write, b_up),
+        ] {
+            rs.push(repeat(result(t, label, order, group, 1, v), k));
+        }
+    }
+    let html = render(&run(rs), Format::Html, &ReportOptions::default()).unwrap();
+    assert!(
+        html.contains("faster on 0, slower on 1, about the same on 1 of 2 steps; largest drop <b>point-query_range=100</b>"),
+        "{html}"
+    );
+}
