@@ -130,6 +130,17 @@ pub fn coefficient_of_variation(xs: &[f64]) -> Option<f64> {
     (m > 0.0).then_some(sd / m)
 }
 
+/// The interval of a ratio from the difference `d` of logs, its standard error and the
+/// Welch degrees of freedom: exp(d ± t·se); a point when there is no spread.
+fn ratio_interval(d: f64, se: f64, df: f64, level: f64) -> (f64, f64) {
+    if se > 0.0 {
+        let q = t_quantile(0.5 + level / 2.0, df);
+        ((d - q * se).exp(), (d + q * se).exp())
+    } else {
+        (d.exp(), d.exp())
+    }
+}
+
 /// Target vs base from independent repeated runs (values must be positive): Welch's t-test on
 /// log values, the interval exp(Δ ± t·se) of the ratio of geometric means. Needs at least two
 /// runs per side; `None` otherwise or on non-positive values.
@@ -153,12 +164,7 @@ pub fn compare_repeats(
     let test = welch_from_stats(mb, sb, nb, mt, st, nt);
     let d = mt - mb;
     let se = (sb * sb / nb + st * st / nt).sqrt();
-    let (low, high) = if se > 0.0 {
-        let q = t_quantile(0.5 + level / 2.0, test.df);
-        ((d - q * se).exp(), (d + q * se).exp())
-    } else {
-        (d.exp(), d.exp())
-    };
+    let (low, high) = ratio_interval(d, se, test.df, level);
     Some(Comparison {
         ratio: d.exp(),
         low,
@@ -215,12 +221,7 @@ pub fn compare_within_run(
     let test = welch_from_stats(mb.ln(), rb, nb, mt.ln(), rt, nt);
     let d = mt.ln() - mb.ln();
     let se = (rb * rb / nb + rt * rt / nt).sqrt();
-    let (low, high) = if se > 0.0 {
-        let q = t_quantile(0.5 + level / 2.0, test.df);
-        ((d - q * se).exp(), (d + q * se).exp())
-    } else {
-        (d.exp(), d.exp())
-    };
+    let (low, high) = ratio_interval(d, se, test.df, level);
     Some(Comparison {
         ratio: mt / mb,
         low,

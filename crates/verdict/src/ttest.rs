@@ -27,16 +27,7 @@ pub fn welch_from_stats(m1: f64, sd1: f64, n1: f64, m2: f64, sd2: f64, n2: f64) 
     let (v1, v2) = (sd1 * sd1 / n1, sd2 * sd2 / n2);
     let se2 = v1 + v2;
     if se2 <= 0.0 {
-        let same = m1 == m2;
-        return TTest {
-            t: if same {
-                0.0
-            } else {
-                f64::INFINITY.copysign(m2 - m1)
-            },
-            df: n1 + n2 - 2.0,
-            p: if same { 1.0 } else { 0.0 },
-        };
+        return no_spread(m1, m2, n1 + n2 - 2.0);
     }
     let t = (m2 - m1) / se2.sqrt();
     let df = se2 * se2 / (v1 * v1 / (n1 - 1.0) + v2 * v2 / (n2 - 1.0));
@@ -58,22 +49,27 @@ pub fn student_from_stats(m1: f64, sd1: f64, n1: f64, m2: f64, sd2: f64, n2: f64
     let pooled = ((n1 - 1.0) * sd1 * sd1 + (n2 - 1.0) * sd2 * sd2) / df;
     let se2 = pooled * (1.0 / n1 + 1.0 / n2);
     if se2 <= 0.0 {
-        // scipy gives t = ±inf (p = 0) or nan (p = nan, never significant) here.
-        let same = m1 == m2;
-        return TTest {
-            t: if same {
-                0.0
-            } else {
-                f64::INFINITY.copysign(m2 - m1)
-            },
-            df,
-            p: if same { 1.0 } else { 0.0 },
-        };
+        return no_spread(m1, m2, df);
     }
     let t = (m2 - m1) / se2.sqrt();
     TTest {
         t,
         df,
         p: t_two_sided_p(t, df),
+    }
+}
+
+/// Both samples without spread: scipy gives t = ±inf (p = 0) for different means and nan
+/// (p = nan, never significant) for equal ones; here equal means are t = 0, p = 1.
+fn no_spread(m1: f64, m2: f64, df: f64) -> TTest {
+    let same = m1 == m2;
+    TTest {
+        t: if same {
+            0.0
+        } else {
+            f64::INFINITY.copysign(m2 - m1)
+        },
+        df,
+        p: if same { 1.0 } else { 0.0 },
     }
 }
