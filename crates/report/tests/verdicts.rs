@@ -125,11 +125,10 @@ fn one_run_gives_weaker_within_run_intervals() {
     assert!(text.contains("~1.099 ["), "{text}");
 }
 
-#[test]
-fn html_main_table_colors_only_significant_cells() {
+/// Three repeats: point-query a steady 20 % drop (significant); update-index −10 % on
+/// average but with run-to-run noise far larger than that (not significant), 0.60 in repeat 1.
+fn steady_drop_and_noisy_step() -> ReportData {
     let mut rs = Vec::new();
-    // point-query: a steady 20 % drop (significant); update-index: −10 % on average but
-    // with run-to-run noise far larger than that (not significant).
     for (k, (a_pq, b_pq, a_up, b_up)) in [
         (1000.0, 800.0, 500.0, 300.0),
         (1010.0, 805.0, 510.0, 600.0),
@@ -148,7 +147,12 @@ fn html_main_table_colors_only_significant_cells() {
             rs.push(repeat(result(t, label, order, group, 1, v), k));
         }
     }
-    let data = run(rs);
+    run(rs)
+}
+
+#[test]
+fn html_main_table_colors_only_significant_cells() {
+    let data = steady_drop_and_noisy_step();
     let html = render(&data, Format::Html, &ReportOptions::default()).unwrap();
     let main = &html[html.find("<table class=\"rel\">").unwrap()..];
     let main = &main[..main.find("</table>").unwrap()];
@@ -229,28 +233,12 @@ fn reused_load_repeats_are_not_called_independent() {
 
 #[test]
 fn at_a_glance_counts_only_significant_changes() {
-    // Same data as the coloring test: point-query −20 % (significant), update-index 0.60 in
-    // repeat 1 but noisy (not significant).
-    let mut rs = Vec::new();
-    for (k, (a_pq, b_pq, a_up, b_up)) in [
-        (1000.0, 800.0, 500.0, 300.0),
-        (1010.0, 805.0, 510.0, 600.0),
-        (990.0, 795.0, 495.0, 450.0),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let k = k as u32 + 1;
-        for (t, label, order, group, v) in [
-            ("a", "point-query_range=100", 1, Group::Point, a_pq),
-            ("b", "point-query_range=100", 1, Group::Point, b_pq),
-            ("a", "update-index_range=100", 2, Group::Write, a_up),
-            ("b", "update-index_range=100", 2, Group::Write, b_up),
-        ] {
-            rs.push(repeat(result(t, label, order, group, 1, v), k));
-        }
-    }
-    let html = render(&run(rs), Format::Html, &ReportOptions::default()).unwrap();
+    let html = render(
+        &steady_drop_and_noisy_step(),
+        Format::Html,
+        &ReportOptions::default(),
+    )
+    .unwrap();
     assert!(
         html.contains("faster on 0, slower on 1, about the same on 1 of 2 steps; largest drop <b>point-query_range=100</b>"),
         "{html}"
