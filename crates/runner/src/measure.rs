@@ -83,7 +83,8 @@ struct Shared<'a> {
     release: Barrier,
 }
 
-fn gettid() -> u32 {
+/// The calling thread's kernel id (its /proc/self/task entry, for per-thread CPU).
+pub(crate) fn gettid() -> u32 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::syscall(libc::SYS_gettid) as u32 }
 }

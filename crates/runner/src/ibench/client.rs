@@ -1,7 +1,7 @@
 //! The threads of one Insert Benchmark client (§B4): a statement maker that paces the
 //! inserts (§B7), an inserter, a deleter (FIFO, §B6.1) and a query thread (§B6.2, §B6.3).
 
-use dbdelta_engine::{Connection, Engine, EngineError, Value};
+use dbdelta_engine::{Connection, EngineError, Value};
 use dbdelta_stats::{new_histogram, record_ns};
 use dbdelta_workload::ibench::rows::RowGen;
 use dbdelta_workload::ibench::statements::{delete_sql, point_query, range_queries, POINT_IDS};
@@ -40,6 +40,13 @@ pub struct ClientPlan {
     pub seed: u64,
     /// Random stream of this client and step.
     pub stream: u64,
+}
+
+impl ClientPlan {
+    /// Writer threads of the client: the maker and the inserter, and the deleter if any.
+    pub fn writers(&self) -> usize {
+        2 + usize::from(self.deletes)
+    }
 }
 
 /// State shared by one client's threads.
@@ -288,9 +295,4 @@ pub fn querier(
         n += 1;
     }
     Ok(out)
-}
-
-/// Opens a connection for one of the client's threads.
-pub fn connect(engine: &dyn Engine) -> Result<Box<dyn Connection>, EngineError> {
-    engine.connect()
 }

@@ -4,7 +4,8 @@
 
 use super::client::{self, ClientPlan, ClientShared, ThreadOut, QUEUE_DEPTH};
 use crate::control::StopFlag;
-use dbdelta_engine::{Engine, EngineError};
+use crate::measure::gettid;
+use dbdelta_engine::{Connection, Engine, EngineError};
 use dbdelta_model::ibench::{sla_failed, IbenchOptions, IbenchStats, KindLatency};
 use dbdelta_model::os::OsSamples;
 use dbdelta_model::{Group, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit};
@@ -12,7 +13,7 @@ use dbdelta_stats::{new_histogram, summarize};
 use dbdelta_workload::ibench::schema::{create_indexes_sql, db_size_sql};
 use dbdelta_workload::ibench::{IbenchStep, QueryKind, RowsFrom};
 use hdrhistogram::Histogram;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -85,9 +86,19 @@ impl StepContext<'_> {
     }
 }
 
-fn gettid() -> u32 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+/// A client thread's start: registers its thread id for the CPU accounting, connects, and
+/// waits at the start barrier (a failed connect still meets the barrier, so no one hangs).
+fn start_thread(
+    tids: &Mutex<Vec<u32>>,
+    engine: &dyn Engine,
+    barrier: &Barrier,
+) -> Result<Box<dyn Connection>, EngineError> {
+    if let Ok(mut t) = tids.lock() {
+        t.push(gettid());
+    }
+    let conn = engine.connect();
+    barrier.wait();
+    conn
 }
 
 /// What the three thread kinds of all clients measured.
@@ -121,23 +132,18 @@ enum Kind {
 pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> StepResult {
     let clients = ctx.active_clients();
     let plans: Vec<ClientPlan> = (0..clients).map(|c| ctx.plan(c)).collect();
+    // Makers, inserters and deleters: the step lasts until every client's writers have
+    // ended (a paced maker sleeps out its last 1-second window, as iibench.py's
+    // statement_maker does), i.e. until every client's done flag is up.
     let shared: Vec<ClientShared> = plans
         .iter()
-        .map(|p| ClientShared::new(2 + usize::from(p.deletes)))
+        .map(|p| ClientShared::new(p.writers()))
         .collect();
     let abort = AtomicBool::new(false);
-    // Makers, inserters and deleters: the step lasts until the last of them ends (a paced
-    // maker sleeps out its last 1-second window, as iibench.py's statement_maker does).
-    let writers_left = AtomicUsize::new(
-        plans
-            .iter()
-            .map(|p| 2 + usize::from(p.deletes))
-            .sum::<usize>(),
-    );
     let maker_end: Mutex<Option<Instant>> = Mutex::new(None);
     let connected: usize = plans
         .iter()
-        .map(|p| 2 + usize::from(p.deletes) + usize::from(p.queries.is_some()))
+        .map(|p| p.writers() + usize::from(p.queries.is_some()))
         .sum();
     let barrier = Barrier::new(connected + 1);
     let tids = Arc::new(Mutex::new(Vec::<u32>::new()));
@@ -162,7 +168,7 @@ pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> 
             } else {
                 (None, None)
             };
-            let (abort, barrier, tids, writers_left) = (&abort, &barrier, &tids, &writers_left);
+            let (abort, barrier, tids) = (&abort, &barrier, &tids);
             let maker_end = &maker_end;
             // Every thread meets at the barrier once ready; the clock starts there.
             s.spawn(move || {
@@ -174,18 +180,13 @@ pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> 
                     *m = (*m).max(Some(Instant::now()));
                 }
                 sh.writer_done();
-                writers_left.fetch_sub(1, Ordering::SeqCst);
             });
             let create_indexes = ctx.step.create_indexes;
             handles.push((
                 Kind::Insert,
                 s.spawn(
                     move || -> Result<(ThreadOut, Option<Instant>), EngineError> {
-                        if let Ok(mut t) = tids.lock() {
-                            t.push(gettid());
-                        }
-                        let conn = engine.connect();
-                        barrier.wait();
+                        let conn = start_thread(tids, engine, barrier);
                         let run = || -> Result<(ThreadOut, Option<Instant>), EngineError> {
                             let mut conn = conn?;
                             let out = client::inserter(&mut *conn, plan, ins_rx, abort)?;
@@ -203,7 +204,6 @@ pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> 
                             abort.store(true, Ordering::SeqCst);
                         }
                         sh.writer_done();
-                        writers_left.fetch_sub(1, Ordering::SeqCst);
                         r
                     },
                 ),
@@ -211,18 +211,13 @@ pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> 
             if let Some(del_rx) = del_rx {
                 let h = s.spawn(
                     move || -> Result<(ThreadOut, Option<Instant>), EngineError> {
-                        if let Ok(mut t) = tids.lock() {
-                            t.push(gettid());
-                        }
-                        let conn = engine.connect();
-                        barrier.wait();
+                        let conn = start_thread(tids, engine, barrier);
                         let r = conn
                             .and_then(|mut c| client::deleter(&mut *c, plan, del_rx, sh, abort));
                         if r.is_err() {
                             abort.store(true, Ordering::SeqCst);
                         }
                         sh.writer_done();
-                        writers_left.fetch_sub(1, Ordering::SeqCst);
                         r.map(|o| (o, None))
                     },
                 );
@@ -231,11 +226,7 @@ pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> 
             if let Some(kind) = plan.queries {
                 let h = s.spawn(
                     move || -> Result<(ThreadOut, Option<Instant>), EngineError> {
-                        if let Ok(mut t) = tids.lock() {
-                            t.push(gettid());
-                        }
-                        let conn = engine.connect();
-                        barrier.wait();
+                        let conn = start_thread(tids, engine, barrier);
                         let r =
                             conn.and_then(|mut c| client::querier(&mut *c, plan, kind, sh, abort));
                         if r.is_err() {
@@ -251,7 +242,7 @@ pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> 
         t0 = Instant::now();
         let sampler =
             crate::measure::start_sampler(engine, ctx.os_metrics, &ctx.device, Some(&tids));
-        while writers_left.load(Ordering::SeqCst) > 0 {
+        while !shared.iter().all(|c| c.done.load(Ordering::SeqCst)) {
             if stop.requested() {
                 abort.store(true, Ordering::SeqCst);
             }
