@@ -11,6 +11,7 @@ use crate::detail::{cost_row, result_of, selected};
 use crate::summary::{concurrency, group_stats, per_dollar};
 use crate::svg::{self, BarRow, Series};
 use crate::table::{Cell, Table};
+use crate::verdict::VerdictCell;
 use crate::ReportOptions;
 use dbdelta_model::{Group, StepStatus, ThroughputUnit};
 use std::fmt::Write;
@@ -80,9 +81,11 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
         esc(&title),
         esc(&title)
     );
-    intro(&mut o, data, opts);
+    // Every cell's 95 % comparison, computed once: colors and counts depend on it.
+    let verdicts = crate::verdict::verdicts(data);
+    intro(&mut o, data, opts, &verdicts);
     toc(&mut o, data, opts);
-    glance(&mut o, data, opts);
+    glance(&mut o, data, opts, &verdicts);
     summary(&mut o, data);
     legend(&mut o, opts);
     if !data.warnings.is_empty() {
@@ -94,7 +97,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     }
     if data.columns.len() >= 2 {
         for table in &data.tables {
-            relative(&mut o, data, table, opts);
+            relative(&mut o, data, table, opts, &verdicts);
         }
     }
     for table in &data.tables {
@@ -112,7 +115,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     o
 }
 
-fn intro(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+fn intro(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) {
     if data.columns.len() >= 2 {
         let _ = writeln!(
             o,
@@ -126,10 +129,7 @@ fn intro(o: &mut String, data: &ReportData, opts: &ReportOptions) {
             opts.high,
             opts.low
         );
-        if crate::verdict::verdicts(data)
-            .iter()
-            .any(|v| v.comparison.is_some())
-        {
+        if verdicts.iter().any(|v| v.comparison.is_some()) {
             o.push_str(
                 "<p>A relative cell is colored only when its difference is significant: its 95&nbsp;% \
                  confidence interval (the cell's tooltip; all of them in <a href=\"#verdicts\">Verdicts</a>) \
@@ -163,7 +163,7 @@ fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions) {
 }
 
 /// Per thread count and target: how many steps got faster, slower, or failed.
-fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) {
     if data.columns.len() < 2 || data.tables.is_empty() {
         return;
     }
@@ -171,7 +171,7 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
     let mut sentences = String::new();
     let mut rows = String::new();
     for t in &data.tables {
-        let verdicts = comparisons(data, t.dop);
+        let by_cell = comparisons(verdicts, t.dop);
         for (i, col) in data.columns.iter().enumerate().skip(1) {
             let (mut up, mut down, mut same, mut failed) = (0, 0, 0, 0);
             let mut vals = Vec::new();
@@ -183,7 +183,7 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions) {
                     continue;
                 }
                 if let Some(v) = row.relative().get(i - 1).and_then(Cell::value) {
-                    let c = verdicts.get(&(row.label.clone(), col.name().to_string()));
+                    let c = by_cell.get(&(row.label.clone(), col.name().to_string()));
                     let dir = direction(v, opts, c);
                     match dir {
                         Some(true) => up += 1,
@@ -507,11 +507,11 @@ fn td(c: &Cell, decimals: usize, ratio: Option<(&ReportOptions, bool)>) -> Strin
 type Comparisons = std::collections::HashMap<(String, String), dbdelta_verdict::Comparison>;
 
 /// The 95 % comparisons at one thread count, by (step label, target).
-fn comparisons(data: &ReportData, dop: u32) -> Comparisons {
-    crate::verdict::verdicts(data)
-        .into_iter()
+fn comparisons(verdicts: &[VerdictCell], dop: u32) -> Comparisons {
+    verdicts
+        .iter()
         .filter(|v| v.dop == dop)
-        .filter_map(|v| Some(((v.label, v.target), v.comparison?)))
+        .filter_map(|v| Some(((v.label.clone(), v.target.clone()), v.comparison?)))
         .collect()
 }
 
@@ -572,10 +572,16 @@ fn group_row(o: &mut String, group: Group, span: usize) {
     );
 }
 
-fn relative(o: &mut String, data: &ReportData, table: &Table, opts: &ReportOptions) {
+fn relative(
+    o: &mut String,
+    data: &ReportData,
+    table: &Table,
+    opts: &ReportOptions,
+    verdicts: &[VerdictCell],
+) {
     let profiled = crate::profiles::profiled_steps(data);
     let others: Vec<&str> = data.columns.iter().skip(1).map(|c| c.name()).collect();
-    let verdicts = comparisons(data, table.dop);
+    let by_cell = comparisons(verdicts, table.dop);
     let _ = writeln!(
         o,
         "<h2 id=\"rel-{0}\">Relative QPS, dop={0} (base: {1})</h2>",
@@ -617,7 +623,7 @@ fn relative(o: &mut String, data: &ReportData, table: &Table, opts: &ReportOptio
                 _ => o.push_str(&significant_td(
                     rel,
                     opts,
-                    verdicts.get(&(row.label.clone(), target.to_string())),
+                    by_cell.get(&(row.label.clone(), target.to_string())),
                 )),
             }
         }
