@@ -233,12 +233,8 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[V
             }
             s.push_str(".</li>\n");
             sentences.push_str(&s);
-            vals.sort_by(f64::total_cmp);
-            let median = match vals.len() {
-                0 => "NA".to_string(),
-                n if n % 2 == 1 => format!("{:.2}", vals[n / 2]),
-                n => format!("{:.2}", (vals[n / 2 - 1] + vals[n / 2]) / 2.0),
-            };
+            let median = crate::summary::median(&mut vals)
+                .map_or_else(|| "NA".to_string(), |m| format!("{m:.2}"));
             let _ = writeln!(
                 rows,
                 "<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n{}\">{up}</td><td class=\"n{}\">{down}</td><td class=\"n\">{same}</td><td class=\"n{}\">{failed}</td><td class=\"n\">{median}</td></tr>",

@@ -49,18 +49,27 @@ pub fn group_stats(data: &ReportData, table: &Table) -> Vec<GroupStats> {
     out
 }
 
-fn stats(values: &mut [f64]) -> Option<GroupStats> {
+/// The median of `values` (sorted in place); `None` when there are none.
+pub(crate) fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
     }
     values.sort_by(f64::total_cmp);
     let n = values.len();
-    let avg = values.iter().sum::<f64>() / n as f64;
-    let median = if n % 2 == 1 {
+    Some(if n % 2 == 1 {
         values[n / 2]
     } else {
         (values[n / 2 - 1] + values[n / 2]) / 2.0
-    };
+    })
+}
+
+fn stats(values: &mut [f64]) -> Option<GroupStats> {
+    if values.is_empty() {
+        return None;
+    }
+    let median = median(values)?;
+    let n = values.len();
+    let avg = values.iter().sum::<f64>() / n as f64;
     let var = values.iter().map(|v| (v - avg).powi(2)).sum::<f64>() / n as f64;
     Some(GroupStats {
         group: Group::Point,
