@@ -472,6 +472,16 @@ fn legend(o: &mut String, opts: &ReportOptions) {
 /// A table cell (`<td>`) for a cell; `ratio` colors by the thresholds, `worse_high` inverts
 /// the colors (for costs, where more is worse).
 fn td(c: &Cell, decimals: usize, ratio: Option<(&ReportOptions, bool)>) -> String {
+    titled_td(c, decimals, ratio, None)
+}
+
+/// [`td`] with a tooltip on value cells.
+fn titled_td(
+    c: &Cell,
+    decimals: usize,
+    ratio: Option<(&ReportOptions, bool)>,
+    title: Option<&str>,
+) -> String {
     match c {
         Cell::Value { value, interrupted } => {
             let class = match ratio
@@ -486,8 +496,9 @@ fn td(c: &Cell, decimals: usize, ratio: Option<(&ReportOptions, bool)>) -> Strin
             } else {
                 "inf".to_string()
             };
+            let title = title.map_or(String::new(), |t| format!(" title=\"{}\"", esc(t)));
             format!(
-                "<td class=\"{class}\">{text}{}</td>",
+                "<td{title} class=\"{class}\">{text}{}</td>",
                 if *interrupted { " †" } else { "" }
             )
         }
@@ -536,7 +547,6 @@ fn significant_td(
         return td(rel, 2, Some((opts, false)));
     };
     let colored = c.verdict != dbdelta_verdict::Verdict::NoChange;
-    let cell = td(rel, 2, colored.then_some((opts, false)));
     let weaker = match c.evidence {
         dbdelta_verdict::Evidence::WithinRun => " (within one run: weaker evidence)",
         dbdelta_verdict::Evidence::Repeats { .. } => "",
@@ -548,7 +558,7 @@ fn significant_td(
         c.high,
         c.verdict.name()
     );
-    cell.replacen("<td ", &format!("<td title=\"{}\" ", esc(&title)), 1)
+    titled_td(rel, 2, colored.then_some((opts, false)), Some(&title))
 }
 
 fn short(reason: &str) -> String {
