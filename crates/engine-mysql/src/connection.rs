@@ -74,6 +74,12 @@ impl MysqlConnection {
 }
 
 impl Connection for MysqlConnection {
+    fn into_session(
+        self: Box<Self>,
+    ) -> Result<dbdelta_engine::SessionParts, Box<dyn dbdelta_engine::Connection>> {
+        Err(self)
+    }
+
     fn dialect(&self) -> Dialect {
         Dialect::Mysql
     }

@@ -402,6 +402,12 @@ fn decode_row(body: &[u8]) -> Option<Vec<Option<String>>> {
 }
 
 impl Connection for PgConnection {
+    fn into_session(
+        self: Box<Self>,
+    ) -> Result<dbdelta_engine::SessionParts, Box<dyn dbdelta_engine::Connection>> {
+        Err(self)
+    }
+
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
     }

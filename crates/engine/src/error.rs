@@ -12,6 +12,11 @@ pub enum ErrorKind {
     Connection,
     /// Bad configuration of the target (wrong path, bad setting): exit code 2.
     Config,
+    /// The engine does not serve the operation's family: the step is reported as not
+    /// supported and the run goes on.
+    Unsupported,
+    /// The operation or connect exceeded its timeout (the server was asked to cancel).
+    Timeout,
 }
 
 /// An error from an engine. Messages never contain passwords.
@@ -43,6 +48,16 @@ impl EngineError {
     /// A lost connection or server.
     pub fn connection(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Connection, message)
+    }
+    /// An operation of a family the engine does not serve ("not supported by <engine>").
+    pub fn unsupported(family: crate::Family, what: &str) -> Self {
+        Self::new(
+            ErrorKind::Unsupported,
+            format!(
+                "{what}: {} operations are not supported by this engine",
+                family.name()
+            ),
+        )
     }
     /// True when the runner should roll back and retry the event.
     pub fn is_retryable(&self) -> bool {

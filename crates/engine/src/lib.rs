@@ -11,7 +11,9 @@
 
 pub mod error;
 pub mod mock;
+pub mod ops;
 pub mod server;
+pub mod session;
 pub mod sqlite;
 pub mod text;
 #[cfg(feature = "tls")]
@@ -19,6 +21,8 @@ pub mod tls;
 
 pub use dbdelta_model::Dialect;
 pub use error::{EngineError, ErrorKind};
+pub use ops::{Family, KvKind, KvOp, Op, OpBatch, Scratch};
+pub use session::{Canceller, Decoded, Session, SessionParts, Socket};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -164,6 +168,38 @@ pub trait Connection: Send {
     fn rollback(&mut self) -> Result<(), EngineError> {
         self.query("ROLLBACK").map(|_| ())
     }
+
+    /// Executes a key-value operation. SQL engines map it to the YCSB `usertable`; the
+    /// default says the engine does not serve the family.
+    fn kv(&mut self, op: &KvOp<'_>) -> Result<Outcome, EngineError> {
+        Err(EngineError::unsupported(Family::KeyValue, op.kind.name()))
+    }
+
+    /// Executes one operation of any family.
+    #[inline]
+    fn run(&mut self, op: &Op<'_>) -> Result<Outcome, EngineError> {
+        match op {
+            Op::Execute { stmt, params } => self.execute(*stmt, params),
+            Op::Query(sql) => self.query(sql),
+            Op::Kv(kv) => self.kv(kv),
+        }
+    }
+
+    /// Splits a server connection into its socket and sans-IO protocol state, for drivers
+    /// that multiplex many connections per thread. Embedded engines (and connections that
+    /// cannot be split, such as TLS ones) give themselves back.
+    fn into_session(self: Box<Self>) -> Result<SessionParts, Box<dyn Connection>>;
+}
+
+/// How one connection is opened; the defaults are the engine's own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConnectOptions {
+    /// Bind the client side of a TCP connection to this loopback address (port chosen at
+    /// connect time, `IP_BIND_ADDRESS_NO_PORT`), to spread many connections over
+    /// 127.0.0.0/8 so ephemeral ports never run out.
+    pub source: Option<std::net::Ipv4Addr>,
+    /// Limit on TCP connect plus startup and authentication; `None` = the engine's default.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// Facts about a provisioned target, saved in the run manifest.
@@ -189,6 +225,18 @@ pub trait Engine: Send + Sync {
 
     /// Opens a new connection (one per worker).
     fn connect(&self) -> Result<Box<dyn Connection>, EngineError>;
+
+    /// Opens a new connection with per-connection options; engines without sockets ignore
+    /// them.
+    fn connect_with(&self, opts: &ConnectOptions) -> Result<Box<dyn Connection>, EngineError> {
+        let _ = opts;
+        self.connect()
+    }
+
+    /// The operation families this engine serves.
+    fn families(&self) -> &'static [Family] {
+        &[Family::Sql]
+    }
 
     /// Version and effective settings.
     fn info(&self) -> Result<EngineInfo, EngineError>;

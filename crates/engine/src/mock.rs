@@ -240,6 +240,10 @@ fn spin_sleep(d: Duration) {
 }
 
 impl Connection for MockConnection {
+    fn into_session(self: Box<Self>) -> Result<crate::SessionParts, Box<dyn crate::Connection>> {
+        Err(self)
+    }
+
     fn dialect(&self) -> Dialect {
         Dialect::Mock
     }

@@ -260,6 +260,10 @@ fn run(
 }
 
 impl Connection for SqliteConnection {
+    fn into_session(self: Box<Self>) -> Result<crate::SessionParts, Box<dyn crate::Connection>> {
+        Err(self)
+    }
+
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
     }

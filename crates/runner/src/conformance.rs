@@ -52,6 +52,12 @@ impl Tracing {
 }
 
 impl Connection for Tracing {
+    fn into_session(
+        self: Box<Self>,
+    ) -> Result<dbdelta_engine::SessionParts, Box<dyn dbdelta_engine::Connection>> {
+        Err(self)
+    }
+
     fn dialect(&self) -> Dialect {
         self.inner.dialect()
     }

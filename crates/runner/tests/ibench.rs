@@ -155,6 +155,12 @@ struct SlowConn {
 }
 
 impl Connection for SlowConn {
+    fn into_session(
+        self: Box<Self>,
+    ) -> Result<dbdelta_engine::SessionParts, Box<dyn dbdelta_engine::Connection>> {
+        Err(self)
+    }
+
     fn dialect(&self) -> Dialect {
         self.inner.dialect()
     }
