@@ -176,6 +176,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
             other => other,
         },
         i_own_this_database: args.i_own_this_database,
+        client: Default::default(),
     };
     let texts: Vec<String> = if !args.targets.is_empty() {
         args.targets.clone()

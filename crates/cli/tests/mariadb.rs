@@ -44,6 +44,7 @@ fn options(steps: &[&str]) -> RunOptions {
         device: None,
         rate: None,
         i_own_this_database: false,
+        client: Default::default(),
     }
 }
 

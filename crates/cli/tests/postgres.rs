@@ -46,6 +46,7 @@ fn options(steps: &[&str], secs: f64) -> RunOptions {
         device: None,
         rate: None,
         i_own_this_database: false,
+        client: Default::default(),
     }
 }
 

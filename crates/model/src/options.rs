@@ -100,6 +100,36 @@ pub struct RunOptions {
     /// Allow dropping existing tables dbdelta did not create (`--i-own-this-database`).
     #[serde(default)]
     pub i_own_this_database: bool,
+    /// How the client connects and how long it waits.
+    #[serde(default)]
+    pub client: ClientOptions,
+}
+
+/// Connection and timeout settings of the client core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientOptions {
+    /// Connections that run the workload at each `threads` level (`--active`); the other
+    /// connections stay open and idle. `None` = all of them.
+    #[serde(default)]
+    pub active: Option<u32>,
+    /// New connections per second in the connect phase (`--connect-rate`).
+    pub connect_rate: f64,
+    /// Limit for one connect, startup and authentication, seconds (`--connect-timeout`).
+    pub connect_timeout_secs: f64,
+    /// Limit for one operation, seconds (`--statement-timeout`); the server is asked to
+    /// cancel it and the step fails with a timeout.
+    pub statement_timeout_secs: f64,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            active: None,
+            connect_rate: 2000.0,
+            connect_timeout_secs: 10.0,
+            statement_timeout_secs: 60.0,
+        }
+    }
 }
 
 fn default_true() -> bool {

@@ -191,6 +191,28 @@ pub struct StepResult {
     /// server and load). 0 when the run had no repeats (and in older files); read it as 1.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub repeat: u32,
+    /// The connect phase of a server engine's step: how long opening every connection took
+    /// and what each connection costs in memory (absent for embedded engines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<ConnectStats>,
+}
+
+/// What opening a step's connections cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectStats {
+    /// Connections opened (active and idle).
+    pub connections: u64,
+    /// Connections that ran the workload (`--active`); the rest stayed idle.
+    pub active: u64,
+    /// Wall time of the connect phase, s (paced by `--connect-rate`).
+    pub seconds: f64,
+    /// Latency of one connect (TCP, startup, authentication, statement preparation), µs.
+    pub latency: LatencySummary,
+    /// Growth of dbdelta's resident memory over the connect phase per connection, bytes.
+    pub client_bytes_per_connection: Option<f64>,
+    /// Growth of the server's resident memory (process tree) per connection, bytes; absent
+    /// when the server's processes are not visible (external targets).
+    pub server_bytes_per_connection: Option<f64>,
 }
 
 /// The outcome of a paced (`--rate`) step: events were scheduled at fixed intended times and
@@ -269,6 +291,7 @@ impl StepResult {
             pacing: None,
             ibench: None,
             repeat: 0,
+            connect: None,
         }
     }
 

@@ -3,11 +3,13 @@
 //! `dbdelta check` runs it against any target before a long run; the engine tests use it to
 //! prove each engine executes every step as specified.
 
-use dbdelta_engine::{Connection, Dialect, Engine, EngineError, Outcome, StmtId, Value};
+use dbdelta_engine::{
+    Connection, Dialect, Engine, EngineError, OpBatch, Outcome, Scratch, StmtId, Value,
+};
 use dbdelta_model::RunOptions;
 use dbdelta_workload::schema::{ensure_ledger, load_table};
 use dbdelta_workload::sysbench::{statements_per_event, Sysbench, WorkerContext};
-use dbdelta_workload::{Counters, Step, Suite, Workload, WorkloadKind};
+use dbdelta_workload::{run_event, Counters, Step, Suite, Workload, WorkloadKind};
 use std::collections::BTreeSet;
 
 /// A parameter as seen on the wire (text reduced to its length).
@@ -192,10 +194,11 @@ pub fn check_step(
     let expected = statements_per_event(p);
     let mut hot_sets = BTreeSet::new();
     let mut full_ranges = 0;
+    let (mut ops, mut scratch) = (OpBatch::new(), Scratch::default());
     for e in 0..events {
         conn.calls.clear();
         let mut counters = Counters::default();
-        w.event(&mut conn, &mut counters)?;
+        run_event(&mut w, &mut conn, &mut ops, &mut scratch, &mut counters)?;
         let calls = std::mem::take(&mut conn.calls);
         let got = calls.len() as u32;
         if e == 0 {

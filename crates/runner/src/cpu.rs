@@ -10,3 +10,68 @@ pub fn process_cpu_secs() -> f64 {
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
+
+/// Resident memory of this process, bytes (`/proc/self/statm`).
+pub fn process_rss_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * page_size())
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as u64
+    } else {
+        4096
+    }
+}
+
+/// Proportional resident memory (PSS, so shared memory counts once) of `pids` and all
+/// their descendants, bytes; `None` when there are no pids or /proc cannot be read.
+pub fn tree_rss_bytes(pids: &[u32]) -> Option<u64> {
+    if pids.is_empty() {
+        return None;
+    }
+    let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if let Some(ppid) = parent_of(pid) {
+            children.entry(ppid).or_default().push(pid);
+        }
+    }
+    let mut todo: Vec<u32> = pids.to_vec();
+    let mut seen = std::collections::HashSet::new();
+    let mut total = 0u64;
+    while let Some(pid) = todo.pop() {
+        if !seen.insert(pid) {
+            continue;
+        }
+        total += pss_bytes(pid).unwrap_or(0);
+        if let Some(kids) = children.get(&pid) {
+            todo.extend(kids);
+        }
+    }
+    Some(total)
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces and parentheses: fields follow the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn pss_bytes(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    let line = text.lines().find(|l| l.starts_with("Pss:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

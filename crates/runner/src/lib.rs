@@ -6,14 +6,17 @@
 #![deny(missing_docs)]
 
 pub mod conformance;
+pub mod connect;
 pub mod control;
 pub mod cpu;
 pub mod ibench;
 pub mod measure;
+mod mux;
 pub mod progress;
 pub mod recorder;
 pub mod sequence;
 
+pub use connect::ConnectPlan;
 pub use control::StopFlag;
 pub use measure::{measure_step, StepPlan};
 pub use progress::{Progress, Silent};

@@ -1,29 +1,32 @@
 //! Measures one step at one thread count: N workers, each with its own connection and
 //! workload, run a warm-up that is not counted, then the measured window.
 
+use crate::connect::{open_all, ConnectPlan, Opened};
 use crate::control::StopFlag;
 use crate::cpu::process_cpu_secs;
+use crate::mux::event_loop::{run_loop, LoopConfig, Terminal};
 use crate::progress::Progress;
 use crate::recorder::{Recorder, Slice};
-use dbdelta_engine::{Engine, EngineError, ErrorKind};
+use dbdelta_engine::{Engine, EngineError, ErrorKind, OpBatch, Scratch};
 use dbdelta_model::{
-    Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit, RESULT_SCHEMA,
+    ConnectStats, Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
+    RESULT_SCHEMA,
 };
 use dbdelta_osmetrics::{op_costs, DeviceChoice, Sampler, SamplerConfig, SamplerHandle};
 use dbdelta_profile::perf::Stopped;
 use dbdelta_profile::{ProfileSpec, ProfileTargets, Recording};
 use dbdelta_stats::{new_histogram, record_ns, summarize};
 use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
-use dbdelta_workload::{Counters, Step, Workload, WorkloadKind};
+use dbdelta_workload::{run_event, Counters, Step, Workload, WorkloadKind};
 use hdrhistogram::Histogram;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Retried errors beyond this many per completed event (plus a floor) fail the step: the
 /// target is not doing useful work any more.
-const ERROR_BUDGET_PER_EVENT: u64 = 10;
-const ERROR_BUDGET_FLOOR: u64 = 1000;
+pub(crate) const ERROR_BUDGET_PER_EVENT: u64 = 10;
+pub(crate) const ERROR_BUDGET_FLOOR: u64 = 1000;
 
 /// Everything needed to measure one step at one thread count.
 #[derive(Debug, Clone)]
@@ -52,35 +55,72 @@ pub struct StepPlan {
     pub rate: Option<f64>,
     /// CPU-profile the server (or, for embedded engines, the workers) during the window.
     pub profile: Option<ProfileSpec>,
+    /// Connections that run the workload (≤ `threads`); the other connections stay
+    /// connected and idle, the production shape of many mostly idle clients.
+    pub active: u32,
+    /// How connections are opened (rate, timeout); its count is `threads`.
+    pub connect: ConnectPlan,
+    /// Cancel and fail an operation that runs longer than this (server engines).
+    pub statement_timeout: Duration,
 }
 
-/// What one worker brings back.
-struct WorkerOutput {
-    counters: Counters,
-    events: u64,
-    errors: u64,
-    busy: u64,
-    hist: Histogram<u64>,
-    slices: Vec<Slice>,
+impl StepPlan {
+    /// Connections running the workload.
+    pub fn active_connections(&self) -> u32 {
+        self.active.clamp(1, self.threads.max(1))
+    }
+}
+
+/// New connections per second unless `--connect-rate` says otherwise: well below what a
+/// listen backlog of 4096 absorbs.
+pub const DEFAULT_CONNECT_RATE: f64 = 2000.0;
+/// Limit for one connect (TCP, startup, authentication) unless `--connect-timeout` says
+/// otherwise.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Limit for one operation unless `--statement-timeout` says otherwise.
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What one worker thread or event loop brings back.
+pub(crate) struct WorkerOutput {
+    pub counters: Counters,
+    pub events: u64,
+    pub errors: u64,
+    pub busy: u64,
+    pub hist: Histogram<u64>,
+    pub slices: Vec<Slice>,
     /// Paced steps: schedule lag and service time, ns.
-    lag: Histogram<u64>,
-    service: Histogram<u64>,
+    pub lag: Histogram<u64>,
+    pub service: Histogram<u64>,
 }
 
 /// State shared by the workers of one step (never touched per statement except `slots`).
-struct Shared<'a> {
-    stop: &'a StopFlag,
-    start: OnceLock<Instant>,
-    barrier: Barrier,
+pub(crate) struct Shared<'a> {
+    pub stop: &'a StopFlag,
+    pub start: OnceLock<Instant>,
+    pub barrier: Barrier,
     /// Next schedule slot of a paced step.
-    slots: AtomicU64,
+    pub slots: AtomicU64,
     /// Thread ids of the workers: the "server" of an embedded engine for the OS sampler.
-    tids: Arc<Mutex<Vec<u32>>>,
+    pub tids: Arc<Mutex<Vec<u32>>>,
     /// Workers whose loop has ended.
-    finished: AtomicU64,
+    pub finished: AtomicU64,
+    /// Set when one worker failed: the others stop at once instead of running on.
+    pub abort: AtomicBool,
     /// Workers stay alive until the OS sampler took its last snapshot, so their thread CPU
     /// is counted in full.
-    release: Barrier,
+    pub release: Barrier,
+    pub warmup: Duration,
+    pub window: Duration,
+}
+
+/// One thread of a step: a blocking worker with its own connection, or an event loop
+/// driving many connections in session form.
+enum Job {
+    Thread {
+        w: u32,
+        pre: Option<(Box<dyn dbdelta_engine::Connection>, Box<Sysbench>)>,
+    },
+    Loop(Vec<Terminal>),
 }
 
 /// The calling thread's kernel id (its /proc/self/task entry, for per-thread CPU).
@@ -156,9 +196,14 @@ fn keep_profile(spec: &ProfileSpec, stopped: Option<Result<Stopped, String>>, qu
 /// A cache-line padded counter so workers never share a line.
 #[repr(align(64))]
 #[derive(Default)]
-struct Padded(AtomicU64);
+pub(crate) struct Padded(pub AtomicU64);
 
 /// Runs the step and returns its result; a failure is a result with a `Failed` status.
+///
+/// Embedded engines run one worker thread per connection (the threads are the engine).
+/// Server engines first open every connection (the connect phase, paced), then run the
+/// active ones in session form on a few event-loop threads, about one per core; a
+/// connection that cannot be split (TLS) keeps the blocking thread-per-connection path.
 pub fn measure_step(
     engine: &dyn Engine,
     plan: &StepPlan,
@@ -172,20 +217,195 @@ pub fn measure_step(
         plan.warmup,
         plan.window,
     );
+    let kind = step_kind(plan);
+    let mut connect = None;
+    let mut idle: Vec<dbdelta_engine::Socket> = Vec::new();
+    let mut idle_blocking: Vec<Box<dyn dbdelta_engine::Connection>> = Vec::new();
+    let jobs = if engine.embedded() {
+        (0..plan.active_connections())
+            .map(|w| Job::Thread { w, pre: None })
+            .collect()
+    } else {
+        match connect_phase(engine, plan, stop) {
+            Ok(c) => {
+                let (jobs, stats) = c.into_jobs(&mut idle, &mut idle_blocking);
+                connect = Some(stats);
+                jobs
+            }
+            Err(e) => {
+                let mut r = failed_result(plan, kind, e.to_string());
+                if stop.requested() {
+                    r.status = StepStatus::Interrupted;
+                }
+                progress.step_finished(&r);
+                return r;
+            }
+        }
+    };
+    let mut result = run_jobs(engine, plan, stop, progress, jobs);
+    result.connect = connect;
+    drop(idle);
+    drop(idle_blocking);
+    progress.step_finished(&result);
+    result
+}
+
+fn step_kind(plan: &StepPlan) -> StepKind {
+    if plan.step.warm {
+        StepKind::Warm
+    } else {
+        StepKind::Measured
+    }
+}
+
+/// A terminal's workload on a connection of the given dialect.
+fn workload_for(plan: &StepPlan, w: u32, dialect: dbdelta_engine::Dialect) -> Sysbench {
+    let ctx = WorkerContext {
+        tables: plan.tables,
+        table_size: plan.table_size,
+        seed: plan.seed,
+        stream: (u64::from(plan.step.order) << 20) | u64::from(w),
+        worker: w,
+        dialect,
+    };
+    Sysbench::new(plan.step.params.clone(), ctx)
+}
+
+/// A connection after the connect phase.
+enum Prepared {
+    Active(Box<dyn dbdelta_engine::Connection>, Box<Sysbench>),
+    Idle(Box<dyn dbdelta_engine::Connection>),
+}
+
+struct Connected {
+    opened: Opened<Prepared>,
+    active: u64,
+    client_rss0: Option<u64>,
+    client_rss1: Option<u64>,
+    server_rss0: Option<u64>,
+    server_rss1: Option<u64>,
+}
+
+/// Opens every connection of the step and prepares the active ones' statements.
+fn connect_phase(
+    engine: &dyn Engine,
+    plan: &StepPlan,
+    stop: &StopFlag,
+) -> Result<Connected, EngineError> {
+    let connect = ConnectPlan {
+        count: plan.threads,
+        ..plan.connect.clone()
+    };
+    let client_rss0 = crate::cpu::process_rss_bytes();
+    let server_rss0 = crate::cpu::tree_rss_bytes(&engine.server_pids());
+    let active = plan.active_connections() as usize;
+    let opened = open_all(engine, &connect, stop, &|i, mut conn| {
+        if i < active {
+            let mut w = Box::new(workload_for(plan, i as u32, conn.dialect()));
+            w.prepare(&mut *conn)?;
+            Ok(Prepared::Active(conn, w))
+        } else {
+            Ok(Prepared::Idle(conn))
+        }
+    })?;
+    Ok(Connected {
+        opened,
+        active: active as u64,
+        client_rss0,
+        client_rss1: crate::cpu::process_rss_bytes(),
+        server_rss0,
+        server_rss1: crate::cpu::tree_rss_bytes(&engine.server_pids()),
+    })
+}
+
+impl Connected {
+    /// Splits the connections into session form and deals the active ones to event loops
+    /// (about one per core); connections that cannot be split get a blocking thread each.
+    fn into_jobs(
+        self,
+        idle: &mut Vec<dbdelta_engine::Socket>,
+        idle_blocking: &mut Vec<Box<dyn dbdelta_engine::Connection>>,
+    ) -> (Vec<Job>, ConnectStats) {
+        let n = self.opened.items.len() as u64;
+        let per = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) if n > 0 => Some(b.saturating_sub(a) as f64 / n as f64),
+            _ => None,
+        };
+        let stats = ConnectStats {
+            connections: n,
+            active: self.active,
+            seconds: self.opened.elapsed.as_secs_f64(),
+            latency: self.opened.latency,
+            client_bytes_per_connection: per(self.client_rss0, self.client_rss1),
+            server_bytes_per_connection: per(self.server_rss0, self.server_rss1),
+        };
+        let mut terminals = Vec::new();
+        let mut threads = Vec::new();
+        for (w, p) in self.opened.items.into_iter().enumerate() {
+            match p {
+                Prepared::Active(conn, workload) => match conn.into_session() {
+                    Ok(parts) => terminals.push(Terminal {
+                        socket: parts.socket,
+                        session: parts.session,
+                        workload,
+                    }),
+                    Err(conn) => threads.push(Job::Thread {
+                        w: w as u32,
+                        pre: Some((conn, workload)),
+                    }),
+                },
+                // An idle connection keeps only its socket: a few hundred bytes of client
+                // memory, the rest is in the kernel.
+                Prepared::Idle(conn) => match conn.into_session() {
+                    Ok(parts) => idle.push(parts.socket),
+                    Err(conn) => idle_blocking.push(conn),
+                },
+            }
+        }
+        let loops = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(terminals.len())
+            .max(1);
+        let mut dealt: Vec<Vec<Terminal>> = (0..loops).map(|_| Vec::new()).collect();
+        for (i, t) in terminals.into_iter().enumerate() {
+            dealt[i % loops].push(t);
+        }
+        threads.extend(dealt.into_iter().filter(|d| !d.is_empty()).map(Job::Loop));
+        (threads, stats)
+    }
+}
+
+/// Runs the jobs through warm-up and the measured window and assembles the result.
+fn run_jobs(
+    engine: &dyn Engine,
+    plan: &StepPlan,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+    jobs: Vec<Job>,
+) -> StepResult {
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
         + plan.warmup.as_secs_f64();
-    let live: Vec<Padded> = (0..plan.threads).map(|_| Padded::default()).collect();
+    let live: Vec<Padded> = (0..jobs.len()).map(|_| Padded::default()).collect();
+    let n_jobs = jobs.len();
     let shared = Shared {
         stop,
         start: OnceLock::new(),
-        barrier: Barrier::new(plan.threads as usize + 1),
+        barrier: Barrier::new(n_jobs + 1),
         slots: AtomicU64::new(0),
         tids: Arc::new(Mutex::new(Vec::new())),
         finished: AtomicU64::new(0),
-        release: Barrier::new(plan.threads as usize + 1),
+        abort: AtomicBool::new(false),
+        release: Barrier::new(n_jobs + 1),
+        warmup: plan.warmup,
+        window: plan.window,
+    };
+    let loop_cfg = LoopConfig {
+        every: plan.rate.map(|r| 1.0 / r),
+        statement_timeout: plan.statement_timeout,
     };
     let mut cpu_at_window = None;
     let mut sampler: Option<SamplerHandle> = None;
@@ -198,15 +418,26 @@ pub fn measure_step(
         Option<_>,
         Option<Result<Stopped, String>>,
     ) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..plan.threads)
-            .map(|w| {
-                let (live, shared) = (&live[w as usize], &shared);
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .enumerate()
+            .map(|(j, job)| {
+                let (live, shared, loop_cfg) = (&live[j], &shared, &loop_cfg);
                 s.spawn(move || {
                     // A panicking worker must still reach the release barrier.
                     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        worker(engine, plan, w, live, shared)
+                        if let Ok(mut t) = shared.tids.lock() {
+                            t.push(gettid());
+                        }
+                        match job {
+                            Job::Thread { w, pre } => worker(engine, plan, w, pre, live, shared),
+                            Job::Loop(terminals) => run_loop(terminals, loop_cfg, shared, live),
+                        }
                     }))
                     .unwrap_or_else(|_| Err(EngineError::statement("worker thread panicked")));
+                    if out.is_err() {
+                        shared.abort.store(true, Ordering::SeqCst);
+                    }
                     shared.finished.fetch_add(1, Ordering::SeqCst);
                     shared.release.wait();
                     out
@@ -236,7 +467,10 @@ pub fn measure_step(
             }
             let total: u64 = live.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
             progress.step_tick(now - t0, total);
-            if now >= end || shared.finished.load(Ordering::SeqCst) == u64::from(plan.threads) {
+            if now >= end
+                || shared.finished.load(Ordering::SeqCst) == n_jobs as u64
+                || shared.abort.load(Ordering::SeqCst)
+            {
                 break;
             }
             if stop.requested() {
@@ -288,45 +522,23 @@ pub fn measure_step(
     if let Some(spec) = &plan.profile {
         keep_profile(spec, stopped, result.queries);
     }
-    progress.step_finished(&result);
     result
-}
-
-/// Sleeps until `at` in short slices so a stop request is seen; false when stopped.
-fn wait_until(at: Instant, stop: &StopFlag) -> bool {
-    loop {
-        if stop.requested() {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= at {
-            return true;
-        }
-        std::thread::sleep((at - now).min(Duration::from_millis(50)));
-    }
 }
 
 fn worker(
     engine: &dyn Engine,
     plan: &StepPlan,
     w: u32,
+    pre: Option<(Box<dyn dbdelta_engine::Connection>, Box<Sysbench>)>,
     live: &Padded,
     shared: &Shared<'_>,
 ) -> Result<WorkerOutput, EngineError> {
-    if let Ok(mut t) = shared.tids.lock() {
-        t.push(gettid());
-    }
     let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if let Some(pre) = pre {
+            return Ok(pre);
+        }
         let mut conn = engine.connect()?;
-        let ctx = WorkerContext {
-            tables: plan.tables,
-            table_size: plan.table_size,
-            seed: plan.seed,
-            stream: (u64::from(plan.step.order) << 20) | u64::from(w),
-            worker: w,
-            dialect: conn.dialect(),
-        };
-        let mut workload = Sysbench::new(plan.step.params.clone(), ctx);
+        let mut workload = Box::new(workload_for(plan, w, conn.dialect()));
         workload.prepare(&mut *conn)?;
         Ok::<_, EngineError>((conn, workload))
     }))
@@ -345,8 +557,9 @@ fn worker(
     let busy_before = conn.busy_retries();
     let transactional = workload.uses_transactions();
     let interval = plan.rate.map(|r| 1.0 / r);
+    let (mut ops, mut scratch) = (OpBatch::new(), Scratch::default());
     loop {
-        if stop.requested() {
+        if stop.requested() || shared.abort.load(Ordering::Relaxed) {
             break;
         }
         // Open loop: take the next slot of the shared schedule and start at its intended
@@ -356,7 +569,7 @@ fn worker(
             Some(every) => {
                 let k = shared.slots.fetch_add(1, Ordering::Relaxed);
                 let at = t0 + Duration::from_secs_f64(k as f64 * every);
-                if at >= end || !wait_until(at, stop) {
+                if at >= end || !crate::connect::sleep_until(at, stop) {
                     break;
                 }
                 at
@@ -371,7 +584,7 @@ fn worker(
         }
         let measuring = intended >= window_start;
         let mut ev = Counters::default();
-        let outcome = workload.event(&mut *conn, &mut ev);
+        let outcome = run_event(&mut *workload, &mut *conn, &mut ops, &mut scratch, &mut ev);
         live.0.fetch_add(ev.queries, Ordering::Relaxed);
         if measuring {
             // Statements run before an error count too, as in sysbench.
@@ -453,11 +666,7 @@ fn assemble(
     cpu_used: Option<f64>,
     interrupted: bool,
 ) -> StepResult {
-    let kind = if plan.step.warm {
-        StepKind::Warm
-    } else {
-        StepKind::Measured
-    };
+    let kind = step_kind(plan);
     let mut ok = Vec::with_capacity(outputs.len());
     for o in outputs {
         match o {
@@ -554,6 +763,7 @@ fn assemble(
         pacing,
         ibench: None,
         repeat: 0,
+        connect: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Runs a suite's sequence against one target: load, settle, measured steps at every thread
 //! count. Each result goes to the sink the moment it exists, so nothing measured is lost.
 
+use crate::connect::ConnectPlan;
 use crate::control::StopFlag;
 use crate::measure::{measure_step, StepPlan};
 use crate::progress::Progress;
@@ -259,6 +260,13 @@ pub fn run_target_profiled(
                         os_metrics: opts.os_metrics,
                         device: opts.device.clone(),
                         rate: step.rate.or(opts.rate),
+                        active: opts.client.active.unwrap_or(threads).min(threads),
+                        connect: ConnectPlan {
+                            count: threads,
+                            rate: opts.client.connect_rate,
+                            timeout: secs(opts.client.connect_timeout_secs),
+                        },
+                        statement_timeout: secs(opts.client.statement_timeout_secs),
                         profile: profiling
                             .filter(|p| !step.warm && p.settings.wants(&step.name, &step.label))
                             .map(|p| dbdelta_profile::ProfileSpec {
@@ -283,4 +291,10 @@ pub fn run_target_profiled(
     } else {
         TargetOutcome::Complete
     })
+}
+
+/// A validated, finite, non-negative number of seconds as a duration (bad values were
+/// refused when the options were parsed; this only keeps a corrupt file from panicking).
+fn secs(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
 }

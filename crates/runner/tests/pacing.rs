@@ -4,7 +4,7 @@
 
 use dbdelta_engine::mock::{LatencyDist, MockConfig, MockEngine};
 use dbdelta_model::StepStatus;
-use dbdelta_runner::{measure_step, Silent, StepPlan, StopFlag};
+use dbdelta_runner::{measure_step, ConnectPlan, Silent, StepPlan, StopFlag};
 use dbdelta_workload::Suite;
 use std::time::Duration;
 
@@ -28,6 +28,13 @@ fn plan(rate: f64, secs: f64) -> StepPlan {
         device: None,
         rate: Some(rate),
         profile: None,
+        active: 1,
+        connect: ConnectPlan {
+            count: 1,
+            rate: 2000.0,
+            timeout: Duration::from_secs(10),
+        },
+        statement_timeout: Duration::from_secs(60),
     }
 }
 

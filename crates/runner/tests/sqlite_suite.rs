@@ -26,6 +26,7 @@ fn options(table_size: u64, secs: f64) -> RunOptions {
         device: None,
         rate: None,
         i_own_this_database: false,
+        client: Default::default(),
     }
 }
 

@@ -12,14 +12,31 @@ pub mod sysbench;
 pub use counters::Counters;
 pub use suite::{Action, DurationClass, Step, Suite, SuiteError, SuiteItem, WorkloadKind};
 
-use dbdelta_engine::{Connection, EngineError};
+use dbdelta_engine::{Connection, EngineError, OpBatch, Scratch};
 
-/// One worker's statement logic: prepared once per connection, then one call per event.
+/// One terminal's operation logic: statements prepared once per connection, then the
+/// operations of one event at a time. Workloads never execute anything themselves, so the
+/// same workload runs on a blocking connection or on a multiplexed session.
 pub trait Workload: Send {
-    /// Prepares the statements on this worker's connection.
+    /// Prepares the statements on this terminal's connection.
     fn prepare(&mut self, conn: &mut dyn Connection) -> Result<(), EngineError>;
-    /// Runs one event (a statement or a transaction), counting every statement into `n`.
-    fn event(&mut self, conn: &mut dyn Connection, n: &mut Counters) -> Result<(), EngineError>;
+    /// Appends the operations of the next event (a statement or a transaction) to `ops`,
+    /// which the caller cleared.
+    fn next_event(&mut self, ops: &mut OpBatch) -> Result<(), EngineError>;
     /// True when events are BEGIN … COMMIT transactions (roll back after an error).
     fn uses_transactions(&self) -> bool;
+}
+
+/// Produces and runs one event on a blocking connection, counting every executed operation
+/// into `n` (those before an error too, as sysbench does).
+pub fn run_event(
+    workload: &mut dyn Workload,
+    conn: &mut dyn Connection,
+    ops: &mut OpBatch,
+    scratch: &mut Scratch,
+    n: &mut Counters,
+) -> Result<(), EngineError> {
+    ops.clear();
+    workload.next_event(ops)?;
+    dbdelta_engine::ops::run_batch(conn, ops, scratch, |o| n.add(o))
 }

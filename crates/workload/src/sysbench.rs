@@ -1,11 +1,10 @@
 //! The sysbench statements (§A4–A5) as one native workload per worker: statements are
 //! prepared once per connection and table, parameters are generated into reused buffers.
 
-use crate::counters::Counters;
 use crate::rng::{KeyDist, Rng, Zipf, C_TEMPLATE, PAD_TEMPLATE, ZIPF_EXPONENT};
 use crate::suite::{WorkloadKind, WorkloadParams};
 use crate::Workload;
-use dbdelta_engine::{Connection, Dialect, EngineError, StmtId, Value};
+use dbdelta_engine::{Connection, Dialect, EngineError, OpBatch, StmtId};
 use std::fmt::Write;
 
 /// What a worker needs to know to build its workload.
@@ -49,10 +48,9 @@ pub struct Sysbench {
     /// Uniform over the real table size: `k` values, insert keys.
     size: i64,
     stmts: Vec<TableStmts>,
-    ids: Vec<Value<'static>>,
+    ids: Vec<i64>,
     c: String,
     pad: String,
-    text: String,
 }
 
 const POINT: &str = "SELECT c FROM sbtest{t} WHERE id=?";
@@ -195,7 +193,6 @@ impl Sysbench {
             ids: Vec::with_capacity(p.points as usize * 2 + 2),
             c: String::with_capacity(128),
             pad: String::with_capacity(64),
-            text: String::with_capacity(256),
             p,
             ctx,
         }
@@ -270,110 +267,109 @@ impl Workload for Sysbench {
         Ok(())
     }
 
-    fn event(&mut self, conn: &mut dyn Connection, n: &mut Counters) -> Result<(), EngineError> {
+    fn next_event(&mut self, ops: &mut OpBatch) -> Result<(), EngineError> {
         match self.p.kind {
             WorkloadKind::PointSelect => {
                 let t = self.table_num();
                 let id = self.get_id();
-                n.add(conn.execute(stmt(self.stmts[t].point)?, &[Value::Int(id)])?);
+                ops.execute(stmt(self.stmts[t].point)?).int(id);
             }
             WorkloadKind::InlistSelect | WorkloadKind::PointsCovered => {
                 let t = self.table_num();
-                self.ids.clear();
+                let s = stmt(self.stmts[t].list)?;
                 if self.p.hot {
                     let hot = self.size / 2;
-                    self.ids
-                        .extend((1..=i64::from(self.p.points)).map(|i| Value::Int(hot + i)));
+                    let mut w = ops.execute(s);
+                    for i in 1..=i64::from(self.p.points) {
+                        w.int(hot + i);
+                    }
                 } else {
-                    for _ in 0..self.p.points {
-                        let id = self.get_id();
-                        self.ids.push(Value::Int(id));
+                    self.fill_ids();
+                    let mut w = ops.execute(s);
+                    for id in &self.ids {
+                        w.int(*id);
                     }
                 }
-                n.add(conn.execute(stmt(self.stmts[t].list)?, &self.ids)?);
             }
             WorkloadKind::RangeCovered => {
                 let t = self.table_num();
                 let x = self.get_id();
                 let hi = x + i64::from(self.p.points);
-                n.add(conn.execute(stmt(self.stmts[t].list)?, &[Value::Int(x), Value::Int(hi)])?);
+                ops.execute(stmt(self.stmts[t].list)?).int(x).int(hi);
             }
             WorkloadKind::ReadOnly => {
-                n.add(conn.query("BEGIN")?);
-                self.point_selects(conn, n)?;
-                self.ranges(conn, n)?;
-                n.add(conn.query("COMMIT")?);
+                ops.query("BEGIN");
+                self.point_selects(ops)?;
+                self.ranges(ops)?;
+                ops.query("COMMIT");
             }
             WorkloadKind::ReadWrite => {
-                n.add(conn.query("BEGIN")?);
-                self.point_selects(conn, n)?;
-                self.ranges(conn, n)?;
-                self.dml(conn, n)?;
-                n.add(conn.query("COMMIT")?);
+                ops.query("BEGIN");
+                self.point_selects(ops)?;
+                self.ranges(ops)?;
+                self.dml(ops)?;
+                ops.query("COMMIT");
             }
             WorkloadKind::WriteOnly => {
-                n.add(conn.query("BEGIN")?);
-                self.dml(conn, n)?;
-                n.add(conn.query("COMMIT")?);
+                ops.query("BEGIN");
+                self.dml(ops)?;
+                ops.query("COMMIT");
             }
             WorkloadKind::Scan => {
                 let t = self.ctx.worker % self.ctx.tables + 1;
-                self.text.clear();
-                let _ = write!(self.text, "SELECT * from sbtest{t} WHERE LENGTH(c) < 0");
-                n.add(conn.query(&self.text)?);
+                ops.query_with(|q| {
+                    let _ = write!(q, "SELECT * from sbtest{t} WHERE LENGTH(c) < 0");
+                });
             }
             WorkloadKind::UpdateInlist => {
                 let t = self.table_num();
                 self.rng.fill_template(C_TEMPLATE, &mut self.c);
-                self.ids.clear();
-                for _ in 0..self.p.points {
-                    let id = self.get_id();
-                    self.ids.push(Value::Int(id));
+                self.fill_ids();
+                let mut w = ops.execute(stmt(self.stmts[t].list)?);
+                w.text(&self.c);
+                for id in &self.ids {
+                    w.int(*id);
                 }
-                let mut params: Vec<Value<'_>> = Vec::with_capacity(self.ids.len() + 1);
-                params.push(Value::Text(&self.c));
-                params.extend_from_slice(&self.ids);
-                n.add(conn.execute(stmt(self.stmts[t].list)?, &params)?);
             }
             WorkloadKind::UpdateIndex => {
                 let t = self.table_num();
                 let id = self.get_id();
-                n.add(conn.execute(stmt(self.stmts[t].index_update)?, &[Value::Int(id)])?);
+                ops.execute(stmt(self.stmts[t].index_update)?).int(id);
             }
             WorkloadKind::UpdateNonindex => {
                 let t = self.table_num();
                 let id = self.get_id();
                 self.rng.fill_template(C_TEMPLATE, &mut self.c);
-                n.add(conn.execute(
-                    stmt(self.stmts[t].nonindex_update)?,
-                    &[Value::Text(&self.c), Value::Int(id)],
-                )?);
+                ops.execute(stmt(self.stmts[t].nonindex_update)?)
+                    .text(&self.c)
+                    .int(id);
             }
             WorkloadKind::Delete => {
                 let t = self.table_num();
                 let id = self.get_id();
-                n.add(conn.execute(stmt(self.stmts[t].delete)?, &[Value::Int(id)])?);
+                ops.execute(stmt(self.stmts[t].delete)?).int(id);
             }
             WorkloadKind::Insert => {
                 let t = self.table_num() + 1;
                 let k = self.rng.uniform(1, self.size);
                 self.rng.fill_template(C_TEMPLATE, &mut self.c);
                 self.rng.fill_template(PAD_TEMPLATE, &mut self.pad);
-                self.text.clear();
+                let (c, pad) = (&self.c, &self.pad);
                 if self.ctx.dialect == Dialect::Mysql {
-                    let _ = write!(
-                        self.text,
-                        "INSERT INTO sbtest{t} (id, k, c, pad) VALUES (0, {k}, '{}', '{}')",
-                        self.c, self.pad
-                    );
+                    ops.query_with(|q| {
+                        let _ = write!(
+                            q,
+                            "INSERT INTO sbtest{t} (id, k, c, pad) VALUES (0, {k}, '{c}', '{pad}')"
+                        );
+                    });
                 } else {
-                    let _ = write!(
-                        self.text,
-                        "INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '{}', '{}')",
-                        self.c, self.pad
-                    );
+                    ops.query_with(|q| {
+                        let _ = write!(
+                            q,
+                            "INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '{c}', '{pad}')"
+                        );
+                    });
                 }
-                n.add(conn.query(&self.text)?);
             }
         }
         Ok(())
@@ -385,11 +381,16 @@ impl Workload for Sysbench {
 }
 
 impl Sysbench {
-    fn point_selects(
-        &mut self,
-        conn: &mut dyn Connection,
-        n: &mut Counters,
-    ) -> Result<(), EngineError> {
+    /// Draws `points` keys into `ids`.
+    fn fill_ids(&mut self) {
+        self.ids.clear();
+        for _ in 0..self.p.points {
+            let id = self.get_id();
+            self.ids.push(id);
+        }
+    }
+
+    fn point_selects(&mut self, ops: &mut OpBatch) -> Result<(), EngineError> {
         if self.p.point_selects == 0 {
             return Ok(());
         }
@@ -397,12 +398,12 @@ impl Sysbench {
         let s = stmt(self.stmts[t].point)?;
         for _ in 0..self.p.point_selects {
             let id = self.get_id();
-            n.add(conn.execute(s, &[Value::Int(id)])?);
+            ops.execute(s).int(id);
         }
         Ok(())
     }
 
-    fn ranges(&mut self, conn: &mut dyn Connection, n: &mut Counters) -> Result<(), EngineError> {
+    fn ranges(&mut self, ops: &mut OpBatch) -> Result<(), EngineError> {
         let plan = [
             (self.p.simple_ranges, 0usize),
             (self.p.sum_ranges, 1),
@@ -425,39 +426,34 @@ impl Sysbench {
             for _ in 0..count {
                 let x = self.get_id();
                 let hi = x + self.range_width() - 1;
-                n.add(conn.execute(s, &[Value::Int(x), Value::Int(hi)])?);
+                ops.execute(s).int(x).int(hi);
             }
         }
         Ok(())
     }
 
-    fn dml(&mut self, conn: &mut dyn Connection, n: &mut Counters) -> Result<(), EngineError> {
+    fn dml(&mut self, ops: &mut OpBatch) -> Result<(), EngineError> {
         let t = self.table_num();
         let id = self.get_id();
-        n.add(conn.execute(stmt(self.stmts[t].index_update)?, &[Value::Int(id)])?);
+        ops.execute(stmt(self.stmts[t].index_update)?).int(id);
         let t = self.table_num();
         let id = self.get_id();
         self.rng.fill_template(C_TEMPLATE, &mut self.c);
-        n.add(conn.execute(
-            stmt(self.stmts[t].nonindex_update)?,
-            &[Value::Text(&self.c), Value::Int(id)],
-        )?);
+        ops.execute(stmt(self.stmts[t].nonindex_update)?)
+            .text(&self.c)
+            .int(id);
         // Delete and re-insert the same id in one table (execute_delete_inserts).
         let t = self.table_num();
         let id = self.get_id();
         let k = self.get_id();
         self.rng.fill_template(C_TEMPLATE, &mut self.c);
         self.rng.fill_template(PAD_TEMPLATE, &mut self.pad);
-        n.add(conn.execute(stmt(self.stmts[t].delete)?, &[Value::Int(id)])?);
-        n.add(conn.execute(
-            stmt(self.stmts[t].insert)?,
-            &[
-                Value::Int(id),
-                Value::Int(k),
-                Value::Text(&self.c),
-                Value::Text(&self.pad),
-            ],
-        )?);
+        ops.execute(stmt(self.stmts[t].delete)?).int(id);
+        ops.execute(stmt(self.stmts[t].insert)?)
+            .int(id)
+            .int(k)
+            .text(&self.c)
+            .text(&self.pad);
         Ok(())
     }
 }

@@ -101,6 +101,7 @@ pub fn manifest(targets: &[&str], status: RunStatus) -> RunManifest {
             device: None,
             rate: None,
             i_own_this_database: false,
+            client: Default::default(),
         },
         targets: targets.iter().map(|t| target(t)).collect(),
         command: vec!["dbdelta".into(), "run".into()],

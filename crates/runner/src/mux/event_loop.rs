@@ -1,0 +1,451 @@
+//! One event-loop thread: many connections in session form, each running one terminal's
+//! workload, driven by a level-triggered epoll. Closed loop or paced; statement timeouts
+//! with a server-side cancel; stops within one poll interval of a stop request.
+
+use super::epoll::{Epoll, Interest, Ready};
+use crate::measure::{Shared, WorkerOutput, ERROR_BUDGET_FLOOR, ERROR_BUDGET_PER_EVENT};
+use crate::recorder::Recorder;
+use dbdelta_engine::{
+    Canceller, Decoded, EngineError, ErrorKind, OpBatch, Outcome, Scratch, Session, Socket,
+};
+use dbdelta_stats::{new_histogram, record_ns};
+use dbdelta_workload::{Counters, Workload};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{ErrorKind as IoKind, Read, Write};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// How long a poll may sleep: bounds the reaction time to a stop request and the
+/// granularity of timeout checks.
+const POLL: Duration = Duration::from_millis(50);
+/// First read buffer of a connection; grows for larger responses.
+const READ_CHUNK: usize = 16 * 1024;
+/// After a cancel was sent, how long the server has to answer before the connection is
+/// declared stalled.
+const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+/// One active connection handed to a loop: its socket, protocol state and terminal.
+pub(crate) struct Terminal {
+    pub socket: Socket,
+    pub session: Box<dyn Session>,
+    pub workload: Box<dyn Workload>,
+}
+
+/// Per-loop settings.
+pub(crate) struct LoopConfig {
+    /// Seconds between paced event starts over all terminals; `None` = closed loop.
+    pub every: Option<f64>,
+    /// Cancel and fail an operation that runs longer than this.
+    pub statement_timeout: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for its paced start (in the timer heap).
+    Scheduled,
+    /// An operation (or the rollback after an error) is outstanding.
+    Waiting,
+    /// Finished: the window ended.
+    Done,
+}
+
+struct Conn {
+    t: Terminal,
+    transactional: bool,
+    phase: Phase,
+    ops: OpBatch,
+    next_op: usize,
+    rolling_back: bool,
+    /// Counters of the event under way.
+    ev: Counters,
+    intended: Instant,
+    started: Instant,
+    sent_at: Instant,
+    cancel_sent: Option<Instant>,
+    canceller: Option<Box<dyn Canceller>>,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    rbuf: Vec<u8>,
+    rlen: usize,
+    /// What epoll watches the socket for now (changed only when it must).
+    interest: Interest,
+}
+
+/// What the loop measured, or why the step must fail.
+pub(crate) fn run_loop(
+    terminals: Vec<Terminal>,
+    cfg: &LoopConfig,
+    shared: &Shared<'_>,
+    live: &crate::measure::Padded,
+) -> Result<WorkerOutput, EngineError> {
+    let mut ep = Epoll::new(terminals.len().min(1024))
+        .map_err(|e| EngineError::connection(format!("epoll: {e}")))?;
+    let mut conns: Vec<Conn> = Vec::with_capacity(terminals.len());
+    for (i, t) in terminals.into_iter().enumerate() {
+        t.socket
+            .set_nonblocking(true)
+            .map_err(|e| EngineError::connection(format!("non-blocking socket: {e}")))?;
+        ep.add(t.socket.as_raw_fd(), i as u64, Interest::Read)
+            .map_err(|e| EngineError::connection(format!("epoll add: {e}")))?;
+        let now = Instant::now();
+        conns.push(Conn {
+            transactional: t.workload.uses_transactions(),
+            canceller: t.session.canceller(),
+            t,
+            phase: Phase::Scheduled,
+            ops: OpBatch::new(),
+            next_op: 0,
+            rolling_back: false,
+            ev: Counters::default(),
+            intended: now,
+            started: now,
+            sent_at: now,
+            cancel_sent: None,
+            wbuf: Vec::new(),
+            wpos: 0,
+            rbuf: Vec::new(),
+            rlen: 0,
+            interest: Interest::Read,
+        });
+    }
+    shared.barrier.wait();
+    let t0 = *shared.start.get().unwrap_or(&Instant::now());
+    let mut lp = Loop {
+        cfg,
+        shared,
+        live,
+        window_start: t0 + shared.warmup,
+        end: t0 + shared.warmup + shared.window,
+        t0,
+        rec: Recorder::new(t0 + shared.warmup),
+        lag: new_histogram(),
+        service: new_histogram(),
+        counters: Counters::default(),
+        events: 0,
+        errors: 0,
+        timers: BinaryHeap::new(),
+        scratch: Scratch::default(),
+        done: 0,
+    };
+    for i in 0..conns.len() {
+        lp.schedule(&mut conns, i)?;
+        lp.flush(&mut conns, &ep, i)?;
+    }
+    let mut last_check = Instant::now();
+    let mut ready: Vec<Ready> = Vec::with_capacity(1024);
+    while lp.done < conns.len() {
+        if shared.stop.requested() || shared.abort.load(Ordering::Relaxed) {
+            break;
+        }
+        let now = Instant::now();
+        let wait = lp
+            .timers
+            .peek()
+            .map(|Reverse((at, _))| at.saturating_duration_since(now))
+            .unwrap_or(POLL)
+            .min(POLL);
+        ready.clear();
+        ep.wait(wait, |r| ready.push(r))
+            .map_err(|e| EngineError::connection(format!("epoll wait: {e}")))?;
+        for &r in &ready {
+            let i = r.token as usize;
+            if r.writable {
+                lp.flush(&mut conns, &ep, i)?;
+            }
+            if r.readable {
+                lp.on_readable(&mut conns, &ep, i)?;
+            }
+        }
+        lp.fire_timers(&mut conns, &ep)?;
+        let now = Instant::now();
+        if now - last_check >= POLL {
+            last_check = now;
+            lp.check_timeouts(&mut conns, now)?;
+        }
+    }
+    let (hist, slices) = lp.rec.finish();
+    Ok(WorkerOutput {
+        counters: lp.counters,
+        events: lp.events,
+        errors: lp.errors,
+        busy: 0,
+        hist,
+        slices,
+        lag: lp.lag,
+        service: lp.service,
+    })
+}
+
+struct Loop<'a, 's> {
+    cfg: &'a LoopConfig,
+    shared: &'a Shared<'s>,
+    live: &'a crate::measure::Padded,
+    t0: Instant,
+    window_start: Instant,
+    end: Instant,
+    rec: Recorder,
+    lag: hdrhistogram::Histogram<u64>,
+    service: hdrhistogram::Histogram<u64>,
+    counters: Counters,
+    events: u64,
+    errors: u64,
+    timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    scratch: Scratch,
+    /// Connections whose terminal has finished.
+    done: usize,
+}
+
+impl Loop<'_, '_> {
+    /// Decides when connection `i` starts its next event: now (closed loop), at its paced
+    /// slot, or never (the window is over).
+    fn schedule(&mut self, conns: &mut [Conn], i: usize) -> Result<(), EngineError> {
+        let now = Instant::now();
+        let at = match self.cfg.every {
+            Some(every) => {
+                let k = self.shared.slots.fetch_add(1, Ordering::Relaxed);
+                self.t0 + Duration::from_secs_f64(k as f64 * every)
+            }
+            None => now.max(self.t0),
+        };
+        if at >= self.end || now >= self.end {
+            conns[i].phase = Phase::Done;
+            self.done += 1;
+            return Ok(());
+        }
+        conns[i].intended = at;
+        if at > now {
+            conns[i].phase = Phase::Scheduled;
+            self.timers.push(Reverse((at, i)));
+            Ok(())
+        } else {
+            self.start_event(conns, i)
+        }
+    }
+
+    fn fire_timers(&mut self, conns: &mut [Conn], ep: &Epoll) -> Result<(), EngineError> {
+        let now = Instant::now();
+        while let Some(Reverse((at, i))) = self.timers.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            if Instant::now() >= self.end {
+                conns[i].phase = Phase::Done;
+                self.done += 1;
+                continue;
+            }
+            self.start_event(conns, i)?;
+            self.flush(conns, ep, i)?;
+        }
+        Ok(())
+    }
+
+    fn start_event(&mut self, conns: &mut [Conn], i: usize) -> Result<(), EngineError> {
+        let c = &mut conns[i];
+        c.ops.clear();
+        c.t.workload.next_event(&mut c.ops)?;
+        c.next_op = 0;
+        c.ev = Counters::default();
+        c.started = Instant::now();
+        self.send_next(conns, i)
+    }
+
+    /// Encodes the connection's next operation and writes as much as the socket takes.
+    fn send_next(&mut self, conns: &mut [Conn], i: usize) -> Result<(), EngineError> {
+        let c = &mut conns[i];
+        c.wbuf.clear();
+        c.wpos = 0;
+        let (session, wbuf) = (&mut c.t.session, &mut c.wbuf);
+        c.ops
+            .with_op(c.next_op, &mut self.scratch, |op| session.encode(&op, wbuf))?;
+        c.phase = Phase::Waiting;
+        c.sent_at = Instant::now();
+        c.cancel_sent = None;
+        write_some(c)
+    }
+
+    fn flush(&mut self, conns: &mut [Conn], ep: &Epoll, i: usize) -> Result<(), EngineError> {
+        let c = &mut conns[i];
+        if c.wpos < c.wbuf.len() {
+            write_some(c)?;
+        }
+        let want = if c.wpos < c.wbuf.len() {
+            Interest::ReadWrite
+        } else {
+            Interest::Read
+        };
+        if want == c.interest {
+            return Ok(());
+        }
+        c.interest = want;
+        ep.modify(c.t.socket.as_raw_fd(), i as u64, want)
+            .map_err(|e| EngineError::connection(format!("epoll modify: {e}")))
+    }
+
+    fn on_readable(&mut self, conns: &mut [Conn], ep: &Epoll, i: usize) -> Result<(), EngineError> {
+        let c = &mut conns[i];
+        if c.rbuf.len() - c.rlen < READ_CHUNK / 4 {
+            let grow = c.rbuf.len().max(READ_CHUNK);
+            c.rbuf.resize(c.rbuf.len() + grow, 0);
+        }
+        match c.t.socket.read(&mut c.rbuf[c.rlen..]) {
+            Ok(0) => {
+                return Err(EngineError::connection(
+                    "the server closed the connection during the step",
+                ))
+            }
+            Ok(n) => c.rlen += n,
+            Err(e) if e.kind() == IoKind::WouldBlock || e.kind() == IoKind::Interrupted => {
+                return Ok(())
+            }
+            Err(e) => return Err(EngineError::connection(format!("read: {e}"))),
+        }
+        loop {
+            let c = &mut conns[i];
+            if c.phase != Phase::Waiting {
+                if c.rlen > 0 {
+                    return Err(EngineError::connection(
+                        "the server sent data with no request outstanding",
+                    ));
+                }
+                return Ok(());
+            }
+            let decoded = c.t.session.decode(&c.rbuf[..c.rlen])?;
+            let (consumed, result) = match decoded {
+                Decoded::Partial { consumed } => (consumed, None),
+                Decoded::Complete { consumed, result } => (consumed, Some(result)),
+            };
+            c.rbuf.copy_within(consumed..c.rlen, 0);
+            c.rlen -= consumed;
+            match result {
+                None => return Ok(()),
+                Some(result) => {
+                    self.on_complete(conns, i, result)?;
+                    self.flush(conns, ep, i)?;
+                    if conns[i].rlen == 0 {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_complete(
+        &mut self,
+        conns: &mut [Conn],
+        i: usize,
+        result: Result<Outcome, EngineError>,
+    ) -> Result<(), EngineError> {
+        let c = &mut conns[i];
+        if c.cancel_sent.is_some() {
+            return Err(timeout_error(self.cfg.statement_timeout, true));
+        }
+        let measuring = c.intended >= self.window_start;
+        if c.rolling_back {
+            c.rolling_back = false;
+            return self.schedule(conns, i);
+        }
+        match result {
+            Ok(o) => {
+                c.ev.add(o);
+                c.next_op += 1;
+                if c.next_op < c.ops.len() {
+                    return self.send_next(conns, i);
+                }
+                let done = Instant::now();
+                self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
+                if measuring {
+                    self.counters.merge(&c.ev);
+                    self.events += 1;
+                    self.rec.event(done, done - c.intended, c.ev.queries);
+                    if self.cfg.every.is_some() {
+                        record_ns(&mut self.lag, (c.started - c.intended).as_nanos() as u64);
+                        record_ns(&mut self.service, (done - c.started).as_nanos() as u64);
+                    }
+                }
+                self.schedule(conns, i)
+            }
+            Err(e) if e.is_retryable() => {
+                self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
+                if measuring {
+                    // Statements run before an error count too, as in sysbench.
+                    self.counters.merge(&c.ev);
+                    self.errors += 1;
+                    self.rec.error(c.intended);
+                    if self.errors > ERROR_BUDGET_FLOOR + ERROR_BUDGET_PER_EVENT * self.events {
+                        return Err(EngineError::statement(format!(
+                            "error budget exceeded: {} retried errors for {} events; last: {e}",
+                            self.errors, self.events
+                        )));
+                    }
+                }
+                if c.transactional {
+                    c.rolling_back = true;
+                    c.wbuf.clear();
+                    c.wpos = 0;
+                    c.t.session.encode_rollback(&mut c.wbuf)?;
+                    c.sent_at = Instant::now();
+                    return write_some(c);
+                }
+                self.schedule(conns, i)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Cancels operations past the statement timeout; fails the step when a cancelled one
+    /// does not end within the grace period (the server is stalled).
+    fn check_timeouts(&mut self, conns: &mut [Conn], now: Instant) -> Result<(), EngineError> {
+        let limit = self.cfg.statement_timeout;
+        for c in conns.iter_mut().filter(|c| c.phase == Phase::Waiting) {
+            match c.cancel_sent {
+                None if now - c.sent_at > limit => {
+                    c.cancel_sent = Some(now);
+                    if let Some(k) = c.canceller.take() {
+                        // Cancelling opens a side connection: never on the loop thread.
+                        std::thread::spawn(move || {
+                            let _ = k.cancel();
+                        });
+                    }
+                }
+                Some(at) if now - at > CANCEL_GRACE => {
+                    return Err(timeout_error(limit, false));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+fn timeout_error(limit: Duration, answered: bool) -> EngineError {
+    let what = if answered {
+        "it was cancelled on the server"
+    } else {
+        "the server did not answer the cancel either (stalled)"
+    };
+    EngineError::new(
+        ErrorKind::Timeout,
+        format!(
+            "timeout: an operation ran longer than the statement timeout of {:.1} s and {what}; \
+             raise --statement-timeout if such operations are expected",
+            limit.as_secs_f64()
+        ),
+    )
+}
+
+/// Writes what the socket takes now; the rest goes when it reports writable.
+fn write_some(c: &mut Conn) -> Result<(), EngineError> {
+    while c.wpos < c.wbuf.len() {
+        match c.t.socket.write(&c.wbuf[c.wpos..]) {
+            Ok(0) => return Err(EngineError::connection("write: the connection is closed")),
+            Ok(n) => c.wpos += n,
+            Err(e) if e.kind() == IoKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == IoKind::Interrupted => {}
+            Err(e) => return Err(EngineError::connection(format!("write: {e}"))),
+        }
+    }
+    Ok(())
+}
