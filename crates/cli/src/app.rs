@@ -81,6 +81,9 @@ fn redacted_command_line() -> Vec<String> {
 
 fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     let plan = resolve(args)?;
+    let most = plan.options.threads.iter().copied().max().unwrap_or(1);
+    let active = plan.options.client.active.map_or(most, |k| k.min(most));
+    crate::connections::ensure_capacity(u64::from(most), u64::from(active))?;
     // Validate the gate before measuring anything.
     let fail_on = args
         .fail_on

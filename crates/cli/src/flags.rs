@@ -252,6 +252,37 @@ pub struct RunArgs {
     #[arg(long, value_name = "EVENTS_PER_SEC", help_heading = "Workload")]
     pub rate: Option<f64>,
 
+    /// Client connections, comma-separated like --threads (which it replaces): every step
+    /// runs once per count. Server engines multiplex them on a few event-loop threads, so
+    /// 100000 connections fit in one process.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "N",
+        conflicts_with = "threads",
+        help_heading = "Connections"
+    )]
+    pub connections: Option<Vec<u32>>,
+
+    /// Of the connections at each level, this many run the workload; the others stay open and
+    /// idle (the production shape of many mostly idle clients). Default: all.
+    #[arg(long, value_name = "K", help_heading = "Connections")]
+    pub active: Option<u32>,
+
+    /// New connections per second while a step opens its connections (default 2000: well
+    /// within a listen backlog).
+    #[arg(long, value_name = "PER_SEC", help_heading = "Connections")]
+    pub connect_rate: Option<f64>,
+
+    /// Seconds one connect (TCP, startup, authentication) may take (default 10).
+    #[arg(long, value_name = "SECS", help_heading = "Connections")]
+    pub connect_timeout: Option<f64>,
+
+    /// Seconds one operation may run before the server is asked to cancel it and the step
+    /// fails with a timeout (default 60).
+    #[arg(long, value_name = "SECS", help_heading = "Connections")]
+    pub statement_timeout: Option<f64>,
+
     /// Insert Benchmark (--suite ibench): clients, each with its own table pi<n> and its own
     /// insert, delete and query connections (default 1).
     #[arg(long, help_heading = "Insert Benchmark")]

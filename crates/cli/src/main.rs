@@ -6,6 +6,7 @@
 
 mod app;
 mod config;
+mod connections;
 mod flags;
 mod host;
 mod profile_cmd;

@@ -98,8 +98,9 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
     let threads = match &ibench {
         Some(ib) => vec![ib.clients],
         None => args
-            .threads
+            .connections
             .clone()
+            .or(args.threads.clone())
             .or(cfg.threads.clone())
             .unwrap_or_else(|| vec![1]),
     };
@@ -176,7 +177,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
             other => other,
         },
         i_own_this_database: args.i_own_this_database,
-        client: Default::default(),
+        client: crate::connections::client_options(args)?,
     };
     let texts: Vec<String> = if !args.targets.is_empty() {
         args.targets.clone()

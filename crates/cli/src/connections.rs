@@ -1,0 +1,183 @@
+//! The client-core flags (`--connections`, `--active`, `--connect-rate`, timeouts) and the
+//! check, before anything starts, that this machine can hold the connections asked for.
+
+use crate::flags::RunArgs;
+use anyhow::{bail, Result};
+use dbdelta_model::options::ClientOptions;
+
+/// Longest timeout accepted, in seconds (a day): beyond it a typo, not a benchmark.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+/// File descriptors dbdelta keeps for itself (result files, /proc readers, perf, logs).
+const RESERVED_FDS: u64 = 256;
+/// Client memory of one idle connection in session form: its socket's kernel state plus
+/// the few bytes dbdelta keeps (measured: see bench/connections.sh); rounded up.
+const IDLE_CONNECTION_BYTES: u64 = 8 * 1024;
+/// Client memory of one active connection: read and write buffers plus the terminal's
+/// workload state.
+const ACTIVE_CONNECTION_BYTES: u64 = 64 * 1024;
+
+/// Validates the connection flags into the options the runner reads.
+pub(crate) fn client_options(args: &RunArgs) -> Result<ClientOptions> {
+    let d = ClientOptions::default();
+    if args.active == Some(0) {
+        bail!("--active 0 is invalid: give the number of connections that run the workload (>= 1)");
+    }
+    Ok(ClientOptions {
+        active: args.active,
+        connect_rate: match args.connect_rate {
+            Some(r) if !(r.is_finite() && (1.0..=1e6).contains(&r)) => {
+                bail!("--connect-rate {r} is invalid: give new connections per second from 1 to 1000000")
+            }
+            Some(r) => r,
+            None => d.connect_rate,
+        },
+        connect_timeout_secs: timeout(
+            "--connect-timeout",
+            args.connect_timeout,
+            d.connect_timeout_secs,
+        )?,
+        statement_timeout_secs: timeout(
+            "--statement-timeout",
+            args.statement_timeout,
+            d.statement_timeout_secs,
+        )?,
+    })
+}
+
+fn timeout(flag: &str, v: Option<f64>, default: f64) -> Result<f64> {
+    match v {
+        None => Ok(default),
+        Some(s) if s.is_finite() && s > 0.0 && s <= MAX_TIMEOUT_SECS => Ok(s),
+        Some(s) => bail!("{flag} {s} is invalid: give seconds > 0 and at most {MAX_TIMEOUT_SECS}"),
+    }
+}
+
+/// Raises this process's open-file limit so `connections` sockets fit, or explains which
+/// limit stops them (exit 2 through the caller). Needs no root unless the hard limit is
+/// too low.
+pub(crate) fn ensure_capacity(connections: u64, active: u64) -> Result<()> {
+    let need = connections + RESERVED_FDS;
+    let (soft, hard) = nofile()?;
+    if soft < need {
+        let mut target_hard = hard;
+        if hard < need {
+            // Root may raise the hard limit up to fs.nr_open.
+            let nr_open = read_u64("/proc/sys/fs/nr_open").unwrap_or(hard);
+            if nr_open < need {
+                bail!(
+                    "--connections {connections}: needs {need} open files but the kernel allows at \
+                     most {nr_open} per process (fs.nr_open); raise it with `sysctl fs.nr_open={need}` \
+                     or open fewer connections"
+                );
+            }
+            target_hard = need;
+        }
+        set_nofile(need, target_hard.max(need)).map_err(|e| {
+            anyhow::anyhow!(
+                "--connections {connections}: needs {need} open files but the limit is {soft} \
+                 (hard {hard}) and raising it failed ({e}); run `ulimit -n {need}` first or open \
+                 fewer connections"
+            )
+        })?;
+    }
+    let est = active * ACTIVE_CONNECTION_BYTES + (connections - active) * IDLE_CONNECTION_BYTES;
+    if let Some(avail) = mem_available() {
+        // Leave at least half of the memory to the servers and the page cache.
+        if est > avail / 2 {
+            bail!(
+                "--connections {connections}: the client alone needs about {} MiB \
+                 ({active} active × {} KiB + {} idle × {} KiB), more than half of the {} MiB \
+                 available; open fewer connections or fewer active ones (--active)",
+                est >> 20,
+                ACTIVE_CONNECTION_BYTES >> 10,
+                connections - active,
+                IDLE_CONNECTION_BYTES >> 10,
+                avail >> 20
+            );
+        }
+    }
+    Ok(())
+}
+
+fn nofile() -> Result<(u64, u64)> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        bail!(
+            "cannot read the open-file limit: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok((lim.rlim_cur, lim.rlim_max))
+}
+
+fn set_nofile(soft: u64, hard: u64) -> std::io::Result<()> {
+    let lim = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    // SAFETY: setrlimit reads the struct we pass.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn read_u64(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// MemAvailable from /proc/meminfo, bytes.
+fn mem_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raises_the_open_file_limit_for_a_few_thousand_connections() {
+        ensure_capacity(4000, 10).expect("4000 connections fit this machine");
+        let (soft, _) = nofile().unwrap();
+        assert!(soft >= 4000 + RESERVED_FDS);
+    }
+
+    #[test]
+    fn refuses_more_connections_than_memory_holds() {
+        let err = ensure_capacity(u64::from(u32::MAX), u64::from(u32::MAX))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--connections"), "{err}");
+    }
+
+    #[test]
+    fn timeouts_and_rates_are_bounded() {
+        let mut a = RunArgs {
+            statement_timeout: Some(1e30),
+            ..RunArgs::default()
+        };
+        assert!(client_options(&a)
+            .unwrap_err()
+            .to_string()
+            .contains("--statement-timeout"));
+        a.statement_timeout = Some(2.0);
+        a.connect_rate = Some(0.0);
+        assert!(client_options(&a)
+            .unwrap_err()
+            .to_string()
+            .contains("--connect-rate"));
+        a.connect_rate = None;
+        a.active = Some(0);
+        assert!(client_options(&a)
+            .unwrap_err()
+            .to_string()
+            .contains("--active"));
+    }
+}
