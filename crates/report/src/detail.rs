@@ -214,6 +214,58 @@ pub fn pacing_text(out: &mut String, data: &ReportData) {
     out.push('\n');
 }
 
+/// The connect phase of server engines, per thread count and target: connections opened
+/// (active ones in parentheses), how long opening them took, connect latency, and the
+/// client's and the server's memory per connection. Medians over the steps.
+pub fn connections_text(out: &mut String, data: &ReportData) {
+    let mut lines = Vec::new();
+    for dop in data.dops() {
+        for col in &data.columns {
+            let stats: Vec<&dbdelta_model::ConnectStats> = data
+                .runs
+                .iter()
+                .flat_map(|r| &r.results)
+                .filter(|r| r.target == col.name() && r.threads == dop && r.is_ok())
+                .filter_map(|r| r.connect.as_ref())
+                .collect();
+            let Some(first) = stats.first() else { continue };
+            let med = |f: &dyn Fn(&dbdelta_model::ConnectStats) -> Option<f64>| {
+                let mut v: Vec<f64> = stats.iter().filter_map(|s| f(s)).collect();
+                v.sort_by(f64::total_cmp);
+                v.get(v.len() / 2).copied()
+            };
+            let kb = |v: Option<f64>| v.map_or("-".to_string(), |b| format!("{:.1}", b / 1024.0));
+            lines.push(format!(
+                "{} ({})	{:.2}	{:.0}	{:.0}	{:.0}	{}	{}	{}",
+                first.connections,
+                first.active,
+                med(&|s| Some(s.seconds)).unwrap_or(0.0),
+                med(&|s| Some(s.latency.p50_us)).unwrap_or(0.0),
+                med(&|s| Some(s.latency.p99_us)).unwrap_or(0.0),
+                med(&|s| Some(s.latency.max_us)).unwrap_or(0.0),
+                kb(med(&|s| s.client_bytes_per_connection)),
+                kb(med(&|s| s.server_bytes_per_connection)),
+                col.name(),
+            ));
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "--- connections (median over steps; connect latency in us, memory in KB per connection) ---\n"
+    );
+    let _ = writeln!(
+        out,
+        "conns (active)	connect-s	connect-p50	connect-p99	connect-max	client-KB	server-KB	target"
+    );
+    for l in lines {
+        let _ = writeln!(out, "{l}");
+    }
+    out.push('\n');
+}
+
 /// One target's row of the hardware-cost table, shared by the Markdown and HTML formats:
 /// the `sb.met` figures and CPU µs per operation with their decimals, then target / base for
 /// host CPU, context switches and KB written per operation (`None` where either side lacks it).

@@ -207,6 +207,7 @@ pub fn result(
         pacing: None,
         ibench: None,
         repeat: 0,
+        connect: None,
     }
 }
 
