@@ -158,6 +158,9 @@ impl ServerProcess {
         if child.try_wait().ok().flatten().is_some() {
             return Ok(());
         }
+        // A frozen server (SIGSTOP, a debugger) cannot act on the stop signal: resume its
+        // whole process tree first, so a stall never turns into a slow shutdown.
+        continue_tree(child.id());
         // SAFETY: kill on our own child's pid.
         unsafe {
             libc::kill(child.id() as i32, self.stop_signal);
@@ -176,6 +179,35 @@ impl ServerProcess {
             child.id(),
             self.grace
         )))
+    }
+}
+
+/// Sends SIGCONT to `pid` and all its descendants (harmless to running processes).
+fn continue_tree(pid: u32) {
+    let mut todo = vec![pid];
+    let mut seen = std::collections::HashSet::new();
+    let parents: Vec<(u32, u32)> = fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let p: u32 = e.file_name().to_str()?.parse().ok()?;
+                    let stat = fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+                    let rest = stat.get(stat.rfind(')')? + 2..)?;
+                    let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+                    Some((p, ppid))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    while let Some(p) = todo.pop() {
+        if !seen.insert(p) {
+            continue;
+        }
+        // SAFETY: SIGCONT to a process of our own server's tree.
+        unsafe {
+            libc::kill(p as i32, libc::SIGCONT);
+        }
+        todo.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
     }
 }
 

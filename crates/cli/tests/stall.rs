@@ -1,0 +1,209 @@
+//! A server that stops answering (SIGSTOP) during a step: the step ends with a timeout
+//! error shortly after `--statement-timeout`, the run goes on with the next step, and a
+//! Ctrl-C while every read is blocked ends the run at once with what was measured.
+
+mod common;
+
+use common::{interrupt, processes_mentioning, read_json, spawn_dbdelta};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+const BIN: &str = "/usr/lib/postgresql/15/bin";
+
+/// The PostgreSQL 15 binaries, or a skip; under CI a missing server fails the test.
+fn require_pg() -> bool {
+    let ok = Path::new(BIN).join("initdb").is_file();
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{BIN}/initdb is missing under CI (scripts/test.sh installs postgresql-15)"
+        );
+        eprintln!("SKIPPED: {BIN}/initdb is missing (apt-get install postgresql-15)");
+    }
+    ok
+}
+
+/// The managed server's processes (postmaster and backends) of the run in `rd`.
+fn server_pids(rd: &Path) -> Vec<u32> {
+    processes_mentioning(&rd.display().to_string())
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm"))
+                .is_ok_and(|c| c.starts_with("postgres"))
+        })
+        .flat_map(|p| {
+            let mut all = vec![p];
+            all.extend(children_of(p));
+            all
+        })
+        .collect()
+}
+
+fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .and_then(|r| r.split_whitespace().nth(1))
+                    .and_then(|pp| pp.parse::<u32>().ok())
+                    == Some(pid)
+            })
+        })
+        .collect()
+}
+
+fn signal_all(pids: &[u32], sig: i32) {
+    for p in pids {
+        // SAFETY: signalling processes of the server this test's dbdelta started.
+        unsafe {
+            libc::kill(*p as i32, sig);
+        }
+    }
+}
+
+/// Waits until the result file of `label` (at 1 thread) exists; returns its path.
+fn wait_for_result(rd: &Path, label: &str, limit: Duration) -> Option<PathBuf> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Ok(d) = std::fs::read_dir(rd.join("results/pg")) {
+            for e in d.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if name.contains(label) && name.ends_with(".json") {
+                    return Some(e.path());
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+fn modified(p: &Path) -> SystemTime {
+    std::fs::metadata(p).unwrap().modified().unwrap()
+}
+
+fn start_run(rd: &Path, read_secs: &str) -> std::process::Child {
+    spawn_dbdelta([
+        "run".to_string(),
+        "--quiet".into(),
+        "-t".into(),
+        format!("pg=postgres:{BIN}"),
+        "--steps".into(),
+        "point-query,update-index".into(),
+        "--read-secs".into(),
+        read_secs.into(),
+        "--write-secs".into(),
+        "1".into(),
+        "--warmup-secs".into(),
+        "0".into(),
+        "--table-size".into(),
+        "1000".into(),
+        "--statement-timeout".into(),
+        "2".into(),
+        "--no-store".into(),
+        "--run-dir".into(),
+        rd.display().to_string(),
+    ])
+}
+
+/// Waits until the step `point-query` runs: the load's and settle's results exist and the
+/// server has backends of the step's connections.
+fn wait_until_measuring(rd: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline {
+        let settled = std::fs::read_dir(rd.join("results/pg"))
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.file_name().to_string_lossy().contains("settle"))
+            })
+            .unwrap_or(false);
+        if settled {
+            std::thread::sleep(Duration::from_millis(1500));
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the run never reached its first step");
+}
+
+#[test]
+fn a_stalled_server_fails_the_step_with_a_timeout_and_the_run_goes_on() {
+    if !require_pg() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let mut child = start_run(&rd, "30");
+    wait_until_measuring(&rd);
+    let pids = server_pids(&rd);
+    assert!(!pids.is_empty(), "no server processes found");
+    let frozen = SystemTime::now();
+    signal_all(&pids, libc::SIGSTOP);
+    let result = wait_for_result(&rd, "point-query_range", Duration::from_secs(20));
+    signal_all(&pids, libc::SIGCONT);
+    let result = result.expect("the stalled step never ended");
+    let took = modified(&result).duration_since(frozen).unwrap_or_default();
+    let json = read_json(&result);
+    let reason = json["status"]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        reason.contains("timeout"),
+        "the stalled step must fail with a timeout, got {}",
+        json["status"]
+    );
+    assert!(
+        took < Duration::from_secs(2 + 2 + 1),
+        "the step ended {took:?} after the stall; the timeout is 2 s"
+    );
+    let status = child.wait().unwrap();
+    let next = wait_for_result(&rd, "update-index_range", Duration::from_secs(1))
+        .expect("the next step ran");
+    assert_eq!(
+        read_json(&next)["status"]["state"],
+        serde_json::json!("ok"),
+        "the next step runs normally once the server is back"
+    );
+    assert_eq!(status.code(), Some(3), "a run with a failed step exits 3");
+}
+
+#[test]
+fn ctrl_c_while_every_read_is_blocked_ends_the_run_at_once() {
+    if !require_pg() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let mut child = start_run(&rd, "30");
+    wait_until_measuring(&rd);
+    let pids = server_pids(&rd);
+    signal_all(&pids, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(500));
+    let pressed = SystemTime::now();
+    interrupt(&child);
+    let result = wait_for_result(&rd, "point-query_range", Duration::from_secs(10));
+    let status = child.wait().unwrap();
+    signal_all(&pids, libc::SIGCONT);
+    let result = result.expect("the interrupted step was not kept");
+    let took = modified(&result)
+        .duration_since(pressed)
+        .unwrap_or_default();
+    assert!(
+        took < Duration::from_millis(1500),
+        "the step ended {took:?} after Ctrl-C"
+    );
+    assert_eq!(
+        read_json(&result)["status"]["state"],
+        serde_json::json!("interrupted")
+    );
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        rd.join("report.txt").is_file(),
+        "the report of what finished is written"
+    );
+}
