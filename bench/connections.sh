@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# connections.sh -- how many connections one dbdelta process holds, and what they cost.
+#
+# For each engine (MariaDB with thread_handling=pool-of-threads; PostgreSQL 15 behind a managed
+# pgbouncer in transaction mode) one dbdelta run sweeps --connections over the levels with a
+# fixed number of active connections running point-query; the rest stay connected and idle.
+# Per level it prints: connect time, connect latency p50/p99, client RSS per connection, server
+# RSS per connection, QPS and p99 latency of the active connections.
+# Then sysbench's ceiling on the same MariaDB settings: the largest --threads that completes.
+# Run as root. See bench/README.md.
+set -euo pipefail
+{ # one compound command: editing the file during a run cannot break that run
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+
+usage() {
+    cat <<'EOF'
+usage: bench/connections.sh [options]
+  --levels "1000 10000 50000 100000"   connection counts (default)
+  --active K        connections that run the workload at every level (default 64)
+  --secs S          measured seconds per level (default 10)
+  --rate R          new connections per second (default 5000)
+  --pg-only | --mysql-only
+  --no-sysbench     skip sysbench's ceiling
+  --dbdelta PATH    binary (default <repo>/target/release/dbdelta; not rebuilt)
+  --out FILE        Markdown output (default bench/connections-<UTC date-time>.md)
+  --keep            keep the scratch directory
+EOF
+}
+
+LEVELS="1000 10000 50000 100000" ACTIVE=64 SECS=10 RATE=5000 DO_PG=1 DO_MY=1 DO_SB=1 KEEP=0 OUT=""
+DBDELTA=$ROOT/target/release/dbdelta
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --levels) LEVELS=$2; shift ;;
+    --active) ACTIVE=$2; shift ;;
+    --secs) SECS=$2; shift ;;
+    --rate) RATE=$2; shift ;;
+    --pg-only) DO_MY=0 ;;
+    --mysql-only) DO_PG=0 ;;
+    --no-sysbench) DO_SB=0 ;;
+    --dbdelta) DBDELTA=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    --keep) KEEP=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+LEVELS=${LEVELS//,/ }
+for v in $LEVELS "$ACTIVE" "$SECS" "$RATE"; do
+    [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "not a positive integer: '$v'" >&2; exit 2; }
+done
+STAMP=$(date -u +%Y%m%d-%H%M%S)
+: "${OUT:=$HERE/connections-$STAMP.md}"
+die() { echo "error: $*" >&2; exit 1; }
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+[ "$(id -u)" = 0 ] || die "run as root (servers run as unprivileged users)"
+for c in jq timeout; do command -v $c >/dev/null || die "missing: $c"; done
+[ -x "$DBDELTA" ] || die "no dbdelta binary at $DBDELTA (cargo build --release)"
+
+# Every level's sockets: the client, the server (and pgbouncer) need an fd each.
+ulimit -n 1048576 2>/dev/null || ulimit -n "$(cat /proc/sys/fs/nr_open)"
+WORK=$(mktemp -d /tmp/connections.XXXXXX)
+chmod 755 "$WORK"
+MY_PID=""
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    set +e
+    if [ -n "$MY_PID" ] && kill -0 "$MY_PID" 2>/dev/null; then
+        kill "$MY_PID"
+        for _ in $(seq 60); do kill -0 "$MY_PID" 2>/dev/null || break; sleep 1; done
+        kill -9 "$MY_PID" 2>/dev/null
+    fi
+    if [ $KEEP = 1 ] || [ $rc != 0 ]; then echo "scratch directory kept: $WORK" >&2; else rm -rf "$WORK"; fi
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+MAXCONN=$(( $(echo "$LEVELS" | tr ' ' '\n' | sort -n | tail -1) + 1000 ))
+LEVEL_LIST=$(echo "$LEVELS" | tr ' ' ',')
+
+# dd_sweep NAME SPEC: one dbdelta run over every level; prints one Markdown row per level.
+dd_sweep() {
+    local name=$1 spec=$2 rd=$WORK/dd-$1 budget
+    budget=$(( 600 + 4 * MAXCONN / RATE * $(echo "$LEVELS" | wc -w) + 3 * SECS * $(echo "$LEVELS" | wc -w) ))
+    log "dbdelta $name: levels $LEVEL_LIST, $ACTIVE active, $SECS s each"
+    if ! timeout "$budget" "$DBDELTA" run --quiet --no-store -t "$name=$spec" --steps point-query \
+        --connections "$LEVEL_LIST" --active "$ACTIVE" --connect-rate "$RATE" \
+        --read-secs "$SECS" --warmup-secs 1 --table-size 10000 --run-dir "$rd" \
+        >"$WORK/dd-$name.out" 2>&1; then
+        log "dbdelta $name failed:"; tail -20 "$WORK/dd-$name.out" >&2
+    fi
+    local n f
+    for n in $LEVELS; do
+        f=$(ls "$rd"/results/"$name"/*-point-query_range=100.dop"$n".json 2>/dev/null | head -1)
+        if [ -z "$f" ]; then
+            printf '| %s | %s | no result | | | | | |\n' "$name" "$n"
+            continue
+        fi
+        jq -r --arg name "$name" '
+          def kb(x): if x == null then "-" else ((x / 1024 * 10 | round) / 10 | tostring) end;
+          if .status.state != "ok" then
+            "| \($name) | \(.threads) | \(.status.state): \(.status.reason // "" | .[0:80]) | | | | | |"
+          else
+            "| \($name) | \(.connect.connections) (\(.connect.active)) | \(.connect.seconds * 10 | round / 10) s | \(.connect.latency.p50_us | round) / \(.connect.latency.p99_us | round) µs | \(kb(.connect.client_bytes_per_connection)) | \(kb(.connect.server_bytes_per_connection)) | \(.qps | round) | \(.latency.p99_us | round) µs |"
+          end' "$f"
+    done
+}
+
+# sysbench's ceiling: the largest thread count (doubling) that runs 5 s without an error.
+sb_ceiling() {
+    command -v sysbench >/dev/null || { echo "sysbench missing"; return; }
+    local dir=$WORK/maria port sock best=0 t
+    mkdir -p "$dir/data" "$dir/tmp"; chown -R mysql:mysql "$dir"
+    mariadb-install-db --no-defaults --user=mysql --datadir="$dir/data" --skip-test-db \
+        --auth-root-authentication-method=normal >"$dir/install.log" 2>&1 || { echo "install-db failed"; return; }
+    port=$((20000 + RANDOM % 30000)); sock=$dir/mysqld.sock
+    mariadbd --no-defaults --user=mysql --datadir="$dir/data" --tmpdir="$dir/tmp" --socket="$sock" \
+        --port="$port" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$dir/error.log" \
+        --thread-handling=pool-of-threads --max-connections="$MAXCONN" >/dev/null 2>&1 &
+    MY_PID=$!
+    for _ in $(seq 120); do mariadb-admin --no-defaults --socket="$sock" -uroot ping >/dev/null 2>&1 && break; sleep 0.5; done
+    mariadb --no-defaults --socket="$sock" -uroot -e "CREATE DATABASE sbtest; CREATE USER 'bench'@'127.0.0.1'; GRANT ALL ON *.* TO 'bench'@'127.0.0.1';"
+    local args="--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$port --mysql-user=bench --mysql-db=sbtest"
+    # shellcheck disable=SC2086
+    sysbench oltp_point_select $args --tables=1 --table-size=10000 prepare >/dev/null 2>&1
+    for t in 1000 2000 4000 8000 16000 32000 64000 100000; do
+        log "sysbench --threads $t"
+        # shellcheck disable=SC2086
+        if timeout 120 sysbench oltp_point_select $args --tables=1 --table-size=10000 --threads=$t \
+            --time=5 run >"$WORK/sb-$t.out" 2>&1 && grep -q "queries:" "$WORK/sb-$t.out"; then
+            best=$t
+        else
+            echo "sysbench ceiling: $best threads (at $t: $(grep -m1 -iE 'fatal|error|cannot|failed' "$WORK/sb-$t.out" | cut -c1-120))"
+            return
+        fi
+    done
+    echo "sysbench ran every level up to $best threads"
+}
+
+{
+    echo "# Connections: one dbdelta process, $ACTIVE active connections per level ($STAMP)"
+    echo
+    echo "Host: $(nproc) cores, $(free -g | awk '/^Mem:/ { print $2 }') GiB; $(uname -r). point-query, 10k rows, $SECS s per level, connect rate $RATE/s."
+    echo
+    echo "| target | connections (active) | connect time | connect p50 / p99 | client KB/conn | server KB/conn | QPS | p99 |"
+    echo "|---|---|---|---|---|---|---|---|"
+    if [ $DO_MY = 1 ]; then
+        dd_sweep maria "mysql:/usr?thread_handling=pool-of-threads&max_connections=$MAXCONN"
+    fi
+    if [ $DO_PG = 1 ]; then
+        dd_sweep pgb "postgres:/usr/lib/postgresql/15/bin?pgbouncer=transaction&pgbouncer.max_client_conn=$MAXCONN"
+    fi
+    echo
+    if [ $DO_SB = 1 ] && [ $DO_MY = 1 ]; then sb_ceiling; fi
+} | tee "$OUT"
+log "written: $OUT"
+exit 0
+}
