@@ -290,6 +290,13 @@ fn run_one_target(
         Err(e) => eprintln!("warning: [{}] cannot read version/settings: {e}", spec.name),
     }
     dir.write_manifest(manifest)?;
+    if let Some(problem) = crate::connections::over_server_limit(engine.as_ref(), plan) {
+        let msg = format!("target {}: {problem}", spec.name);
+        manifest.targets[entry_idx].error = Some(problem);
+        eprintln!("error: {msg}");
+        let _ = engine.shutdown();
+        return Ok(Some(msg));
+    }
     let mut sink = |r: &dbdelta_model::StepResult| -> Result<(), String> {
         let written = match repeat {
             Some(k) => {

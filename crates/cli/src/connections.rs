@@ -99,6 +99,21 @@ pub(crate) fn ensure_capacity(connections: u64, active: u64) -> Result<()> {
     Ok(())
 }
 
+/// The refusal when the target accepts fewer connections than the run's largest level.
+pub(crate) fn over_server_limit(
+    engine: &dyn dbdelta_engine::Engine,
+    plan: &crate::spec::RunPlan,
+) -> Option<String> {
+    let most = u64::from(plan.options.threads.iter().copied().max().unwrap_or(1));
+    let limit = engine.connection_limit()?;
+    (most > limit).then(|| {
+        format!(
+            "--connections {most}: the target accepts at most {limit} client connections;              raise its limit (e.g. ?max_connections={} on a managed server,              ?pgbouncer.max_client_conn=… behind pgbouncer) or open fewer connections",
+            most + 10
+        )
+    })
+}
+
 fn nofile() -> Result<(u64, u64)> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,

@@ -233,6 +233,13 @@ pub trait Engine: Send + Sync {
         self.connect()
     }
 
+    /// How many client connections the target accepts at once (the server's
+    /// `max_connections`, a proxy's `max_client_conn`, less what superusers keep), so a step
+    /// that needs more is refused before it starts; `None` when unknown or unlimited.
+    fn connection_limit(&self) -> Option<u64> {
+        None
+    }
+
     /// The operation families this engine serves.
     fn families(&self) -> &'static [Family] {
         &[Family::Sql]
