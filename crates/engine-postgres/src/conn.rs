@@ -4,13 +4,13 @@
 
 use crate::auth::Auth;
 use crate::pgerror::{io_error, protocol_error, ServerError};
-use crate::wire::{
-    be_i16, be_i32, begin_msg, end_msg, int_len, put_cstr, put_int, Msg, Stream, Wire,
+use crate::session::{
+    check_params, encode_execute, encode_simple, CancelKey, PgSession, ResponseDecoder, Step, Stmt,
 };
-use bytes::BufMut;
+use crate::wire::{be_i16, be_i32, begin_msg, end_msg, put_cstr, Msg, Stream, Wire};
 use dbdelta_engine::text::{interpolate, numbered_placeholders, placeholder_count};
 use dbdelta_engine::{
-    Connection, Dialect, EngineError, ErrorKind, Outcome, RowSource, StmtId, Value,
+    ConnectOptions, Connection, Dialect, EngineError, ErrorKind, Outcome, RowSource, StmtId, Value,
 };
 use dbdelta_model::Secret;
 use postgres_protocol::message::frontend;
@@ -71,17 +71,6 @@ impl fmt::Debug for ConnParams {
     }
 }
 
-/// A statement registered on a connection.
-#[derive(Debug)]
-struct Stmt {
-    /// Server-side name (`s<N>`); empty when prepared statements are off.
-    name: String,
-    /// Original text with `?` (used for `--no-prepared` interpolation).
-    sql: String,
-    params: usize,
-    returns_rows: bool,
-}
-
 /// One PostgreSQL connection, used by one worker thread.
 pub struct PgConnection {
     pub(crate) wire: Wire,
@@ -90,6 +79,9 @@ pub struct PgConnection {
     text: String,
     broken: bool,
     backend_pid: i32,
+    secret_key: i32,
+    addr: Addr,
+    cancel_timeout: Duration,
     server_version: String,
 }
 
@@ -105,12 +97,50 @@ impl fmt::Debug for PgConnection {
 
 /// Opens a connection: socket, optional TLS, startup, authentication, ReadyForQuery.
 pub(crate) fn connect(p: &ConnParams) -> Result<PgConnection, EngineError> {
+    connect_with(p, &ConnectOptions::default())
+}
+
+/// [`connect`] from a chosen source address, with the whole handshake (TCP, TLS, startup,
+/// authentication) bounded by the timeout: a server that accepts and never answers fails
+/// here instead of hanging the run.
+pub(crate) fn connect_with(
+    p: &ConnParams,
+    opts: &ConnectOptions,
+) -> Result<PgConnection, EngineError> {
+    let limit = opts.timeout.unwrap_or(p.connect_timeout);
     let peer = p.addr.to_string();
     let stream = match &p.addr {
-        Addr::Tcp { host, port } => Stream::tcp(host, *port, p.connect_timeout),
+        Addr::Tcp { host, port } => Stream::tcp(host, *port, opts.source, limit),
         Addr::Unix { path } => std::os::unix::net::UnixStream::connect(path).map(Stream::Unix),
     }
     .map_err(|e| EngineError::connection(format!("cannot connect to postgres at {peer}: {e}")))?;
+    stream
+        .set_deadline(Some(limit))
+        .map_err(|e| EngineError::connection(format!("postgres at {peer}: {e}")))?;
+    let mut conn = handshake(p, stream, &peer).map_err(|e| {
+        if e.message.contains("timed out") || e.message.contains("temporarily unavailable") {
+            EngineError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "postgres at {peer}: connect timeout: no answer within {:.1} s during \
+                     startup or authentication (raise --connect-timeout if the server is slow)",
+                    limit.as_secs_f64()
+                ),
+            )
+        } else {
+            e
+        }
+    })?;
+    conn.wire
+        .stream()
+        .set_deadline(None)
+        .map_err(|e| EngineError::connection(format!("postgres at {peer}: {e}")))?;
+    conn.cancel_timeout = limit;
+    Ok(conn)
+}
+
+fn handshake(p: &ConnParams, stream: Stream, peer: &str) -> Result<PgConnection, EngineError> {
+    let peer = peer.to_string();
     #[allow(unused_mut)]
     let mut wire = Wire::new(stream);
     if let Some(_tls) = &p.tls {
@@ -145,6 +175,7 @@ pub(crate) fn connect(p: &ConnParams) -> Result<PgConnection, EngineError> {
 
     let mut auth = Auth::new(&p.user, p.password.as_ref(), &peer);
     let mut backend_pid = 0;
+    let mut secret_key = 0;
     let mut server_version = String::new();
     loop {
         let m = wire.next().map_err(|e| {
@@ -156,7 +187,10 @@ pub(crate) fn connect(p: &ConnParams) -> Result<PgConnection, EngineError> {
                 auth.step(&body, &mut wire)?;
             }
             b'E' => return Err(startup_error(ServerError::parse(wire.body(m)), p, &peer)),
-            b'K' => backend_pid = be_i32(wire.body(m), 0).unwrap_or(0),
+            b'K' => {
+                backend_pid = be_i32(wire.body(m), 0).unwrap_or(0);
+                secret_key = be_i32(wire.body(m), 4).unwrap_or(0);
+            }
             b'S' => {
                 if let Some((k, rest)) = crate::wire::take_cstr(wire.body(m)) {
                     if k == b"server_version" {
@@ -183,6 +217,9 @@ pub(crate) fn connect(p: &ConnParams) -> Result<PgConnection, EngineError> {
         text: String::with_capacity(1024),
         broken: false,
         backend_pid,
+        secret_key,
+        addr: p.addr.clone(),
+        cancel_timeout: p.connect_timeout,
         server_version,
     })
 }
@@ -279,24 +316,17 @@ impl PgConnection {
         Ok(e)
     }
 
-    /// Consumes one response up to ReadyForQuery, counting rows and summing affected rows.
+    /// Consumes one response up to ReadyForQuery, counting rows and summing affected rows
+    /// (the decoder the sessions use, so both paths count alike).
     #[inline]
     pub(crate) fn read_result(&mut self) -> Result<Outcome, EngineError> {
-        let mut out = Outcome::default();
-        let mut err: Option<ServerError> = None;
+        let mut dec = ResponseDecoder::default();
         loop {
             let m = self.next_msg()?;
-            match m.tag {
-                b'D' => out.rows += 1,
-                b'C' => out.affected += affected_rows(self.wire.body(m)),
-                b'T' => out.has_result = true,
-                b'2' | b'1' | b'n' | b'I' | b'N' | b'S' | b'A' | b't' | b'd' | b'c' | b'H' => {}
-                b'Z' => break,
-                b'E' => {
-                    let e = self.server_error(m)?;
-                    err.get_or_insert(e);
-                }
-                b'G' | b'W' => {
+            match dec.message(m.tag, self.wire.body(m)) {
+                Ok(Step::More) => {}
+                Ok(Step::Done(result)) => return result,
+                Ok(Step::CopyIn) => {
                     // COPY FROM STDIN sent as a plain statement: refuse the data.
                     frontend::copy_fail(
                         "dbdelta: use bulk_insert for COPY FROM STDIN",
@@ -305,31 +335,18 @@ impl PgConnection {
                     .map_err(|e| io_error("write", e))?;
                     self.send()?;
                 }
-                t => {
+                Err(e) => {
                     self.broken = true;
-                    return Err(protocol_error(&format!(
-                        "unexpected message '{}'",
-                        t as char
-                    )));
+                    return Err(e);
                 }
             }
-        }
-        match err {
-            Some(e) => Err(e.into_engine_error()),
-            None => Ok(out),
         }
     }
 
     /// Sends `sql` with the Simple Query protocol and consumes the response.
     fn simple(&mut self, sql: &str) -> Result<Outcome, EngineError> {
         self.check_usable()?;
-        let w = &mut self.wire.wbuf;
-        if sql.as_bytes().contains(&0) {
-            return Err(EngineError::statement("statement text contains a NUL byte"));
-        }
-        let at = begin_msg(w, b'Q');
-        put_cstr(w, sql.as_bytes());
-        end_msg(w, at);
+        encode_simple(&mut self.wire.wbuf, sql)?;
         self.send()?;
         self.read_result()
     }
@@ -403,9 +420,27 @@ fn decode_row(body: &[u8]) -> Option<Vec<Option<String>>> {
 
 impl Connection for PgConnection {
     fn into_session(
-        self: Box<Self>,
+        mut self: Box<Self>,
     ) -> Result<dbdelta_engine::SessionParts, Box<dyn dbdelta_engine::Connection>> {
-        Err(self)
+        if self.broken {
+            return Err(self);
+        }
+        let Some(socket) = self.wire.take_socket() else {
+            return Err(self);
+        };
+        // The session owns the socket now: no Terminate from this side on drop.
+        self.broken = true;
+        let cancel = (self.backend_pid != 0).then(|| CancelKey {
+            addr: self.addr.clone(),
+            pid: self.backend_pid,
+            secret: self.secret_key,
+            timeout: self.cancel_timeout,
+        });
+        let session = PgSession::new(std::mem::take(&mut self.stmts), self.prepared, cancel);
+        Ok(dbdelta_engine::SessionParts {
+            socket,
+            session: Box::new(session),
+        })
     }
 
     fn dialect(&self) -> Dialect {
@@ -468,14 +503,7 @@ impl Connection for PgConnection {
     fn execute(&mut self, stmt: StmtId, params: &[Value<'_>]) -> Result<Outcome, EngineError> {
         self.check_usable()?;
         let st = self.stmt(stmt)?;
-        if st.params != params.len() {
-            return Err(EngineError::statement(format!(
-                "statement has {} placeholders but got {} parameters: {}",
-                st.params,
-                params.len(),
-                st.sql
-            )));
-        }
+        check_params(st, params)?;
         let returns_rows = st.returns_rows;
         if !self.prepared {
             let mut text = std::mem::take(&mut self.text);
@@ -489,28 +517,7 @@ impl Connection for PgConnection {
             self.text = text;
             return r;
         }
-        let w = &mut self.wire.wbuf;
-        let at = begin_msg(w, b'B');
-        w.put_u8(0); // unnamed portal
-        put_cstr(w, self.stmts[stmt.0 as usize].name.as_bytes());
-        w.put_i16(0); // all parameters in text format
-        w.put_i16(params.len() as i16);
-        for p in params {
-            match *p {
-                Value::Int(v) => {
-                    w.put_i32(int_len(v) as i32);
-                    put_int(w, v);
-                }
-                Value::Text(s) => {
-                    w.put_i32(s.len() as i32);
-                    w.put_slice(s.as_bytes());
-                }
-            }
-        }
-        w.put_i16(0); // all results in text format (never decoded)
-        end_msg(w, at);
-        w.put_slice(b"E\0\0\0\x09\0\0\0\0\0"); // Execute unnamed portal, all rows
-        w.put_slice(b"S\0\0\0\x04"); // Sync
+        encode_execute(&mut self.wire.wbuf, &self.stmts[stmt.0 as usize], params);
         self.send()?;
         let mut out = self.read_result()?;
         out.has_result = returns_rows;

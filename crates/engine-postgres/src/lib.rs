@@ -20,15 +20,18 @@ mod copy;
 mod external;
 mod managed;
 mod pgerror;
+mod session;
 #[cfg(feature = "tls")]
 mod tls;
 mod wire;
 
 pub use conn::PgConnection;
+pub use session::PgSession;
 
-use conn::{connect, ConnParams, TlsOpt};
+use conn::{connect, connect_with, ConnParams, TlsOpt};
 use dbdelta_engine::{
-    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions, SettleReport,
+    ConnectOptions, Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions,
+    SettleReport,
 };
 use dbdelta_model::{Location, TargetSpec};
 use managed::Managed;
@@ -179,6 +182,27 @@ impl Engine for PostgresEngine {
 
     fn connect(&self) -> Result<Box<dyn Connection>, EngineError> {
         Ok(Box::new(connect(&self.params)?))
+    }
+
+    fn connect_with(&self, opts: &ConnectOptions) -> Result<Box<dyn Connection>, EngineError> {
+        Ok(Box::new(connect_with(&self.params, opts)?))
+    }
+
+    fn connection_limit(&self) -> Option<u64> {
+        let mut conn = connect(&self.params).ok()?;
+        let max: u64 = conn
+            .query_scalar("SHOW max_connections")
+            .ok()??
+            .parse()
+            .ok()?;
+        let reserved: u64 = conn
+            .query_scalar("SHOW superuser_reserved_connections")
+            .ok()
+            .flatten()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        // This admin connection is open while the step's connect, and one more for settle.
+        Some(max.saturating_sub(reserved + 2))
     }
 
     fn info(&self) -> Result<EngineInfo, EngineError> {

@@ -20,23 +20,39 @@ pub(crate) enum Stream {
     /// TLS over TCP.
     #[cfg(feature = "tls")]
     Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    /// The socket was handed over (session form); nothing can be read or written.
+    Closed,
+}
+
+fn closed() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotConnected,
+        "the socket was handed to a session",
+    )
 }
 
 impl Stream {
     /// Connects over TCP with `TCP_NODELAY` (every message we send is a whole round trip).
-    pub(crate) fn tcp(host: &str, port: u16, timeout: Duration) -> io::Result<Stream> {
-        use std::net::ToSocketAddrs;
-        let mut last = io::Error::new(io::ErrorKind::NotFound, "host name resolved to nothing");
-        for addr in (host, port).to_socket_addrs()? {
-            match TcpStream::connect_timeout(&addr, timeout) {
-                Ok(s) => {
-                    s.set_nodelay(true)?;
-                    return Ok(Stream::Tcp(s));
-                }
-                Err(e) => last = e,
-            }
+    pub(crate) fn tcp(
+        host: &str,
+        port: u16,
+        source: Option<std::net::Ipv4Addr>,
+        timeout: Duration,
+    ) -> io::Result<Stream> {
+        dbdelta_engine::net::connect_tcp(host, port, source, timeout).map(Stream::Tcp)
+    }
+
+    /// Bounds every read and write (the handshake), or clears the bound with `None`.
+    pub(crate) fn set_deadline(&self, limit: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => dbdelta_engine::net::handshake_deadline(s, limit),
+            Stream::Unix(s) => s
+                .set_read_timeout(limit)
+                .and_then(|()| s.set_write_timeout(limit)),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => dbdelta_engine::net::handshake_deadline(s.get_ref(), limit),
+            Stream::Closed => Ok(()),
         }
-        Err(last)
     }
 }
 
@@ -47,6 +63,7 @@ impl Read for Stream {
             Stream::Unix(s) => s.read(buf),
             #[cfg(feature = "tls")]
             Stream::Tls(s) => s.read(buf),
+            Stream::Closed => Err(closed()),
         }
     }
 }
@@ -58,6 +75,7 @@ impl Write for Stream {
             Stream::Unix(s) => s.write(buf),
             #[cfg(feature = "tls")]
             Stream::Tls(s) => s.write(buf),
+            Stream::Closed => Err(closed()),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -66,6 +84,7 @@ impl Write for Stream {
             Stream::Unix(s) => s.flush(),
             #[cfg(feature = "tls")]
             Stream::Tls(s) => s.flush(),
+            Stream::Closed => Ok(()),
         }
     }
 }
@@ -104,6 +123,27 @@ impl Wire {
     #[cfg(feature = "tls")]
     pub(crate) fn into_stream(self) -> Stream {
         self.stream
+    }
+
+    /// The transport, for the handshake deadline.
+    pub(crate) fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Takes the socket out for session form; `None` when bytes are still buffered (the
+    /// session would lose them) or the transport is TLS.
+    pub(crate) fn take_socket(&mut self) -> Option<dbdelta_engine::Socket> {
+        if self.rpos != self.rend || !self.wbuf.is_empty() {
+            return None;
+        }
+        let socket = match &self.stream {
+            Stream::Tcp(s) => dbdelta_engine::Socket::Tcp(s.try_clone().ok()?),
+            Stream::Unix(s) => dbdelta_engine::Socket::Unix(s.try_clone().ok()?),
+            _ => return None,
+        };
+        // The clone shares the open file; closing ours leaves the session's.
+        self.stream = Stream::Closed;
+        Some(socket)
     }
 
     /// Sends everything in the write buffer with one `write_all` and clears it.

@@ -11,6 +11,7 @@
 
 pub mod error;
 pub mod mock;
+pub mod net;
 pub mod ops;
 pub mod server;
 pub mod session;

@@ -1,0 +1,456 @@
+//! The sans-IO query phase of a PostgreSQL connection: request encoding and response
+//! decoding shared by the blocking connection and the multiplexed [`PgSession`], plus the
+//! CancelRequest side channel.
+
+use crate::conn::{affected_rows, Addr};
+use crate::pgerror::{protocol_error, ServerError};
+use crate::wire::{begin_msg, end_msg, int_len, put_cstr, put_int};
+use bytes::{BufMut, BytesMut};
+use dbdelta_engine::text::interpolate;
+use dbdelta_engine::{
+    Canceller, Decoded, Dialect, EngineError, Family, Op, Outcome, Session, StmtId, Value,
+};
+use std::io::Write;
+use std::time::Duration;
+
+/// The largest backend message accepted (the server's own limit for a field is 1 GiB);
+/// a larger claimed length means a corrupt stream, not a big row.
+pub(crate) const MAX_MESSAGE: usize = 1 << 30;
+
+/// A statement registered on a connection.
+#[derive(Debug, Clone)]
+pub(crate) struct Stmt {
+    /// Server-side name (`s<N>`); empty when prepared statements are off.
+    pub name: String,
+    /// Original text with `?` (used for `--no-prepared` interpolation).
+    pub sql: String,
+    pub params: usize,
+    pub returns_rows: bool,
+}
+
+/// Appends Bind (text parameters) + Execute + Sync of a prepared statement.
+#[inline]
+pub(crate) fn encode_execute(w: &mut BytesMut, st: &Stmt, params: &[Value<'_>]) {
+    let at = begin_msg(w, b'B');
+    w.put_u8(0); // unnamed portal
+    put_cstr(w, st.name.as_bytes());
+    w.put_i16(0); // all parameters in text format
+    w.put_i16(params.len() as i16);
+    for p in params {
+        match *p {
+            Value::Int(v) => {
+                w.put_i32(int_len(v) as i32);
+                put_int(w, v);
+            }
+            Value::Text(s) => {
+                w.put_i32(s.len() as i32);
+                w.put_slice(s.as_bytes());
+            }
+        }
+    }
+    w.put_i16(0); // all results in text format (never decoded)
+    end_msg(w, at);
+    w.put_slice(b"E\0\0\0\x09\0\0\0\0\0"); // Execute unnamed portal, all rows
+    w.put_slice(b"S\0\0\0\x04"); // Sync
+}
+
+/// Appends a Simple Query.
+pub(crate) fn encode_simple(w: &mut BytesMut, sql: &str) -> Result<(), EngineError> {
+    if sql.as_bytes().contains(&0) {
+        return Err(EngineError::statement("statement text contains a NUL byte"));
+    }
+    let at = begin_msg(w, b'Q');
+    put_cstr(w, sql.as_bytes());
+    end_msg(w, at);
+    Ok(())
+}
+
+/// Checks the parameter count of an execute.
+pub(crate) fn check_params(st: &Stmt, params: &[Value<'_>]) -> Result<(), EngineError> {
+    if st.params != params.len() {
+        return Err(EngineError::statement(format!(
+            "statement has {} placeholders but got {} parameters: {}",
+            st.params,
+            params.len(),
+            st.sql
+        )));
+    }
+    Ok(())
+}
+
+/// One response in progress, up to ReadyForQuery: rows counted, affected rows summed, the
+/// first non-fatal error kept.
+#[derive(Debug, Default)]
+pub(crate) struct ResponseDecoder {
+    out: Outcome,
+    err: Option<ServerError>,
+}
+
+/// What one backend message meant for the response.
+pub(crate) enum Step {
+    /// More messages follow.
+    More,
+    /// ReadyForQuery: the response is complete.
+    Done(Result<Outcome, EngineError>),
+    /// CopyInResponse / CopyBothResponse: the caller must refuse the copy.
+    CopyIn,
+}
+
+impl ResponseDecoder {
+    /// Takes one message. `Err` means the connection is unusable (fatal error, protocol
+    /// violation).
+    #[inline]
+    pub(crate) fn message(&mut self, tag: u8, body: &[u8]) -> Result<Step, EngineError> {
+        match tag {
+            b'D' => self.out.rows += 1,
+            b'C' => self.out.affected += affected_rows(body),
+            b'T' => self.out.has_result = true,
+            b'2' | b'1' | b'n' | b'I' | b'N' | b'S' | b'A' | b't' | b'd' | b'c' | b'H' => {}
+            b'Z' => {
+                let done = match self.err.take() {
+                    Some(e) => Err(e.into_engine_error()),
+                    None => Ok(self.out),
+                };
+                self.out = Outcome::default();
+                return Ok(Step::Done(done));
+            }
+            b'E' => {
+                let e = ServerError::parse(body);
+                if e.is_fatal() {
+                    return Err(e.into_engine_error());
+                }
+                self.err.get_or_insert(e);
+            }
+            b'G' | b'W' => return Ok(Step::CopyIn),
+            t => {
+                return Err(protocol_error(&format!(
+                    "unexpected message '{}'",
+                    t as char
+                )))
+            }
+        }
+        Ok(Step::More)
+    }
+}
+
+/// A whole message at the front of a buffer: its tag, its body and its total length.
+pub(crate) type Framed<'a> = (u8, &'a [u8], usize);
+
+/// Splits the next whole message off `input`; `None` when more bytes are needed.
+#[inline]
+pub(crate) fn frame(input: &[u8]) -> Result<Option<Framed<'_>>, EngineError> {
+    let Some(head) = input.get(..5) else {
+        return Ok(None);
+    };
+    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    if !(4..=MAX_MESSAGE).contains(&len) {
+        return Err(protocol_error(&format!(
+            "message '{}' claims length {len}",
+            head[0] as char
+        )));
+    }
+    match input.get(5..1 + len) {
+        Some(body) => Ok(Some((head[0], body, 1 + len))),
+        None => Ok(None),
+    }
+}
+
+/// Where and how to cancel one backend's running statement.
+#[derive(Debug, Clone)]
+pub(crate) struct CancelKey {
+    pub addr: Addr,
+    pub pid: i32,
+    pub secret: i32,
+    pub timeout: Duration,
+}
+
+impl Canceller for CancelKey {
+    fn cancel(&self) -> Result<(), EngineError> {
+        let mut msg = [0u8; 16];
+        msg[..4].copy_from_slice(&16i32.to_be_bytes());
+        msg[4..8].copy_from_slice(&80_877_102i32.to_be_bytes());
+        msg[8..12].copy_from_slice(&self.pid.to_be_bytes());
+        msg[12..].copy_from_slice(&self.secret.to_be_bytes());
+        let sent = match &self.addr {
+            Addr::Tcp { host, port } => {
+                dbdelta_engine::net::connect_tcp(host, *port, None, self.timeout)
+                    .and_then(|mut s| s.write_all(&msg))
+            }
+            Addr::Unix { path } => {
+                std::os::unix::net::UnixStream::connect(path).and_then(|mut s| s.write_all(&msg))
+            }
+        };
+        sent.map_err(|e| EngineError::connection(format!("postgres cancel request: {e}")))
+    }
+}
+
+/// The query phase of one connection in session form.
+pub struct PgSession {
+    pub(crate) stmts: Vec<Stmt>,
+    pub(crate) prepared: bool,
+    pub(crate) cancel: Option<CancelKey>,
+    text: String,
+    scratch: BytesMut,
+    decoder: ResponseDecoder,
+    /// `has_result` of the outstanding execute (from Describe, as the blocking path does).
+    returns_rows: Option<bool>,
+}
+
+impl PgSession {
+    pub(crate) fn new(stmts: Vec<Stmt>, prepared: bool, cancel: Option<CancelKey>) -> Self {
+        PgSession {
+            stmts,
+            prepared,
+            cancel,
+            text: String::new(),
+            scratch: BytesMut::new(),
+            decoder: ResponseDecoder::default(),
+            returns_rows: None,
+        }
+    }
+}
+
+fn unknown(id: StmtId) -> EngineError {
+    EngineError::statement(format!("unknown statement handle {}", id.0))
+}
+
+impl Session for PgSession {
+    fn encode(&mut self, op: &Op<'_>, out: &mut Vec<u8>) -> Result<(), EngineError> {
+        self.scratch.clear();
+        match op {
+            Op::Execute { stmt, params } => {
+                let st = self
+                    .stmts
+                    .get(stmt.0 as usize)
+                    .ok_or_else(|| unknown(*stmt))?;
+                check_params(st, params)?;
+                let returns_rows = st.returns_rows;
+                if self.prepared {
+                    encode_execute(&mut self.scratch, st, params);
+                    self.returns_rows = Some(returns_rows);
+                } else {
+                    let mut text = std::mem::take(&mut self.text);
+                    let sql = &self.stmts[stmt.0 as usize].sql;
+                    let r = interpolate(sql, params, Dialect::Postgres, &mut text)
+                        .and_then(|()| encode_simple(&mut self.scratch, &text));
+                    self.text = text;
+                    r?;
+                    self.returns_rows = None;
+                }
+            }
+            Op::Query(sql) => {
+                encode_simple(&mut self.scratch, sql)?;
+                self.returns_rows = None;
+            }
+            Op::Kv(kv) => return Err(EngineError::unsupported(Family::KeyValue, kv.kind.name())),
+        }
+        out.extend_from_slice(&self.scratch);
+        Ok(())
+    }
+
+    fn decode(&mut self, input: &[u8]) -> Result<Decoded, EngineError> {
+        let mut at = 0;
+        while let Some((tag, body, len)) = frame(&input[at..])? {
+            at += len;
+            match self.decoder.message(tag, body)? {
+                Step::More => {}
+                Step::Done(mut result) => {
+                    if let (Ok(o), Some(rows)) = (&mut result, self.returns_rows.take()) {
+                        o.has_result = rows;
+                    }
+                    return Ok(Decoded::Complete {
+                        consumed: at,
+                        result,
+                    });
+                }
+                Step::CopyIn => {
+                    return Err(protocol_error(
+                        "COPY FROM STDIN is not an operation a workload may send",
+                    ))
+                }
+            }
+        }
+        Ok(Decoded::Partial { consumed: at })
+    }
+
+    fn canceller(&self) -> Option<Box<dyn Canceller>> {
+        self.cancel
+            .clone()
+            .map(|k| Box::new(k) as Box<dyn Canceller>)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut v = vec![tag];
+        v.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+        v.extend_from_slice(body);
+        v
+    }
+
+    fn data_row(c: &str) -> Vec<u8> {
+        let mut b = 1i16.to_be_bytes().to_vec();
+        b.extend_from_slice(&(c.len() as i32).to_be_bytes());
+        b.extend_from_slice(c.as_bytes());
+        msg(b'D', &b)
+    }
+
+    fn error(severity: &str, code: &str) -> Vec<u8> {
+        let mut b = Vec::new();
+        for (k, v) in [
+            (b'S', severity),
+            (b'V', severity),
+            (b'C', code),
+            (b'M', "boom"),
+        ] {
+            b.push(k);
+            b.extend_from_slice(v.as_bytes());
+            b.push(0);
+        }
+        b.push(0);
+        msg(b'E', &b)
+    }
+
+    /// BindComplete, two DataRows, CommandComplete, ReadyForQuery.
+    fn select_response() -> Vec<u8> {
+        [
+            msg(b'2', b""),
+            data_row("a"),
+            data_row("bb"),
+            msg(b'C', b"SELECT 2\0"),
+            msg(b'Z', b"I"),
+        ]
+        .concat()
+    }
+
+    fn session() -> PgSession {
+        let st = Stmt {
+            name: "s0".into(),
+            sql: "SELECT c FROM t WHERE id=?".into(),
+            params: 1,
+            returns_rows: true,
+        };
+        PgSession::new(vec![st], true, None)
+    }
+
+    /// Feeds `bytes` in chunks of `chunk`, as a driver would: unconsumed bytes stay buffered.
+    fn feed(s: &mut PgSession, bytes: &[u8], chunk: usize) -> Vec<Result<Outcome, EngineError>> {
+        let mut buf = Vec::new();
+        let mut done = Vec::new();
+        for piece in bytes.chunks(chunk) {
+            buf.extend_from_slice(piece);
+            loop {
+                match s.decode(&buf).unwrap() {
+                    Decoded::Partial { consumed } => {
+                        buf.drain(..consumed);
+                        break;
+                    }
+                    Decoded::Complete { consumed, result } => {
+                        buf.drain(..consumed);
+                        done.push(result);
+                    }
+                }
+            }
+        }
+        assert!(buf.is_empty(), "bytes left over: {buf:?}");
+        done
+    }
+
+    fn encode_point(s: &mut PgSession) -> Vec<u8> {
+        let mut out = Vec::new();
+        s.encode(
+            &Op::Execute {
+                stmt: StmtId(0),
+                params: &[Value::Int(42)],
+            },
+            &mut out,
+        )
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn encodes_bind_execute_sync() {
+        let mut s = session();
+        let out = encode_point(&mut s);
+        assert_eq!(out[0], b'B');
+        assert!(out.ends_with(b"E\0\0\0\x09\0\0\0\0\0S\0\0\0\x04"));
+        assert!(out.windows(2).any(|w| w == b"42"));
+    }
+
+    #[test]
+    fn whole_split_and_coalesced_reads_agree() {
+        for chunk in [usize::MAX, 1, 3, 7] {
+            let mut s = session();
+            encode_point(&mut s);
+            let r = feed(&mut s, &select_response(), chunk.min(1 << 20));
+            assert_eq!(r.len(), 1);
+            let o = r[0].as_ref().unwrap();
+            assert_eq!(
+                (o.rows, o.affected, o.has_result),
+                (2, 0, true),
+                "chunk {chunk}"
+            );
+        }
+        // Two responses in one read (a driver never pipelines, but a read may coalesce).
+        let mut s = session();
+        encode_point(&mut s);
+        let both = [select_response(), msg(b'C', b"UPDATE 3\0"), msg(b'Z', b"I")].concat();
+        let r = feed(&mut s, &both, usize::MAX >> 1);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[1].as_ref().unwrap().affected, 3);
+    }
+
+    #[test]
+    fn an_error_in_the_middle_completes_with_err_and_the_session_goes_on() {
+        let mut s = session();
+        encode_point(&mut s);
+        let bytes = [
+            msg(b'2', b""),
+            data_row("a"),
+            msg(b'N', b"Snotice\0\0"),
+            data_row("b"),
+            error("ERROR", "40001"),
+            msg(b'Z', b"E"),
+        ]
+        .concat();
+        let r = feed(&mut s, &bytes, 5);
+        let e = r[0].as_ref().unwrap_err();
+        assert!(e.is_retryable(), "{e}");
+        encode_point(&mut s);
+        let r = feed(&mut s, &select_response(), 4);
+        assert_eq!(r[0].as_ref().unwrap().rows, 2);
+    }
+
+    #[test]
+    fn broken_streams_are_errors() {
+        let mut s = session();
+        assert!(s.decode(&msg(b'X', b"")).is_err(), "unexpected message");
+        let mut huge = vec![b'D'];
+        huge.extend_from_slice(&u32::MAX.to_be_bytes());
+        assert!(s.decode(&huge).is_err(), "oversized length");
+        assert!(s.decode(&[b'D', 0, 0, 0, 2]).is_err(), "length below 4");
+        let fatal = [error("FATAL", "57P01"), msg(b'Z', b"I")].concat();
+        assert!(
+            s.decode(&fatal).is_err(),
+            "a FATAL error ends the connection"
+        );
+    }
+
+    #[test]
+    fn key_value_operations_are_not_served() {
+        let mut s = session();
+        let op = Op::Kv(dbdelta_engine::KvOp {
+            kind: dbdelta_engine::KvKind::Read,
+            key: "user1",
+            fields: &[],
+            values: &[],
+            count: 0,
+        });
+        let e = s.encode(&op, &mut Vec::new()).unwrap_err();
+        assert_eq!(e.kind, dbdelta_engine::ErrorKind::Unsupported);
+    }
+}
