@@ -22,6 +22,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Exit code after Ctrl-C.
 const EXIT_INTERRUPTED: u8 = 130;
+/// A run that completed but where a step, load or settle failed (its reason is in the
+/// report and the result file).
+const EXIT_STEP_FAILED: u8 = 3;
 
 /// Parses the command line and runs the subcommand.
 pub fn run() -> Result<ExitCode> {
@@ -202,7 +205,47 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     }
+    let failed = failed_steps(dir.path());
+    if !failed.is_empty() {
+        eprintln!(
+            "error: {} step(s) failed: {}",
+            failed.len(),
+            failed
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        return Ok(ExitCode::from(EXIT_STEP_FAILED));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `target/label: reason` of every failed step, load or settle in the run directory.
+fn failed_steps(run: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(targets) = std::fs::read_dir(run.join("results")) else {
+        return out;
+    };
+    for t in targets.flatten() {
+        let Ok(files) = std::fs::read_dir(t.path()) else {
+            continue;
+        };
+        let mut files: Vec<_> = files.flatten().map(|f| f.path()).collect();
+        files.sort();
+        for f in files {
+            let Ok(r) = std::fs::read(&f).map_err(|_| ()).and_then(|b| {
+                serde_json::from_slice::<dbdelta_model::StepResult>(&b).map_err(|_| ())
+            }) else {
+                continue;
+            };
+            if let dbdelta_model::StepStatus::Failed { reason } = &r.status {
+                out.push(format!("{}/{}: {reason}", r.target, r.label));
+            }
+        }
+    }
+    out
 }
 
 /// Provisions and runs one target. `Ok(Some(msg))` when the target could not run at all.

@@ -1,7 +1,9 @@
 //! `dbdelta`: thin main — parse, run, one error sink, a deliberate exit code.
 //!
-//! Exit codes: 0 success; 1 a `--fail-on` threshold was breached (reserved); 2 bad input or
-//! an error (the message names the flag or file and the fix); 130 interrupted by Ctrl-C.
+//! Exit codes: 0 success; 1 a `--fail-on` threshold was breached; 2 bad input or an error
+//! (the message names the flag or file and the fix); 3 the run completed but a step, load or
+//! settle failed (timeout, server error; the reason is in the report); 130 interrupted by
+//! Ctrl-C.
 #![deny(missing_docs)]
 
 mod app;
