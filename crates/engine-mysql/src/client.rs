@@ -4,11 +4,11 @@
 //! asks for text values (settings, scalars).
 
 use crate::auth;
+use crate::session::{ResponseDecoder, Step};
 use crate::wire::{put_lenenc, Cur, Stream, Wire};
 use dbdelta_engine::{Outcome, Value};
 use dbdelta_model::Secret;
 use std::io;
-use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,8 +27,6 @@ const CLIENT_MULTI_RESULTS: u32 = 0x2_0000;
 const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
 const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
 const CLIENT_PLUGIN_AUTH_LENENC: u32 = 0x20_0000;
-
-const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 
 const COM_QUIT: u8 = 0x01;
 const COM_QUERY: u8 = 0x03;
@@ -118,7 +116,7 @@ fn protocol(what: &str) -> ClientError {
     ClientError::Protocol(format!("malformed {what} packet from the server"))
 }
 
-fn parse_err(p: &[u8]) -> ClientError {
+pub(crate) fn parse_err(p: &[u8]) -> ClientError {
     let mut c = Cur::new(p);
     c.skip(1);
     let code = c.u16().unwrap_or(0);
@@ -139,7 +137,7 @@ fn parse_err(p: &[u8]) -> ClientError {
 }
 
 /// Affected rows and status flags of an OK packet.
-fn parse_ok(p: &[u8]) -> Result<(u64, u16), ClientError> {
+pub(crate) fn parse_ok(p: &[u8]) -> Result<(u64, u16), ClientError> {
     parse_ok_warnings(p).map(|(a, s, _)| (a, s))
 }
 
@@ -155,16 +153,8 @@ fn parse_ok_warnings(p: &[u8]) -> Result<(u64, u16, u16), ClientError> {
 }
 
 /// True for an EOF packet (0xFE and shorter than 9 bytes; longer ones are rows).
-fn is_eof(p: &[u8]) -> bool {
+pub(crate) fn is_eof(p: &[u8]) -> bool {
     p.first() == Some(&0xFE) && p.len() < 9
-}
-
-fn eof_status(p: &[u8]) -> u16 {
-    if p.len() >= 5 {
-        u16::from_le_bytes([p[3], p[4]])
-    } else {
-        0
-    }
 }
 
 /// A statement prepared on the server.
@@ -178,51 +168,118 @@ pub(crate) struct ServerStmt {
     types: Vec<u8>,
 }
 
+impl ServerStmt {
+    /// A statement the server knows as `id`, with `params` placeholders.
+    #[cfg(test)]
+    pub(crate) fn new(id: u32, params: u16) -> Self {
+        ServerStmt {
+            id,
+            params,
+            types: Vec::new(),
+        }
+    }
+
+    /// After a failed execute the server may not have stored the parameter types: the next
+    /// execute sends them again.
+    pub(crate) fn forget_types(&mut self) {
+        self.types.clear();
+    }
+}
+
+/// Appends the COM_STMT_EXECUTE payload of `st` with `params` (binary protocol) to `b`.
+pub(crate) fn encode_execute(b: &mut Vec<u8>, st: &mut ServerStmt, params: &[Value<'_>]) {
+    let n = params.len();
+    // Types are resent only when they differ from the last execution.
+    let same_types =
+        st.types.len() == n && params.iter().zip(&st.types).all(|(p, t)| type_of(p) == *t);
+    if !same_types {
+        st.types.clear();
+        st.types.extend(params.iter().map(type_of));
+    }
+    b.push(COM_STMT_EXECUTE);
+    b.extend_from_slice(&st.id.to_le_bytes());
+    b.push(0); // CURSOR_TYPE_NO_CURSOR
+    b.extend_from_slice(&1u32.to_le_bytes());
+    if n > 0 {
+        b.resize(b.len() + n.div_ceil(8), 0); // NULL bitmap: no NULLs
+        if same_types {
+            b.push(0);
+        } else {
+            b.push(1);
+            for t in &st.types {
+                b.extend_from_slice(&[*t, 0]);
+            }
+        }
+        for p in params {
+            match p {
+                Value::Int(i) => b.extend_from_slice(&i.to_le_bytes()),
+                Value::Text(s) => {
+                    put_lenenc(b, s.len() as u64);
+                    b.extend_from_slice(s.as_bytes());
+                }
+            }
+        }
+    }
+}
+
 /// One open protocol connection.
 #[derive(Debug)]
 pub(crate) struct RawConn {
     wire: Wire,
     /// Version string from the handshake (MariaDB prefixes it with `5.5.5-`).
     pub server_version: String,
+    /// The server's id of this connection (`KILL QUERY <id>` cancels its statement).
+    pub connection_id: u32,
 }
 
 impl RawConn {
-    /// Connects and authenticates.
-    pub(crate) fn connect(p: &ConnectParams, timeout: Duration) -> Result<RawConn, ClientError> {
+    /// Connects and authenticates from `source` (a loopback address for TCP, `None` = the
+    /// kernel's choice); `timeout` bounds the TCP connect and the whole handshake, so a
+    /// server that accepts and never answers fails instead of hanging.
+    pub(crate) fn connect(
+        p: &ConnectParams,
+        timeout: Duration,
+        source: Option<std::net::Ipv4Addr>,
+    ) -> Result<RawConn, ClientError> {
         let stream = match &p.addr {
             Addr::Tcp(host, port) => {
-                let mut last = None;
-                let mut found = None;
-                for a in (host.as_str(), *port).to_socket_addrs()? {
-                    match TcpStream::connect_timeout(&a, timeout) {
-                        Ok(s) => {
-                            found = Some(s);
-                            break;
-                        }
-                        Err(e) => last = Some(e),
-                    }
-                }
-                let s = match (found, last) {
-                    (Some(s), _) => s,
-                    (None, Some(e)) => return Err(e.into()),
-                    (None, None) => {
-                        return Err(ClientError::Io(io::Error::new(
-                            io::ErrorKind::NotFound,
-                            format!("host {host} has no address"),
-                        )))
-                    }
-                };
-                s.set_nodelay(true)?;
+                let s = dbdelta_engine::net::connect_tcp(host, *port, source, timeout)?;
+                dbdelta_engine::net::handshake_deadline(&s, Some(timeout))?;
                 Stream::Tcp(s)
             }
-            Addr::Unix(path) => Stream::Unix(UnixStream::connect(path)?),
+            Addr::Unix(path) => {
+                let s = UnixStream::connect(path)?;
+                s.set_read_timeout(Some(timeout))?;
+                s.set_write_timeout(Some(timeout))?;
+                Stream::Unix(s)
+            }
         };
         let mut conn = RawConn {
             wire: Wire::new(stream),
             server_version: String::new(),
+            connection_id: 0,
         };
-        conn.handshake(p)?;
+        conn.handshake(p).map_err(|e| match e {
+            ClientError::Io(io) if dbdelta_engine::net::is_timeout(&io) => {
+                ClientError::Io(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "connect timeout: no answer within {:.1} s during the handshake \
+                         (raise --connect-timeout if the server is slow)",
+                        timeout.as_secs_f64()
+                    ),
+                ))
+            }
+            other => other,
+        })?;
+        conn.wire.clear_deadline()?;
         Ok(conn)
+    }
+
+    /// Takes the socket out for a multiplexed session; `None` for TLS or compressed
+    /// connections and when bytes are still buffered.
+    pub(crate) fn take_socket(&mut self) -> Option<dbdelta_engine::Socket> {
+        self.wire.take_socket()
     }
 
     fn handshake(&mut self, p: &ConnectParams) -> Result<(), ClientError> {
@@ -237,7 +294,7 @@ impl RawConn {
             ));
         }
         self.server_version = String::from_utf8_lossy(c.cstr()).into_owned();
-        c.skip(4); // connection id
+        self.connection_id = c.u32().ok_or_else(|| protocol("handshake"))?;
         let mut nonce = c.take(8).ok_or_else(|| protocol("handshake"))?.to_vec();
         c.skip(1);
         let cap_lo = u32::from(c.u16().ok_or_else(|| protocol("handshake"))?);
@@ -504,39 +561,8 @@ impl RawConn {
         st: &mut ServerStmt,
         params: &[Value<'_>],
     ) -> Result<Outcome, ClientError> {
-        let n = params.len();
-        // Types are resent only when they differ from the last execution.
-        let same_types =
-            st.types.len() == n && params.iter().zip(&st.types).all(|(p, t)| type_of(p) == *t);
-        if !same_types {
-            st.types.clear();
-            st.types.extend(params.iter().map(type_of));
-        }
         let b = self.wire.begin_command();
-        b.push(COM_STMT_EXECUTE);
-        b.extend_from_slice(&st.id.to_le_bytes());
-        b.push(0); // CURSOR_TYPE_NO_CURSOR
-        b.extend_from_slice(&1u32.to_le_bytes());
-        if n > 0 {
-            b.resize(b.len() + n.div_ceil(8), 0); // NULL bitmap: no NULLs
-            if same_types {
-                b.push(0);
-            } else {
-                b.push(1);
-                for t in &st.types {
-                    b.extend_from_slice(&[*t, 0]);
-                }
-            }
-            for p in params {
-                match p {
-                    Value::Int(i) => b.extend_from_slice(&i.to_le_bytes()),
-                    Value::Text(s) => {
-                        put_lenenc(b, s.len() as u64);
-                        b.extend_from_slice(s.as_bytes());
-                    }
-                }
-            }
-        }
+        encode_execute(b, st, params);
         if let Err(e) = self.wire.send() {
             st.types.clear();
             return Err(e.into());
@@ -549,19 +575,21 @@ impl RawConn {
         r
     }
 
-    /// Reads one or more result sets (or OKs), calling `on_row` with each row payload.
+    /// Reads one or more result sets (or OKs), calling `on_row` with each row payload; the
+    /// same state machine as the multiplexed sessions.
     fn read_result(&mut self, mut on_row: impl FnMut(&[u8])) -> Result<Outcome, ClientError> {
-        let mut out = Outcome::default();
+        let mut dec = ResponseDecoder::new(false);
         loop {
             let pkt = self.wire.read_packet()?;
-            let status = match pkt.first() {
-                Some(0x00) => {
-                    let (affected, status) = parse_ok(pkt)?;
-                    out.affected += affected;
-                    status
+            let before = dec.rows();
+            match dec.packet(pkt)? {
+                Step::More => {
+                    if dec.rows() > before {
+                        on_row(pkt);
+                    }
                 }
-                Some(0xFF) => return Err(parse_err(pkt)),
-                Some(0xFB) => {
+                Step::Done(result) => return result,
+                Step::LocalInfile => {
                     // The server asks for a local file: never read one. An empty reply
                     // keeps the connection in step.
                     self.wire.begin_packet();
@@ -571,30 +599,6 @@ impl RawConn {
                         "the server asked for a local file (LOAD DATA LOCAL), which dbdelta never sends".into(),
                     ));
                 }
-                _ => {
-                    let cols = Cur::new(pkt).lenenc().ok_or_else(|| protocol("result"))?;
-                    for _ in 0..cols {
-                        self.wire.read_packet()?;
-                    }
-                    if !is_eof(self.wire.read_packet()?) {
-                        return Err(protocol("column EOF"));
-                    }
-                    out.has_result = true;
-                    loop {
-                        let row = self.wire.read_packet()?;
-                        if is_eof(row) {
-                            break eof_status(row);
-                        }
-                        if row.first() == Some(&0xFF) {
-                            return Err(parse_err(row));
-                        }
-                        out.rows += 1;
-                        on_row(row);
-                    }
-                }
-            };
-            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
-                return Ok(out);
             }
         }
     }
@@ -687,7 +691,7 @@ mod tests {
             tls: None,
             compress: false,
         };
-        let conn = RawConn::connect(&p, Duration::from_secs(5)).unwrap();
+        let conn = RawConn::connect(&p, Duration::from_secs(5), None).unwrap();
         assert_eq!(conn.server_version, "8.0.36");
         drop(conn);
         let (pw, quit) = server.join().unwrap();

@@ -1,9 +1,12 @@
 //! [`MysqlConnection`]: dbdelta's [`Connection`] over one protocol connection.
 
 use crate::bulk;
-use crate::client::{ConnectParams, RawConn, ServerStmt};
+use crate::client::{ConnectParams, RawConn};
 use crate::errors::{connect_error, statement_error};
-use dbdelta_engine::{text, Connection, Dialect, EngineError, Outcome, RowSource, StmtId, Value};
+use crate::session::{KillQuery, MysqlSession, SessionStmt};
+use dbdelta_engine::{
+    text, ConnectOptions, Connection, Dialect, EngineError, Outcome, RowSource, StmtId, Value,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,7 +25,13 @@ pub(crate) struct Endpoint {
 impl Endpoint {
     /// Opens a protocol connection, with errors that name the target.
     pub(crate) fn connect_raw(&self) -> Result<RawConn, EngineError> {
-        RawConn::connect(&self.params, CONNECT_TIMEOUT).map_err(|e| {
+        self.connect_raw_with(&ConnectOptions::default())
+    }
+
+    /// [`Endpoint::connect_raw`] from a chosen source address, within a chosen timeout.
+    pub(crate) fn connect_raw_with(&self, opts: &ConnectOptions) -> Result<RawConn, EngineError> {
+        let timeout = opts.timeout.unwrap_or(CONNECT_TIMEOUT);
+        RawConn::connect(&self.params, timeout, opts.source).map_err(|e| {
             connect_error(
                 e,
                 &self.target,
@@ -33,16 +42,10 @@ impl Endpoint {
     }
 }
 
-/// One prepared statement: its text, and its server handle in prepared mode.
-struct Stmt {
-    sql: String,
-    server: Option<ServerStmt>,
-}
-
 /// One client connection to MySQL or MariaDB, used by one worker thread.
 pub struct MysqlConnection {
     raw: RawConn,
-    stmts: Vec<Stmt>,
+    stmts: Vec<SessionStmt>,
     prepared: bool,
     text: String,
     endpoint: Arc<Endpoint>,
@@ -50,9 +53,13 @@ pub struct MysqlConnection {
 
 impl MysqlConnection {
     /// Opens a connection; `prepared` selects server-side prepared statements.
-    pub(crate) fn open(endpoint: Arc<Endpoint>, prepared: bool) -> Result<Self, EngineError> {
+    pub(crate) fn open(
+        endpoint: Arc<Endpoint>,
+        prepared: bool,
+        opts: &ConnectOptions,
+    ) -> Result<Self, EngineError> {
         Ok(MysqlConnection {
-            raw: endpoint.connect_raw()?,
+            raw: endpoint.connect_raw_with(opts)?,
             stmts: Vec::new(),
             prepared,
             text: String::with_capacity(1024),
@@ -75,9 +82,20 @@ impl MysqlConnection {
 
 impl Connection for MysqlConnection {
     fn into_session(
-        self: Box<Self>,
+        mut self: Box<Self>,
     ) -> Result<dbdelta_engine::SessionParts, Box<dyn dbdelta_engine::Connection>> {
-        Err(self)
+        let Some(socket) = self.raw.take_socket() else {
+            return Err(self);
+        };
+        let cancel = KillQuery {
+            endpoint: Arc::clone(&self.endpoint),
+            connection_id: self.raw.connection_id,
+        };
+        let session = MysqlSession::new(std::mem::take(&mut self.stmts), false, Some(cancel));
+        Ok(dbdelta_engine::SessionParts {
+            socket,
+            session: Box::new(session),
+        })
     }
 
     fn dialect(&self) -> Dialect {
@@ -90,7 +108,7 @@ impl Connection for MysqlConnection {
         } else {
             None
         };
-        self.stmts.push(Stmt {
+        self.stmts.push(SessionStmt {
             sql: sql.to_string(),
             server,
         });

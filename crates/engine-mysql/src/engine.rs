@@ -7,7 +7,8 @@ use crate::settle;
 use crate::tls;
 use crate::Flavor;
 use dbdelta_engine::{
-    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions, SettleReport,
+    ConnectOptions, Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions,
+    SettleReport,
 };
 use dbdelta_model::{Location, Secret, TargetSpec};
 use std::collections::BTreeMap;
@@ -174,7 +175,11 @@ impl MysqlEngine {
             target: spec.name.clone(),
             params,
         });
-        let mut conn = MysqlConnection::open(Arc::clone(&endpoint), opts.prepared)?;
+        let mut conn = MysqlConnection::open(
+            Arc::clone(&endpoint),
+            opts.prepared,
+            &ConnectOptions::default(),
+        )?;
         let version = conn.query_scalar("SELECT VERSION()")?.unwrap_or_default();
         let flavor = if version.contains("MariaDB") {
             Flavor::MariaDb
@@ -224,7 +229,11 @@ impl MysqlEngine {
 
     /// Opens a concrete connection (the [`Engine::connect`] result, unboxed).
     pub fn connect_mysql(&self) -> Result<MysqlConnection, EngineError> {
-        MysqlConnection::open(Arc::clone(&self.endpoint), self.prepared)
+        MysqlConnection::open(
+            Arc::clone(&self.endpoint),
+            self.prepared,
+            &ConnectOptions::default(),
+        )
     }
 }
 
@@ -250,6 +259,26 @@ impl Engine for MysqlEngine {
 
     fn connect(&self) -> Result<Box<dyn Connection>, EngineError> {
         Ok(Box::new(self.connect_mysql()?))
+    }
+
+    fn connect_with(&self, opts: &ConnectOptions) -> Result<Box<dyn Connection>, EngineError> {
+        Ok(Box::new(MysqlConnection::open(
+            Arc::clone(&self.endpoint),
+            self.prepared,
+            opts,
+        )?))
+    }
+
+    fn connection_limit(&self) -> Option<u64> {
+        let mut conn = self.connect_mysql().ok()?;
+        let max: u64 = conn
+            .query_scalar("SELECT @@max_connections")
+            .ok()??
+            .parse()
+            .ok()?;
+        // This admin connection is open while the step's connect, and one more for settle;
+        // MariaDB keeps one extra connection for a SUPER user on its own.
+        Some(max.saturating_sub(2))
     }
 
     fn info(&self) -> Result<EngineInfo, EngineError> {

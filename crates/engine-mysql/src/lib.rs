@@ -32,12 +32,14 @@ mod connection;
 mod engine;
 mod errors;
 mod managed;
+mod session;
 mod settle;
 mod tls;
 mod wire;
 
 pub use connection::MysqlConnection;
 pub use engine::MysqlEngine;
+pub use session::MysqlSession;
 
 use dbdelta_engine::{EngineError, OpenOptions};
 use dbdelta_model::TargetSpec;

@@ -331,11 +331,46 @@ impl Wire {
         }
     }
 
-    /// Reads one logical packet (joining split ones) and returns its payload.
+    /// Ends the handshake deadline: statements may run as long as their own timeout allows.
+    pub(crate) fn clear_deadline(&self) -> io::Result<()> {
+        match &self.stream {
+            Stream::Tcp(s) => dbdelta_engine::net::handshake_deadline(s, None),
+            Stream::Tls(s) => dbdelta_engine::net::handshake_deadline(s.get_ref(), None),
+            Stream::Unix(s) => s
+                .set_read_timeout(None)
+                .and_then(|()| s.set_write_timeout(None)),
+            Stream::Closed => Ok(()),
+        }
+    }
+
+    /// Takes the socket out for a multiplexed session; `None` for TLS or compressed
+    /// connections and when bytes are still buffered (the session would lose them).
+    pub(crate) fn take_socket(&mut self) -> Option<dbdelta_engine::Socket> {
+        if self.zlib.is_some() || self.inb.buffered() > 0 {
+            return None;
+        }
+        match std::mem::replace(&mut self.stream, Stream::Closed) {
+            Stream::Tcp(s) => Some(dbdelta_engine::Socket::Tcp(s)),
+            Stream::Unix(s) => Some(dbdelta_engine::Socket::Unix(s)),
+            other => {
+                self.stream = other;
+                None
+            }
+        }
+    }
+
+    /// Reads one logical packet (joining split ones) and returns its payload. Outside the
+    /// compressed protocol the sequence id must be the one due.
     pub(crate) fn read_packet(&mut self) -> io::Result<&[u8]> {
         self.fill(4)?;
         let h = &self.inb.buf[self.inb.pos..self.inb.pos + 4];
         let len = u24(h);
+        if self.zlib.is_none() && h[3] != self.seq {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("packet sequence id {} where {} was due", h[3], self.seq),
+            ));
+        }
         self.seq = h[3].wrapping_add(1);
         if len < MAX_CHUNK {
             self.fill(4 + len)?;
@@ -560,6 +595,18 @@ mod tests {
     }
 
     #[test]
+    fn a_packet_out_of_sequence_is_refused() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let mut w = Wire::new(Stream::Unix(a));
+        let mut r = Wire::new(Stream::Unix(b));
+        w.seq = 3;
+        w.begin_packet().extend_from_slice(b"late");
+        w.send().unwrap();
+        let e = r.read_packet().unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
+    }
+
+    #[test]
     fn split_packets_roundtrip() {
         let (a, b) = UnixStream::pair().unwrap();
         let mut w = Wire::new(Stream::Unix(a));
@@ -575,11 +622,14 @@ mod tests {
             w.send().unwrap();
             big
         });
+        // Each message starts at sequence 0 here, as the response to a new command would.
         let got = r.read_packet().unwrap().to_vec();
+        r.seq = 0;
         assert_eq!(r.read_packet().unwrap().len(), MAX_CHUNK);
         let big = sender.join().unwrap();
         assert_eq!(got.len(), big.len());
         assert!(got == big);
+        r.seq = 0;
         assert_eq!(r.read_packet().unwrap(), b"x");
     }
 
