@@ -59,26 +59,40 @@ pub(crate) fn ensure_capacity(connections: u64, active: u64) -> Result<()> {
     let need = connections + RESERVED_FDS;
     let (soft, hard) = nofile()?;
     if soft < need {
-        let mut target_hard = hard;
-        if hard < need {
-            // Root may raise the hard limit up to fs.nr_open.
-            let nr_open = read_u64("/proc/sys/fs/nr_open").unwrap_or(hard);
-            if nr_open < need {
-                bail!(
-                    "--connections {connections}: needs {need} open files but the kernel allows at \
-                     most {nr_open} per process (fs.nr_open); raise it with `sysctl fs.nr_open={need}` \
-                     or open fewer connections"
-                );
-            }
-            target_hard = need;
+        // Managed servers and proxies are our children and inherit the limit: leave them as
+        // much room again (each accepted connection is an fd on their side too).
+        let nr_open = read_u64("/proc/sys/fs/nr_open").unwrap_or(hard);
+        if nr_open < need {
+            bail!(
+                "--connections {connections}: needs {need} open files but the kernel allows at \
+                 most {nr_open} per process (fs.nr_open); raise it with `sysctl fs.nr_open={need}` \
+                 or open fewer connections"
+            );
         }
-        set_nofile(need, target_hard.max(need)).map_err(|e| {
-            anyhow::anyhow!(
-                "--connections {connections}: needs {need} open files but the limit is {soft} \
-                 (hard {hard}) and raising it failed ({e}); run `ulimit -n {need}` first or open \
-                 fewer connections"
-            )
-        })?;
+        if need <= hard {
+            // Children inherit the soft limit: give them all we may.
+            set_nofile(hard, hard).map_err(|e| {
+                anyhow::anyhow!(
+                    "--connections {connections}: raising the open-file limit to {hard}: {e}"
+                )
+            })?;
+        } else {
+            let want = (need * 2).min(nr_open);
+            set_nofile(want, want).map_err(|e| {
+                let why = if e.raw_os_error() == Some(libc::EPERM) {
+                    "this process may not raise the hard limit (it lacks CAP_SYS_RESOURCE)"
+                        .to_string()
+                } else {
+                    e.to_string()
+                };
+                anyhow::anyhow!(
+                    "--connections {connections}: needs {need} open files but the hard limit is \
+                     {hard} and {why}; at most {} connections fit: open fewer, or raise the hard \
+                     limit (`ulimit -Hn {need}` as root, LimitNOFILE= in a systemd unit)",
+                    hard.saturating_sub(RESERVED_FDS)
+                )
+            })?;
+        }
     }
     let est = active * ACTIVE_CONNECTION_BYTES + (connections - active) * IDLE_CONNECTION_BYTES;
     if let Some(avail) = mem_available() {

@@ -270,9 +270,11 @@ impl Wire {
     pub(crate) fn new(stream: Stream) -> Self {
         Wire {
             stream,
-            inb: InBuf::new(64 * 1024),
+            // Small at first: most connections never see a large result, and 100,000 of
+            // them must fit in memory; `fill` grows it when a packet needs more.
+            inb: InBuf::new(4 * 1024),
             big: Vec::new(),
-            wbuf: Vec::with_capacity(4096),
+            wbuf: Vec::with_capacity(256),
             seq: 0,
             zlib: None,
         }

@@ -8,8 +8,9 @@ use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-/// Initial size of the read buffer; grows only for messages larger than this.
-const READ_BUF: usize = 64 * 1024;
+/// Initial size of the read buffer; grows only for messages larger than this. Small, so
+/// that 100,000 connections fit in memory while they open.
+const READ_BUF: usize = 4 * 1024;
 
 /// The transport under the protocol.
 pub(crate) enum Stream {
@@ -115,7 +116,7 @@ impl Wire {
             rbuf: vec![0; READ_BUF],
             rpos: 0,
             rend: 0,
-            wbuf: BytesMut::with_capacity(16 * 1024),
+            wbuf: BytesMut::with_capacity(256),
         }
     }
 

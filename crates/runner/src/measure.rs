@@ -281,7 +281,6 @@ struct Connected {
     opened: Opened<Prepared>,
     active: u64,
     client_rss0: Option<u64>,
-    client_rss1: Option<u64>,
     server_rss0: Option<u64>,
     server_rss1: Option<u64>,
 }
@@ -312,7 +311,6 @@ fn connect_phase(
         opened,
         active: active as u64,
         client_rss0,
-        client_rss1: crate::cpu::process_rss_bytes(),
         server_rss0,
         server_rss1: crate::cpu::tree_rss_bytes(&engine.server_pids()),
     })
@@ -331,12 +329,12 @@ impl Connected {
             (Some(a), Some(b)) if n > 0 => Some(b.saturating_sub(a) as f64 / n as f64),
             _ => None,
         };
-        let stats = ConnectStats {
+        let mut stats = ConnectStats {
             connections: n,
             active: self.active,
             seconds: self.opened.elapsed.as_secs_f64(),
             latency: self.opened.latency,
-            client_bytes_per_connection: per(self.client_rss0, self.client_rss1),
+            client_bytes_per_connection: None,
             server_bytes_per_connection: per(self.server_rss0, self.server_rss1),
         };
         let mut terminals = Vec::new();
@@ -372,6 +370,9 @@ impl Connected {
             dealt[i % loops].push(t);
         }
         threads.extend(dealt.into_iter().filter(|d| !d.is_empty()).map(Job::Loop));
+        // Measured once the connections are in the form they keep during the step (the
+        // handshake's buffers are gone).
+        stats.client_bytes_per_connection = per(self.client_rss0, crate::cpu::process_rss_bytes());
         (threads, stats)
     }
 }
