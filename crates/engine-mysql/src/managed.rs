@@ -427,12 +427,16 @@ fn wait_ready(
     }
 }
 
-/// Lets root connect over TCP from 127.0.0.1 without password and creates the database.
+/// Lets root connect over TCP from loopback without password and creates the database.
+/// All of 127.0.0.0/8 is loopback: many connections come from 127.0.0.2, .3, … so that
+/// ephemeral ports never run out (the server still listens on 127.0.0.1 only).
 fn bootstrap(root: &mut RawConn, database: &str) -> Result<(), EngineError> {
     let db = quote_ident(database)?;
     for sql in [
         "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'".to_string(),
         "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION".to_string(),
+        "CREATE USER IF NOT EXISTS 'root'@'127.%'".to_string(),
+        "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.%' WITH GRANT OPTION".to_string(),
         format!("CREATE DATABASE IF NOT EXISTS {db}"),
     ] {
         root.query(sql.as_bytes()).map_err(|e| {

@@ -319,6 +319,14 @@ fn initdb(
         "\n# Added by dbdelta: the target's settings.\ninclude_if_exists = 'dbdelta.conf'"
     )
     .map_err(|e| config_err(spec, format!("cannot write {}: {e}", conf.display())))?;
+    // Many connections come from 127.0.0.2, .3, … so that ephemeral ports never run out:
+    // trust all of loopback (the server still listens on 127.0.0.1 only).
+    let hba = data_dir.join("pg_hba.conf");
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&hba)
+        .and_then(|mut f| writeln!(f, "host all all 127.0.0.0/8 trust"))
+        .map_err(|e| config_err(spec, format!("cannot write {}: {e}", hba.display())))?;
     Ok(())
 }
 
