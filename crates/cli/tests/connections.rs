@@ -1,0 +1,119 @@
+//! Many connections from one dbdelta process: 10,000 to a managed MariaDB with the thread
+//! pool, a few of them active, each costing the client a few KB; and a connection count
+//! the machine cannot hold is refused before anything starts.
+
+mod common;
+
+use common::{dbdelta, read_json};
+use std::path::Path;
+
+/// MariaDB's server binary, or a skip; under CI a missing server fails the test.
+fn require_mariadb() -> bool {
+    let ok = Path::new("/usr/sbin/mariadbd").is_file();
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "/usr/sbin/mariadbd is missing under CI (scripts/test.sh installs mariadb-server)"
+        );
+        eprintln!("SKIPPED: /usr/sbin/mariadbd is missing (apt-get install mariadb-server)");
+    }
+    ok
+}
+
+#[test]
+fn ten_thousand_connections_to_mariadb_from_one_process() {
+    if !require_mariadb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = dbdelta()
+        .args([
+            "run",
+            "--quiet",
+            "--no-store",
+            "-t",
+            "my=mysql:/usr?thread_handling=pool-of-threads&max_connections=10100",
+            "--steps",
+            "point-query",
+            "--connections",
+            "10000",
+            "--active",
+            "8",
+            "--connect-rate",
+            "5000",
+            "--read-secs",
+            "2",
+            "--warmup-secs",
+            "0",
+            "--table-size",
+            "1000",
+            "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = std::fs::read_dir(rd.join("results/my"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("point-query_range=100.dop10000"))
+        .expect("the point-query result at 10000 connections");
+    let r = read_json(&file);
+    assert_eq!(r["status"]["state"], "ok", "{}", r["status"]);
+    assert_eq!(r["connect"]["connections"], 10000);
+    assert_eq!(r["connect"]["active"], 8);
+    assert!(r["qps"].as_f64().unwrap() > 100.0, "qps {}", r["qps"]);
+    let client = r["connect"]["client_bytes_per_connection"].as_f64().unwrap();
+    assert!(
+        client < 16.0 * 1024.0,
+        "the client holds {client} bytes per connection"
+    );
+    let server = r["connect"]["server_bytes_per_connection"].as_f64().unwrap();
+    assert!(server > 1024.0, "server memory per connection {server}");
+    let report = std::fs::read_to_string(rd.join("report.txt")).unwrap();
+    assert!(report.contains("10000 (8)"), "the report's connections table");
+}
+
+#[test]
+fn more_connections_than_the_kernel_allows_are_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dbdelta()
+        .args(["run", "--no-store", "-t", "m=mock", "--connections", "50000000"])
+        .arg("--run-dir")
+        .arg(dir.path().join("run"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--connections 50000000") && err.contains("open files"),
+        "{err}"
+    );
+    assert!(!dir.path().join("run").exists(), "nothing was started");
+}
+
+#[test]
+fn connection_flags_are_checked() {
+    for (args, flag) in [
+        (&["--connections", "4", "--threads", "2"][..], "--threads"),
+        (&["--active", "0"][..], "--active"),
+        (&["--statement-timeout", "0"][..], "--statement-timeout"),
+        (&["--connect-timeout", "1e30"][..], "--connect-timeout"),
+        (&["--connect-rate", "nan"][..], "--connect-rate"),
+    ] {
+        let out = dbdelta()
+            .args(["run", "--no-store", "-t", "m=mock"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
