@@ -62,29 +62,46 @@ fn ten_thousand_connections_to_mariadb_from_one_process() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains("point-query_range=100.dop10000"))
+        .find(|p| {
+            p.to_string_lossy()
+                .contains("point-query_range=100.dop10000")
+        })
         .expect("the point-query result at 10000 connections");
     let r = read_json(&file);
     assert_eq!(r["status"]["state"], "ok", "{}", r["status"]);
     assert_eq!(r["connect"]["connections"], 10000);
     assert_eq!(r["connect"]["active"], 8);
     assert!(r["qps"].as_f64().unwrap() > 100.0, "qps {}", r["qps"]);
-    let client = r["connect"]["client_bytes_per_connection"].as_f64().unwrap();
+    let client = r["connect"]["client_bytes_per_connection"]
+        .as_f64()
+        .unwrap();
     assert!(
         client < 16.0 * 1024.0,
         "the client holds {client} bytes per connection"
     );
-    let server = r["connect"]["server_bytes_per_connection"].as_f64().unwrap();
+    let server = r["connect"]["server_bytes_per_connection"]
+        .as_f64()
+        .unwrap();
     assert!(server > 1024.0, "server memory per connection {server}");
     let report = std::fs::read_to_string(rd.join("report.txt")).unwrap();
-    assert!(report.contains("10000 (8)"), "the report's connections table");
+    assert!(
+        report.contains("10000 (8)"),
+        "the report's connections table"
+    );
 }
 
 #[test]
 fn more_connections_than_the_kernel_allows_are_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
     let out = dbdelta()
-        .args(["run", "--no-store", "-t", "m=mock", "--connections", "50000000"])
+        .args([
+            "run",
+            "--no-store",
+            "-t",
+            "m=mock",
+            "--connections",
+            "50000000",
+        ])
         .arg("--run-dir")
         .arg(dir.path().join("run"))
         .output()

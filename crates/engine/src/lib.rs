@@ -19,6 +19,7 @@ pub mod sqlite;
 pub mod text;
 #[cfg(feature = "tls")]
 pub mod tls;
+pub mod usertable;
 
 pub use dbdelta_model::Dialect;
 pub use error::{EngineError, ErrorKind};
@@ -170,8 +171,15 @@ pub trait Connection: Send {
         self.query("ROLLBACK").map(|_| ())
     }
 
-    /// Executes a key-value operation. SQL engines map it to the YCSB `usertable`; the
-    /// default says the engine does not serve the family.
+    /// The operation families this connection executes itself ([`Connection::run`]).
+    /// Key-value workloads on a connection without [`Family::KeyValue`] translate their
+    /// operations to SQL ([`usertable::KvRoute`]).
+    fn families(&self) -> &'static [Family] {
+        &[Family::Sql]
+    }
+
+    /// Executes a key-value operation natively; the default says the engine does not serve
+    /// the family (SQL engines get key-value operations translated instead).
     fn kv(&mut self, op: &KvOp<'_>) -> Result<Outcome, EngineError> {
         Err(EngineError::unsupported(Family::KeyValue, op.kind.name()))
     }

@@ -3,11 +3,13 @@
 //!
 //! Parameters: `latency` (`0`, `250us`, `1ms`, `2s`), `dist` (`fixed`, `uniform` over
 //! [0, 2·latency], `exp` with mean latency), `error_rate` (0..1, retryable errors),
-//! `fail_on` (statements containing this text fail hard), `seed`.
+//! `fail_on` (statements containing this text fail hard), `seed`, `families` (`sql`, `kv`
+//! or `sql,kv`: the operation families it serves; key-value operations take the same
+//! service time, reads return one row and scans `count`).
 
 use crate::{
-    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Outcome, SettleReport,
-    StatementTexts, StmtId, Value,
+    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Family, KvKind, KvOp, Outcome,
+    SettleReport, StatementTexts, StmtId, Value,
 };
 use dbdelta_model::TargetSpec;
 use std::collections::BTreeMap;
@@ -39,6 +41,8 @@ pub struct MockConfig {
     pub fail_on: Option<String>,
     /// Seed of the mock's random draws.
     pub seed: u64,
+    /// The operation families served.
+    pub families: &'static [Family],
 }
 
 /// Parses `0`, `750ns`, `250us`, `1.5ms`, `2s` into a duration.
@@ -73,6 +77,7 @@ impl MockConfig {
             error_rate: 0.0,
             fail_on: None,
             seed: 1,
+            families: &[Family::Sql],
         };
         for (k, v) in &spec.params {
             match k.as_str() {
@@ -96,6 +101,14 @@ impl MockConfig {
                         .ok_or_else(|| bad(k, v, "use a probability between 0 and 1"))?
                 }
                 "fail_on" => cfg.fail_on = Some(v.clone()),
+                "families" => {
+                    cfg.families = match v.as_str() {
+                        "sql" => &[Family::Sql],
+                        "kv" => &[Family::KeyValue],
+                        "sql,kv" | "kv,sql" => &[Family::Sql, Family::KeyValue],
+                        _ => return Err(bad(k, v, "use sql, kv or sql,kv")),
+                    }
+                }
                 "seed" => {
                     cfg.seed = v
                         .parse()
@@ -103,7 +116,7 @@ impl MockConfig {
                 }
                 _ => {
                     return Err(EngineError::config(format!(
-                        "target '{}': unknown mock parameter '{k}': known are latency, dist, error_rate, fail_on, seed",
+                        "target '{}': unknown mock parameter '{k}': known are latency, dist, error_rate, fail_on, seed, families",
                         spec.name
                     )))
                 }
@@ -163,6 +176,10 @@ impl Engine for MockEngine {
 
     fn embedded(&self) -> bool {
         true
+    }
+
+    fn families(&self) -> &'static [Family] {
+        self.cfg.families
     }
 }
 
@@ -248,7 +265,37 @@ impl Connection for MockConnection {
         Dialect::Mock
     }
 
+    fn families(&self) -> &'static [Family] {
+        self.cfg.families
+    }
+
+    fn kv(&mut self, op: &KvOp<'_>) -> Result<Outcome, EngineError> {
+        if !self.cfg.families.contains(&Family::KeyValue) {
+            return Err(EngineError::unsupported(Family::KeyValue, op.kind.name()));
+        }
+        let mut out = self.serve("KV", 0)?;
+        out.affected = 0;
+        match op.kind {
+            KvKind::Read | KvKind::ReadModifyWrite => {
+                out.rows = 1;
+                out.has_result = true;
+            }
+            KvKind::Scan => {
+                out.rows = u64::from(op.count);
+                out.has_result = true;
+            }
+            KvKind::Insert | KvKind::Update | KvKind::Delete => out.affected = 1,
+        }
+        if op.kind == KvKind::ReadModifyWrite {
+            out.affected = 1;
+        }
+        Ok(out)
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, EngineError> {
+        if !self.cfg.families.contains(&Family::Sql) {
+            return Err(EngineError::unsupported(Family::Sql, "prepare"));
+        }
         Ok(self.sqls.add(sql))
     }
 

@@ -45,6 +45,7 @@ fn engine() -> MockEngine {
         error_rate: 0.0,
         fail_on: None,
         seed: 1,
+        families: &[dbdelta_engine::Family::Sql],
     })
 }
 

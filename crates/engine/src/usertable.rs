@@ -1,0 +1,469 @@
+//! Key-value operations on SQL engines: YCSB's JDBC binding layout (`usertable` with
+//! `YCSB_KEY` and `FIELD0…`), prepared once per connection, and a translation of each
+//! [`KvOp`] into the SQL operations that perform it. Translating at the operation level
+//! means the same workload runs on a blocking connection and on a multiplexed session.
+//!
+//! [`KvRoute`] is what a key-value workload holds: native operations for engines that
+//! serve the family themselves, the translation for SQL engines.
+
+use crate::ops::{Family, KvKind, KvOp, OpBatch};
+use crate::{Connection, Dialect, EngineError, OwnedValue, RowSource, StmtId};
+
+/// The table dbdelta creates for key-value workloads on SQL engines.
+pub const TABLE: &str = "usertable";
+/// YCSB's default number of fields per record.
+pub const DEFAULT_FIELDS: u16 = 10;
+
+/// `CREATE TABLE usertable (…)` for a dialect: the JDBC binding's layout.
+pub fn create_sql(fields: u16) -> String {
+    let cols: Vec<String> = (0..fields).map(|i| format!("FIELD{i} TEXT")).collect();
+    format!(
+        "CREATE TABLE {TABLE} (YCSB_KEY VARCHAR(255) PRIMARY KEY, {})",
+        cols.join(", ")
+    )
+}
+
+/// The usertable statements prepared on one connection.
+#[derive(Debug, Clone)]
+pub struct Usertable {
+    fields: u16,
+    read_all: StmtId,
+    read_one: Vec<StmtId>,
+    update_one: Vec<StmtId>,
+    update_all: StmtId,
+    insert: StmtId,
+    delete: StmtId,
+    scan: StmtId,
+}
+
+fn field_list(fields: u16) -> String {
+    (0..fields)
+        .map(|i| format!("FIELD{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Usertable {
+    /// Prepares every statement on `conn` (a point read and an update per field, so a
+    /// one-field operation never sends the other nine).
+    pub fn prepare(conn: &mut dyn Connection, fields: u16) -> Result<Self, EngineError> {
+        if fields == 0 {
+            return Err(EngineError::config("a usertable needs at least one field"));
+        }
+        let all = field_list(fields);
+        let marks = vec!["?"; usize::from(fields) + 1].join(", ");
+        let sets = (0..fields)
+            .map(|i| format!("FIELD{i}=?"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut read_one = Vec::with_capacity(usize::from(fields));
+        let mut update_one = Vec::with_capacity(usize::from(fields));
+        for i in 0..fields {
+            read_one.push(conn.prepare(&format!("SELECT FIELD{i} FROM {TABLE} WHERE YCSB_KEY=?"))?);
+            update_one
+                .push(conn.prepare(&format!("UPDATE {TABLE} SET FIELD{i}=? WHERE YCSB_KEY=?"))?);
+        }
+        let scan_sql = match conn.dialect() {
+            // MySQL's prepared LIMIT takes an integer parameter like the others.
+            Dialect::Mysql | Dialect::Postgres | Dialect::Sqlite | Dialect::Mock => format!(
+                "SELECT YCSB_KEY, {all} FROM {TABLE} WHERE YCSB_KEY >= ? ORDER BY YCSB_KEY LIMIT ?"
+            ),
+        };
+        Ok(Usertable {
+            fields,
+            read_all: conn.prepare(&format!("SELECT {all} FROM {TABLE} WHERE YCSB_KEY=?"))?,
+            read_one,
+            update_one,
+            update_all: conn.prepare(&format!("UPDATE {TABLE} SET {sets} WHERE YCSB_KEY=?"))?,
+            insert: conn.prepare(&format!(
+                "INSERT INTO {TABLE} (YCSB_KEY, {all}) VALUES ({marks})"
+            ))?,
+            delete: conn.prepare(&format!("DELETE FROM {TABLE} WHERE YCSB_KEY=?"))?,
+            scan: conn.prepare(&scan_sql)?,
+        })
+    }
+
+    fn field(&self, f: u16) -> Result<usize, EngineError> {
+        if f < self.fields {
+            Ok(usize::from(f))
+        } else {
+            Err(EngineError::statement(format!(
+                "field {f} does not exist: the usertable has {} fields",
+                self.fields
+            )))
+        }
+    }
+
+    /// Appends the SQL operations that perform `op` to `ops`: one statement, or a read and
+    /// an update for a read-modify-write (still one key-value operation to the workload).
+    pub fn translate(&self, op: &KvOp<'_>, ops: &mut OpBatch) -> Result<(), EngineError> {
+        let text = |v: &[u8]| -> Result<String, EngineError> {
+            String::from_utf8(v.to_vec())
+                .map_err(|_| EngineError::statement("a usertable value must be UTF-8 text"))
+        };
+        match op.kind {
+            KvKind::Read => self.read(op, ops)?,
+            KvKind::Scan => {
+                ops.execute(self.scan).text(op.key).int(i64::from(op.count));
+            }
+            KvKind::Delete => {
+                ops.execute(self.delete).text(op.key);
+            }
+            KvKind::Insert => {
+                if op.fields.len() != usize::from(self.fields) || op.values.len() != op.fields.len()
+                {
+                    return Err(EngineError::statement(format!(
+                        "an insert sets all {} fields, got {}",
+                        self.fields,
+                        op.fields.len()
+                    )));
+                }
+                let mut ordered: Vec<Option<&[u8]>> = vec![None; usize::from(self.fields)];
+                for (f, v) in op.fields.iter().zip(op.values) {
+                    ordered[self.field(*f)?] = Some(v);
+                }
+                let mut w = ops.execute(self.insert);
+                w.text(op.key);
+                for v in ordered {
+                    w.text(&text(v.unwrap_or_default())?);
+                }
+            }
+            KvKind::Update => self.update(op, ops, &text)?,
+            KvKind::ReadModifyWrite => {
+                self.read(op, ops)?;
+                self.update(op, ops, &text)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn read(&self, op: &KvOp<'_>, ops: &mut OpBatch) -> Result<(), EngineError> {
+        let stmt = match op.fields {
+            [one] => self.read_one[self.field(*one)?],
+            // YCSB reads all fields by default; a subset of several reads them all too.
+            _ => self.read_all,
+        };
+        ops.execute(stmt).text(op.key);
+        Ok(())
+    }
+
+    fn update(
+        &self,
+        op: &KvOp<'_>,
+        ops: &mut OpBatch,
+        text: &dyn Fn(&[u8]) -> Result<String, EngineError>,
+    ) -> Result<(), EngineError> {
+        if op.values.len() != op.fields.len() || op.fields.is_empty() {
+            return Err(EngineError::statement(
+                "an update names each field it sets, with a value",
+            ));
+        }
+        if op.fields.len() == usize::from(self.fields) {
+            let mut ordered: Vec<&[u8]> = vec![&[]; usize::from(self.fields)];
+            for (f, v) in op.fields.iter().zip(op.values) {
+                ordered[self.field(*f)?] = v;
+            }
+            let mut w = ops.execute(self.update_all);
+            for v in ordered {
+                w.text(&text(v)?);
+            }
+            w.text(op.key);
+            return Ok(());
+        }
+        for (f, v) in op.fields.iter().zip(op.values) {
+            ops.execute(self.update_one[self.field(*f)?])
+                .text(&text(v)?)
+                .text(op.key);
+        }
+        Ok(())
+    }
+}
+
+/// How a key-value workload sends its operations on one connection.
+#[derive(Debug, Clone)]
+pub enum KvRoute {
+    /// The engine serves key-value operations itself.
+    Native,
+    /// An SQL engine: operations become usertable statements.
+    Sql(Usertable),
+}
+
+impl KvRoute {
+    /// Chooses the route for `conn`; `None` when the engine serves neither key-value nor
+    /// SQL operations ("not supported by <engine>").
+    pub fn prepare(conn: &mut dyn Connection, fields: u16) -> Result<Option<Self>, EngineError> {
+        let served = conn.families();
+        if served.contains(&Family::KeyValue) {
+            Ok(Some(KvRoute::Native))
+        } else if served.contains(&Family::Sql) {
+            Ok(Some(KvRoute::Sql(Usertable::prepare(conn, fields)?)))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Appends `op` to `ops` in the form this connection takes.
+    pub fn push(&self, op: &KvOp<'_>, ops: &mut OpBatch) -> Result<(), EngineError> {
+        match self {
+            KvRoute::Native => {
+                ops.kv(op.kind, op.key, op.fields, op.values, op.count);
+                Ok(())
+            }
+            KvRoute::Sql(t) => t.translate(op, ops),
+        }
+    }
+}
+
+/// Records to load into the usertable: `next(i, key, values)` fills record `i`'s key and
+/// its field values (the workload decides keys and values: YCSB hashes its keys).
+pub struct UsertableRows<F> {
+    columns: Vec<&'static str>,
+    count: u64,
+    next: u64,
+    fill: F,
+    key: String,
+    values: Vec<String>,
+}
+
+/// Column names `YCSB_KEY, FIELD0, …` (static: a field count is at most a few dozen).
+fn columns(fields: u16) -> Vec<&'static str> {
+    const NAMES: [&str; 33] = [
+        "YCSB_KEY", "FIELD0", "FIELD1", "FIELD2", "FIELD3", "FIELD4", "FIELD5", "FIELD6", "FIELD7",
+        "FIELD8", "FIELD9", "FIELD10", "FIELD11", "FIELD12", "FIELD13", "FIELD14", "FIELD15",
+        "FIELD16", "FIELD17", "FIELD18", "FIELD19", "FIELD20", "FIELD21", "FIELD22", "FIELD23",
+        "FIELD24", "FIELD25", "FIELD26", "FIELD27", "FIELD28", "FIELD29", "FIELD30", "FIELD31",
+    ];
+    NAMES[..=usize::from(fields).min(NAMES.len() - 1)].to_vec()
+}
+
+/// The most fields [`UsertableRows`] can name.
+pub const MAX_FIELDS: u16 = 32;
+
+impl<F: FnMut(u64, &mut String, &mut [String])> UsertableRows<F> {
+    /// `count` records of `fields` fields (at most [`MAX_FIELDS`]).
+    pub fn new(count: u64, fields: u16, fill: F) -> Result<Self, EngineError> {
+        if fields == 0 || fields > MAX_FIELDS {
+            return Err(EngineError::config(format!(
+                "fieldcount {fields} is out of range: use 1 to {MAX_FIELDS}"
+            )));
+        }
+        Ok(UsertableRows {
+            columns: columns(fields),
+            count,
+            next: 0,
+            fill,
+            key: String::new(),
+            values: vec![String::new(); usize::from(fields)],
+        })
+    }
+}
+
+impl<F: FnMut(u64, &mut String, &mut [String])> RowSource for UsertableRows<F> {
+    fn columns(&self) -> &[&'static str] {
+        &self.columns
+    }
+
+    fn next_row(&mut self, out: &mut Vec<OwnedValue>) -> bool {
+        if self.next >= self.count {
+            return false;
+        }
+        self.key.clear();
+        for v in &mut self.values {
+            v.clear();
+        }
+        (self.fill)(self.next, &mut self.key, &mut self.values);
+        self.next += 1;
+        out.push(OwnedValue::Text(self.key.clone()));
+        out.extend(self.values.iter().map(|v| OwnedValue::Text(v.clone())));
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::{run_batch, Scratch};
+    use crate::sqlite::SqliteEngine;
+    use crate::Engine;
+
+    fn sqlite(dir: &std::path::Path) -> Box<dyn Connection> {
+        let spec =
+            dbdelta_model::TargetSpec::parse(&format!("s=sqlite:{}", dir.join("kv.db").display()))
+                .unwrap();
+        let e = SqliteEngine::open(&spec, dir, &Default::default()).unwrap();
+        e.connect().unwrap()
+    }
+
+    fn op<'a>(
+        kind: KvKind,
+        key: &'a str,
+        fields: &'a [u16],
+        values: &'a [&'a [u8]],
+        count: u32,
+    ) -> KvOp<'a> {
+        KvOp {
+            kind,
+            key,
+            fields,
+            values,
+            count,
+        }
+    }
+
+    /// Runs one key-value operation through the translation; returns rows and affected.
+    fn run(conn: &mut dyn Connection, route: &KvRoute, o: KvOp<'_>) -> (u64, u64) {
+        let mut ops = OpBatch::new();
+        route.push(&o, &mut ops).unwrap();
+        let (mut rows, mut affected) = (0, 0);
+        run_batch(conn, &ops, &mut Scratch::default(), |out| {
+            rows += out.rows;
+            affected += out.affected;
+        })
+        .unwrap();
+        (rows, affected)
+    }
+
+    #[test]
+    fn every_operation_on_sqlite_through_the_translation() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = sqlite(dir.path());
+        conn.batch(&create_sql(DEFAULT_FIELDS)).unwrap();
+        let mut rows = UsertableRows::new(20, DEFAULT_FIELDS, |i, key, values| {
+            key.push_str(&format!("user{i:04}"));
+            for (f, v) in values.iter_mut().enumerate() {
+                v.push_str(&format!("v{i}-{f}"));
+            }
+        })
+        .unwrap();
+        assert_eq!(conn.bulk_insert(TABLE, &mut rows).unwrap(), 20);
+        let route = KvRoute::prepare(&mut *conn, DEFAULT_FIELDS)
+            .unwrap()
+            .unwrap();
+        assert!(matches!(route, KvRoute::Sql(_)));
+        let all: Vec<u16> = (0..DEFAULT_FIELDS).collect();
+        assert_eq!(
+            run(
+                &mut *conn,
+                &route,
+                op(KvKind::Read, "user0003", &[], &[], 0)
+            )
+            .0,
+            1
+        );
+        assert_eq!(
+            run(
+                &mut *conn,
+                &route,
+                op(KvKind::Read, "user0003", &[4], &[], 0)
+            )
+            .0,
+            1
+        );
+        assert_eq!(
+            run(&mut *conn, &route, op(KvKind::Read, "nobody", &[], &[], 0)).0,
+            0
+        );
+        assert_eq!(
+            run(
+                &mut *conn,
+                &route,
+                op(KvKind::Scan, "user0005", &[], &[], 5)
+            )
+            .0,
+            5
+        );
+        assert_eq!(
+            run(
+                &mut *conn,
+                &route,
+                op(KvKind::Scan, "user0018", &[], &[], 5)
+            )
+            .0,
+            2
+        );
+        let vals: Vec<&[u8]> = vec![b"new"; usize::from(DEFAULT_FIELDS)];
+        assert_eq!(
+            run(
+                &mut *conn,
+                &route,
+                op(KvKind::Insert, "user9999", &all, &vals, 0)
+            )
+            .1,
+            1
+        );
+        assert_eq!(
+            run(
+                &mut *conn,
+                &route,
+                op(KvKind::Update, "user0001", &[2], &[b"x"], 0)
+            )
+            .1,
+            1
+        );
+        assert_eq!(
+            run(
+                &mut *conn,
+                &route,
+                op(KvKind::Update, "user0001", &all, &vals, 0)
+            )
+            .1,
+            1
+        );
+        let (r, a) = run(
+            &mut *conn,
+            &route,
+            op(KvKind::ReadModifyWrite, "user0002", &[7], &[b"rmw"], 0),
+        );
+        assert_eq!((r, a), (1, 1));
+        assert_eq!(
+            conn.query_scalar("SELECT FIELD7 FROM usertable WHERE YCSB_KEY='user0002'")
+                .unwrap()
+                .as_deref(),
+            Some("rmw")
+        );
+        assert_eq!(
+            run(
+                &mut *conn,
+                &route,
+                op(KvKind::Delete, "user0003", &[], &[], 0)
+            )
+            .1,
+            1
+        );
+        assert_eq!(
+            run(
+                &mut *conn,
+                &route,
+                op(KvKind::Read, "user0003", &[], &[], 0)
+            )
+            .0,
+            0
+        );
+        // The scan returns keys in order from the start key.
+        let first = conn
+            .query_scalar(
+                "SELECT YCSB_KEY FROM usertable WHERE YCSB_KEY >= 'user0002' ORDER BY YCSB_KEY LIMIT 1",
+            )
+            .unwrap();
+        assert_eq!(first.as_deref(), Some("user0002"));
+    }
+
+    #[test]
+    fn bad_operations_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = sqlite(dir.path());
+        conn.batch(&create_sql(3)).unwrap();
+        let t = Usertable::prepare(&mut *conn, 3).unwrap();
+        let mut ops = OpBatch::new();
+        assert!(t
+            .translate(&op(KvKind::Read, "k", &[3], &[], 0), &mut ops)
+            .is_err());
+        assert!(t
+            .translate(&op(KvKind::Insert, "k", &[0], &[b"a"], 0), &mut ops)
+            .is_err());
+        assert!(t
+            .translate(&op(KvKind::Update, "k", &[0], &[], 0), &mut ops)
+            .is_err());
+        assert!(UsertableRows::new(1, 0, |_, _, _: &mut [String]| {}).is_err());
+    }
+}
