@@ -92,6 +92,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
             name: IBENCH.to_string(),
             description: "Insert Benchmark (spec workloads.md Part B)".to_string(),
             items: Vec::new(),
+            families: vec![dbdelta_engine::Family::Sql],
         },
         None => Suite::load(&suite_name).map_err(|e| anyhow::anyhow!("--suite: {e}"))?,
     };

@@ -55,6 +55,13 @@ pub enum StepStatus {
     },
     /// Stopped early by Ctrl-C; numbers cover the measured part only.
     Interrupted,
+    /// The target's engine does not serve the operations the step needs; not a failure of
+    /// the target and never compared.
+    #[serde(rename = "not-supported")]
+    NotSupported {
+        /// Which operations, and which engine (`key-value operations are not supported by …`).
+        reason: String,
+    },
 }
 
 /// The headline throughput of a step in its reporting unit.
@@ -302,6 +309,9 @@ impl StepResult {
 
     /// True when the step measured a usable number.
     pub fn is_ok(&self) -> bool {
-        !matches!(self.status, StepStatus::Failed { .. })
+        !matches!(
+            self.status,
+            StepStatus::Failed { .. } | StepStatus::NotSupported { .. }
+        )
     }
 }

@@ -508,6 +508,10 @@ fn titled_td(
             esc(&short(reason))
         ),
         Cell::Missing => "<td class=\"na\">NA</td>".to_string(),
+        Cell::NotSupported { reason } => format!(
+            "<td class=\"na\" title=\"{}\">not supported</td>",
+            esc(reason)
+        ),
     }
 }
 

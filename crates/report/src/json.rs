@@ -176,5 +176,6 @@ fn status(c: &Cell) -> &'static str {
         Cell::Value { .. } => "ok",
         Cell::Failed { .. } => "failed",
         Cell::Missing => "missing",
+        Cell::NotSupported { .. } => "not-supported",
     }
 }

@@ -331,6 +331,7 @@ fn cell(c: &Cell, decimals: usize, thresholds: Option<&ReportOptions>) -> String
         }
         Cell::Failed { reason } => format!("fail ({})", escape(&truncate(reason))),
         Cell::Missing => "NA".to_string(),
+        Cell::NotSupported { reason } => format!("n/s ({})", escape(&truncate(reason))),
     }
 }
 

@@ -234,6 +234,16 @@ pub fn relative_bars(rows: &[BarRow], names: &[&str], low: f64, high: f64) -> St
                         esc(reason)
                     );
                 }
+                Cell::NotSupported { reason } => {
+                    let _ = write!(
+                        s,
+                        r##"<text x="{:.1}" y="{:.1}" font-size="9" fill="#888">not supported ({})<title>{}</title></text>"##,
+                        x(1.0) + 3.0,
+                        yb + BAR - 3.0,
+                        esc(name),
+                        esc(reason)
+                    );
+                }
                 Cell::Missing => {
                     let _ = write!(
                         s,

@@ -22,12 +22,21 @@ pub enum Cell {
     },
     /// The target did not run this step; printed `NA`.
     Missing,
+    /// The target's engine does not serve the step's operations; printed `n/s`, never
+    /// counted as a failure or compared.
+    NotSupported {
+        /// `… not supported by <engine>`.
+        reason: String,
+    },
 }
 
 impl Cell {
     fn of(result: &StepResult) -> Cell {
         match &result.status {
             StepStatus::Failed { reason } => Cell::Failed {
+                reason: reason.clone(),
+            },
+            StepStatus::NotSupported { reason } => Cell::NotSupported {
                 reason: reason.clone(),
             },
             status => Cell::Value {
@@ -43,6 +52,9 @@ impl Cell {
     pub fn relative_to(&self, base: &Cell) -> Cell {
         match (self, base) {
             (Cell::Failed { reason }, _) => Cell::Failed {
+                reason: reason.clone(),
+            },
+            (Cell::NotSupported { reason }, _) => Cell::NotSupported {
                 reason: reason.clone(),
             },
             (
@@ -90,6 +102,7 @@ impl Cell {
             Cell::Value { value, .. } => format!("{value:.decimals$}"),
             Cell::Failed { .. } => "fail".to_string(),
             Cell::Missing => "NA".to_string(),
+            Cell::NotSupported { .. } => "n/s".to_string(),
         }
     }
 }

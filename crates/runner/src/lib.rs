@@ -9,6 +9,7 @@ pub mod conformance;
 pub mod connect;
 pub mod control;
 pub mod cpu;
+pub mod families;
 pub mod ibench;
 pub mod measure;
 mod mux;

@@ -159,6 +159,21 @@ pub fn run_target_profiled(
     sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
 ) -> Result<TargetOutcome, SinkError> {
     let chosen = selected(suite, opts);
+    let missing = crate::families::missing_families(&suite.families, engine);
+    if !missing.is_empty() {
+        let reason = crate::families::unsupported_reason(&missing, engine);
+        progress.message(&format!(
+            "[{target}] {reason}: every step is reported as not supported"
+        ));
+        for step in &chosen {
+            for threads in thread_counts(step, opts) {
+                sink(&crate::families::not_supported(
+                    target, step, threads, &reason,
+                ))?;
+            }
+        }
+        return Ok(TargetOutcome::Complete);
+    }
     let tables: Vec<String> = (1..=opts.tables).map(|t| format!("sbtest{t}")).collect();
     let mut settles = 0;
     for item in &suite.items {
@@ -240,11 +255,7 @@ pub fn run_target_profiled(
                 if !chosen.iter().any(|c| c.order == step.order) {
                     continue;
                 }
-                let counts: Vec<u32> = match step.threads {
-                    Some(ThreadsRule::Tables) => vec![opts.tables.max(1)],
-                    None => opts.threads.clone(),
-                };
-                for threads in counts {
+                for threads in thread_counts(step, opts) {
                     if stop.requested() {
                         return Ok(TargetOutcome::Interrupted);
                     }
@@ -297,4 +308,12 @@ pub fn run_target_profiled(
 /// refused when the options were parsed; this only keeps a corrupt file from panicking).
 fn secs(s: f64) -> Duration {
     Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
+}
+
+/// The thread counts a step runs at: the run's, or one per table (scan).
+fn thread_counts(step: &Step, opts: &RunOptions) -> Vec<u32> {
+    match step.threads {
+        Some(ThreadsRule::Tables) => vec![opts.tables.max(1)],
+        None => opts.threads.clone(),
+    }
 }

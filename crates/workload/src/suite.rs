@@ -1,6 +1,7 @@
 //! Suites as data: an ordered list of steps read from TOML (embedded in the binary, or a
 //! file given by the user), validated once.
 
+use dbdelta_engine::Family;
 use dbdelta_model::Group;
 use serde::Deserialize;
 use std::path::Path;
@@ -240,6 +241,10 @@ pub struct Suite {
     pub description: String,
     /// The sequence.
     pub items: Vec<SuiteItem>,
+    /// The operation families its steps need (`families = ["sql"]`, the default); a target
+    /// whose engine serves none of them natively or by translation reports every step as
+    /// not supported.
+    pub families: Vec<Family>,
 }
 
 #[derive(Deserialize)]
@@ -250,6 +255,8 @@ struct SuiteFile {
     description: String,
     #[serde(rename = "step")]
     steps: Vec<StepDef>,
+    #[serde(default)]
+    families: Vec<String>,
 }
 
 /// The published scripts' group rule (§A11.1): `point` unless `warm`; else write words; else range.
@@ -319,10 +326,29 @@ impl Suite {
                 }
             }
         }
+        let mut families = Vec::new();
+        for f in &file.families {
+            families.push(match f.as_str() {
+                "sql" => Family::Sql,
+                "kv" | "key-value" => Family::KeyValue,
+                other => {
+                    return Err(SuiteError::Parse {
+                        origin: origin.to_string(),
+                        message: format!(
+                            "families: unknown operation family '{other}': use \"sql\" or \"kv\""
+                        ),
+                    })
+                }
+            });
+        }
+        if families.is_empty() {
+            families.push(Family::Sql);
+        }
         Ok(Suite {
             name: file.name,
             description: file.description,
             items,
+            families,
         })
     }
 
