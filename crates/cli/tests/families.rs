@@ -44,7 +44,11 @@ fn a_target_without_the_suites_operations_is_reported_as_not_supported() {
         .flatten()
         .map(|e| read_json(&e.path()))
         .collect();
-    assert_eq!(results.len(), 2, "one result per chosen step, nothing loaded");
+    assert_eq!(
+        results.len(),
+        2,
+        "one result per chosen step, nothing loaded"
+    );
     for r in &results {
         assert_eq!(r["status"]["state"], "not-supported");
         assert_eq!(
@@ -55,7 +59,10 @@ fn a_target_without_the_suites_operations_is_reported_as_not_supported() {
     let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
     assert!(text.contains("n/s\tpoint-query_range=100"), "{text}");
     let md = std::fs::read_to_string(rd.join("report.md")).unwrap();
-    assert!(md.contains("n/s (sql operations are not supported by mock)"), "{md}");
+    assert!(
+        md.contains("n/s (sql operations are not supported by mock)"),
+        "{md}"
+    );
     let html = std::fs::read_to_string(rd.join("report.html")).unwrap();
     assert!(html.contains("not supported</td>"));
 }
