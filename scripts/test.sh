@@ -14,6 +14,7 @@ need_apt=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
 command -v sysbench >/dev/null 2>&1 || need_apt+=(sysbench)
 command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
+[ -x /usr/sbin/pgbouncer ] || need_apt+=(pgbouncer)
 # Headless Chromium for the HTML report browser test (crates/cli/tests/report_html_browser.rs).
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -24,6 +25,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
   $SUDO service postgresql stop >/dev/null 2>&1 || true
   $SUDO service mariadb stop >/dev/null 2>&1 || true
+  $SUDO service pgbouncer stop >/dev/null 2>&1 || true
 fi
 
 # As root, managed servers run as the unprivileged user dbdelta, which cannot read /root:

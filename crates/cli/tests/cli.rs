@@ -260,10 +260,15 @@ fn failing_step_is_recorded_and_the_run_continues() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a failed step exits 3: {stderr}"
+    );
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        stderr.contains("bad/update-index_range=100: mock failure"),
+        "the failure is named: {stderr}"
     );
     assert!(
         stdout

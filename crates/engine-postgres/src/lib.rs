@@ -19,6 +19,7 @@ mod conn;
 mod copy;
 mod external;
 mod managed;
+mod pgbouncer;
 mod pgerror;
 mod session;
 #[cfg(feature = "tls")]
@@ -43,6 +44,11 @@ use std::path::{Path, PathBuf};
 pub struct PostgresEngine {
     name: String,
     params: ConnParams,
+    /// A managed pgbouncer in front of the server; declared before `managed` so that it
+    /// stops first when the engine drops.
+    bouncer: Option<pgbouncer::Bouncer>,
+    /// Where benchmark connections go (through pgbouncer); admin work uses `params`.
+    bench: Option<ConnParams>,
     managed: Option<Managed>,
     data_dir: Option<PathBuf>,
 }
@@ -64,15 +70,52 @@ pub fn open(
     let tls = tls_setup(spec, opts)?;
     match &spec.location {
         Location::Path { path } => {
+            let bouncer_spec = pgbouncer::parse(spec)?;
             let (managed, params) = managed::start(spec, path, scratch, opts, tls)?;
+            let (bouncer, bench) = match &bouncer_spec {
+                Some(b) => {
+                    let conn::Addr::Tcp { port, .. } = &params.addr else {
+                        return Err(EngineError::config(format!(
+                            "target '{}': pgbouncer needs the server on TCP",
+                            spec.name
+                        )));
+                    };
+                    let owner = dbdelta_engine::server::service_user()?;
+                    let bouncer =
+                        pgbouncer::start(spec, b, scratch, *port, managed::SUPERUSER, owner)?;
+                    let mut bench = params.clone();
+                    bench.addr = conn::Addr::Tcp {
+                        host: "127.0.0.1".into(),
+                        port: bouncer.port,
+                    };
+                    // Named prepared statements do not survive transaction pooling in
+                    // pgbouncer 1.18: statements go as text with literals then.
+                    bench.prepared = params.prepared && b.mode.keeps_prepared_statements();
+                    (Some(bouncer), Some(bench))
+                }
+                None => (None, None),
+            };
             Ok(PostgresEngine {
                 name: spec.name.clone(),
                 params,
+                bouncer,
+                bench,
                 data_dir: Some(managed.data_dir.clone()),
                 managed: Some(managed),
             })
         }
         Location::Url { .. } => {
+            if spec
+                .params
+                .iter()
+                .any(|(k, _)| pgbouncer::is_bouncer_param(k))
+            {
+                return Err(EngineError::config(format!(
+                    "target '{}': pgbouncer=… starts a pgbouncer in front of a managed server; \
+                     for an external one, point the URL at your pgbouncer instead",
+                    spec.name
+                )));
+            }
             let params = external::params(spec, opts, tls)?;
             let mut conn = connect(&params).map_err(|e| {
                 if e.kind == ErrorKind::Connection {
@@ -97,6 +140,8 @@ pub fn open(
             Ok(PostgresEngine {
                 name: spec.name.clone(),
                 params,
+                bouncer: None,
+                bench: None,
                 managed: None,
                 data_dir,
             })
@@ -185,10 +230,14 @@ impl Engine for PostgresEngine {
     }
 
     fn connect_with(&self, opts: &ConnectOptions) -> Result<Box<dyn Connection>, EngineError> {
-        Ok(Box::new(connect_with(&self.params, opts)?))
+        let params = self.bench.as_ref().unwrap_or(&self.params);
+        Ok(Box::new(connect_with(params, opts)?))
     }
 
     fn connection_limit(&self) -> Option<u64> {
+        if let Some(b) = &self.bouncer {
+            return Some(b.max_client_conn);
+        }
         let mut conn = connect(&self.params).ok()?;
         let max: u64 = conn
             .query_scalar("SHOW max_connections")
@@ -224,6 +273,20 @@ impl Engine for PostgresEngine {
             "dbdelta.managed".into(),
             if self.is_managed() { "yes" } else { "no" }.into(),
         );
+        if let (Some(b), Some(bench)) = (&self.bouncer, &self.bench) {
+            settings.extend(b.manifest());
+            settings.insert(
+                "dbdelta.statements".into(),
+                if bench.prepared {
+                    "prepared (named, through pgbouncer in session mode)".into()
+                } else {
+                    format!(
+                        "text with literals: pgbouncer {} pooling cannot keep named prepared statements",
+                        settings.get("pgbouncer.pool_mode").cloned().unwrap_or_default()
+                    )
+                },
+            );
+        }
         Ok(EngineInfo { version, settings })
     }
 
@@ -289,6 +352,10 @@ impl Engine for PostgresEngine {
     }
 
     fn shutdown(&mut self) -> Result<(), EngineError> {
+        if let Some(b) = &mut self.bouncer {
+            // The proxy goes first: it holds server connections.
+            let _ = b.stop();
+        }
         match &mut self.managed {
             Some(m) => m.stop().map_err(|e| {
                 EngineError::new(

@@ -125,7 +125,7 @@ fn server_settings(spec: &TargetSpec) -> Result<(Settings, Option<u16>), EngineE
     let mut port = None;
     for (k, v) in &spec.params {
         let key = k.to_ascii_lowercase();
-        if CLIENT_PARAMS.contains(&key.as_str()) {
+        if CLIENT_PARAMS.contains(&key.as_str()) || crate::pgbouncer::is_bouncer_param(&key) {
             continue;
         }
         if key.is_empty()

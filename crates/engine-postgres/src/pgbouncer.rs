@@ -1,0 +1,300 @@
+//! A managed pgbouncer in front of a managed PostgreSQL:
+//! `postgres:/usr/lib/postgresql/15/bin?pgbouncer=transaction&pgbouncer.default_pool_size=20`.
+//!
+//! Benchmark connections (the connect phase of every step) go through pgbouncer; load,
+//! settle and the manifest's queries go to the server directly. pgbouncer runs as our child
+//! under the same start, stop and orphan rules as the server, listens on 127.0.0.1 only, and
+//! inherits dbdelta's raised open-file limit, so it can hold tens of thousands of clients.
+
+use dbdelta_engine::server::{free_loopback_port, log_tail, prepare_command, ServerProcess};
+use dbdelta_engine::EngineError;
+use dbdelta_model::TargetSpec;
+use std::fmt::Write as _;
+use std::fs;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where Debian's package installs it; `pgbouncer.bin=…` overrides.
+const DEFAULT_BIN: &str = "/usr/sbin/pgbouncer";
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+const STOP_GRACE: Duration = Duration::from_secs(10);
+/// Settings dbdelta writes itself: a target may not change where pgbouncer listens or logs.
+const RESERVED: &[&str] = &[
+    "listen_addr",
+    "listen_port",
+    "unix_socket_dir",
+    "logfile",
+    "pidfile",
+    "auth_type",
+    "auth_file",
+    "pool_mode",
+];
+
+/// How a pgbouncer pool hands server connections to clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PoolMode {
+    Session,
+    Transaction,
+    Statement,
+}
+
+impl PoolMode {
+    fn name(self) -> &'static str {
+        match self {
+            PoolMode::Session => "session",
+            PoolMode::Transaction => "transaction",
+            PoolMode::Statement => "statement",
+        }
+    }
+
+    /// Named prepared statements survive only in session mode: pgbouncer 1.18 hands the
+    /// next transaction to any server connection, where the name does not exist.
+    pub(crate) fn keeps_prepared_statements(self) -> bool {
+        self == PoolMode::Session
+    }
+}
+
+/// The pgbouncer part of a target's parameters.
+#[derive(Debug, Clone)]
+pub(crate) struct BouncerSpec {
+    pub mode: PoolMode,
+    bin: PathBuf,
+    settings: Vec<(String, String)>,
+}
+
+/// True for target parameters that configure pgbouncer, not the server.
+pub(crate) fn is_bouncer_param(key: &str) -> bool {
+    key == "pgbouncer" || key.starts_with("pgbouncer.")
+}
+
+/// Reads `pgbouncer=MODE` and `pgbouncer.SETTING=VALUE`; `None` without `pgbouncer`.
+pub(crate) fn parse(spec: &TargetSpec) -> Result<Option<BouncerSpec>, EngineError> {
+    let bad = |msg: String| EngineError::config(format!("target '{}': {msg}", spec.name));
+    let mut mode = None;
+    let mut bin = PathBuf::from(DEFAULT_BIN);
+    let mut settings = Vec::new();
+    for (k, v) in &spec.params {
+        let key = k.to_ascii_lowercase();
+        if key == "pgbouncer" {
+            mode = Some(match v.as_str() {
+                "session" => PoolMode::Session,
+                "transaction" => PoolMode::Transaction,
+                "statement" => PoolMode::Statement,
+                _ => {
+                    return Err(bad(format!(
+                        "pgbouncer={v} is not a pool mode: use session, transaction or statement"
+                    )))
+                }
+            });
+        } else if let Some(name) = key.strip_prefix("pgbouncer.") {
+            if name == "bin" {
+                bin = PathBuf::from(v);
+            } else if RESERVED.contains(&name) {
+                return Err(bad(format!(
+                    "pgbouncer.{name} cannot be set: dbdelta sets it (pool mode: pgbouncer=MODE)"
+                )));
+            } else if name.is_empty()
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                || v.chars().any(|c| c == '\n' || c == '\r')
+            {
+                return Err(bad(format!(
+                    "pgbouncer.{name}={v} is not a pgbouncer setting"
+                )));
+            } else {
+                settings.push((name.to_string(), v.clone()));
+            }
+        }
+    }
+    match mode {
+        Some(mode) => {
+            if !bin.is_file() {
+                return Err(bad(format!(
+                    "pgbouncer=… needs the pgbouncer binary, but {} does not exist: install it \
+                     (apt-get install pgbouncer) or name it with pgbouncer.bin=PATH",
+                    bin.display()
+                )));
+            }
+            Ok(Some(BouncerSpec {
+                mode,
+                bin,
+                settings,
+            }))
+        }
+        None if !settings.is_empty() => Err(bad(
+            "pgbouncer.* settings need pgbouncer=session|transaction|statement".to_string(),
+        )),
+        None => Ok(None),
+    }
+}
+
+/// A running pgbouncer.
+#[derive(Debug)]
+pub(crate) struct Bouncer {
+    process: ServerProcess,
+    pub port: u16,
+    pub mode: PoolMode,
+    pub max_client_conn: u64,
+    pub log_path: PathBuf,
+    pub version: String,
+    settings: Vec<(String, String)>,
+}
+
+impl Bouncer {
+    /// Stops pgbouncer (SIGINT: safe shutdown). Idempotent.
+    pub(crate) fn stop(&mut self) -> Result<(), EngineError> {
+        self.process.stop()
+    }
+
+    /// Settings for the manifest, `pgbouncer.`-prefixed.
+    pub(crate) fn manifest(&self) -> Vec<(String, String)> {
+        let mut out = vec![
+            ("pgbouncer.version".to_string(), self.version.clone()),
+            (
+                "pgbouncer.pool_mode".to_string(),
+                self.mode.name().to_string(),
+            ),
+            (
+                "pgbouncer.max_client_conn".to_string(),
+                self.max_client_conn.to_string(),
+            ),
+            (
+                "pgbouncer.logfile".to_string(),
+                self.log_path.display().to_string(),
+            ),
+        ];
+        out.extend(
+            self.settings
+                .iter()
+                .filter(|(k, _)| k != "max_client_conn")
+                .map(|(k, v)| (format!("pgbouncer.{k}"), v.clone())),
+        );
+        out
+    }
+}
+
+/// Starts pgbouncer for the server at `server_port`, as `owner` when given.
+pub(crate) fn start(
+    spec: &TargetSpec,
+    b: &BouncerSpec,
+    scratch: &Path,
+    server_port: u16,
+    user: &str,
+    owner: Option<(u32, u32)>,
+) -> Result<Bouncer, EngineError> {
+    let err =
+        |msg: String| EngineError::config(format!("target '{}': pgbouncer: {msg}", spec.name));
+    let dir = scratch.join("pgbouncer");
+    fs::create_dir_all(&dir).map_err(|e| err(format!("cannot create {}: {e}", dir.display())))?;
+    // pgbouncer resolves its file settings from its own working directory.
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| err(format!("cannot resolve {}: {e}", dir.display())))?;
+    let port = free_loopback_port()?;
+    let log_path = dir.join("pgbouncer.log");
+    let max_client_conn: u64 = match b.settings.iter().find(|(k, _)| k == "max_client_conn") {
+        Some((_, v)) => v
+            .parse()
+            .map_err(|_| err(format!("pgbouncer.max_client_conn={v} is not a number")))?,
+        None => 10_000,
+    };
+    let mut ini = String::new();
+    let _ = writeln!(ini, "[databases]\n* = host=127.0.0.1 port={server_port}\n");
+    let _ = writeln!(ini, "[pgbouncer]");
+    let _ = writeln!(ini, "listen_addr = 127.0.0.1\nlisten_port = {port}");
+    let _ = writeln!(ini, "unix_socket_dir =");
+    let _ = writeln!(ini, "logfile = {}", log_path.display());
+    let _ = writeln!(ini, "pidfile = {}", dir.join("pgbouncer.pid").display());
+    // The server trusts loopback; pgbouncer then needs no password either.
+    let _ = writeln!(ini, "auth_type = trust");
+    let _ = writeln!(ini, "auth_file = {}", dir.join("userlist.txt").display());
+    let _ = writeln!(ini, "admin_users = {user}");
+    let _ = writeln!(ini, "pool_mode = {}", b.mode.name());
+    let _ = writeln!(ini, "max_client_conn = {max_client_conn}");
+    let _ = writeln!(ini, "ignore_startup_parameters = extra_float_digits");
+    for (k, v) in b.settings.iter().filter(|(k, _)| k != "max_client_conn") {
+        let _ = writeln!(ini, "{k} = {v}");
+    }
+    let conf = dir.join("pgbouncer.ini");
+    fs::write(&conf, ini).map_err(|e| err(format!("cannot write {}: {e}", conf.display())))?;
+    fs::write(dir.join("userlist.txt"), format!("\"{user}\" \"\"\n"))
+        .map_err(|e| err(format!("cannot write the userlist: {e}")))?;
+    dbdelta_engine::server::chown_tree(&dir, owner)?;
+    let version = Command::new(&b.bin)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.lines().next().map(|l| l.trim().to_string()))
+        .unwrap_or_default();
+    let mut cmd = Command::new(&b.bin);
+    cmd.arg(&conf)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    prepare_command(&mut cmd, owner);
+    let child = cmd
+        .spawn()
+        .map_err(|e| err(format!("cannot start {}: {e}", b.bin.display())))?;
+    // SIGINT: pgbouncer's safe shutdown.
+    let mut process = ServerProcess::new(child, libc::SIGINT, STOP_GRACE);
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        if let Some(status) = process.exited() {
+            return Err(err(format!(
+                "exited ({status}) at start; a setting it rejects? {}:\n{}",
+                log_path.display(),
+                log_tail(&log_path, 10)
+            )));
+        }
+        if Instant::now() > deadline {
+            let _ = process.stop();
+            return Err(err(format!(
+                "did not listen on port {port} within {START_TIMEOUT:?}:\n{}",
+                log_tail(&log_path, 10)
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(Bouncer {
+        process,
+        port,
+        mode: b.mode,
+        max_client_conn,
+        log_path,
+        version,
+        settings: b.settings.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(p: &str) -> TargetSpec {
+        TargetSpec::parse(&format!("b=postgres:/usr/lib/postgresql/15/bin?{p}")).unwrap()
+    }
+
+    #[test]
+    fn parameters_are_validated() {
+        let e = parse(&spec("pgbouncer=sometimes")).unwrap_err();
+        assert!(e.message.contains("pgbouncer=sometimes"), "{e}");
+        let e = parse(&spec("pgbouncer=session&pgbouncer.listen_port=1")).unwrap_err();
+        assert!(e.message.contains("pgbouncer.listen_port"), "{e}");
+        let e = parse(&spec("pgbouncer.default_pool_size=3")).unwrap_err();
+        assert!(
+            e.message
+                .contains("pgbouncer=session|transaction|statement"),
+            "{e}"
+        );
+        let e = parse(&spec("pgbouncer=session&pgbouncer.bin=/nonexistent/pgb")).unwrap_err();
+        assert!(e.message.contains("/nonexistent/pgb"), "{e}");
+        assert!(parse(&spec("shared_buffers=128MB")).unwrap().is_none());
+        assert!(!PoolMode::Transaction.keeps_prepared_statements());
+        assert!(PoolMode::Session.keeps_prepared_statements());
+    }
+}
