@@ -5,19 +5,9 @@
 mod common;
 
 use common::{dbdelta, read_json};
-use std::path::Path;
 
-/// MariaDB's server binary, or a skip; under CI a missing server fails the test.
 fn require_mariadb() -> bool {
-    let ok = Path::new("/usr/sbin/mariadbd").is_file();
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "/usr/sbin/mariadbd is missing under CI (scripts/test.sh installs mariadb-server)"
-        );
-        eprintln!("SKIPPED: /usr/sbin/mariadbd is missing (apt-get install mariadb-server)");
-    }
-    ok
+    common::require(&["/usr/sbin/mariadbd"], "apt-get install mariadb-server")
 }
 
 #[test]

@@ -10,17 +10,11 @@ use std::time::Duration;
 
 const BIN: &str = "/usr/lib/postgresql/15/bin";
 
-/// PostgreSQL 15 and pgbouncer, or a skip; under CI a missing one fails the test.
 fn require() -> bool {
-    let ok = Path::new(BIN).join("initdb").is_file() && Path::new("/usr/sbin/pgbouncer").is_file();
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "postgresql-15 or pgbouncer is missing under CI (scripts/test.sh installs both)"
-        );
-        eprintln!("SKIPPED: postgresql-15 or pgbouncer is missing");
-    }
-    ok
+    common::require(
+        &["/usr/lib/postgresql/15/bin/initdb", "/usr/sbin/pgbouncer"],
+        "apt-get install postgresql-15 pgbouncer",
+    )
 }
 
 fn bouncers(rd: &Path) -> Vec<u32> {

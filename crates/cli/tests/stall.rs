@@ -10,17 +10,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 const BIN: &str = "/usr/lib/postgresql/15/bin";
 
-/// The PostgreSQL 15 binaries, or a skip; under CI a missing server fails the test.
 fn require_pg() -> bool {
-    let ok = Path::new(BIN).join("initdb").is_file();
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{BIN}/initdb is missing under CI (scripts/test.sh installs postgresql-15)"
-        );
-        eprintln!("SKIPPED: {BIN}/initdb is missing (apt-get install postgresql-15)");
-    }
-    ok
+    common::require(
+        &["/usr/lib/postgresql/15/bin/initdb"],
+        "apt-get install postgresql-15",
+    )
 }
 
 /// The managed server's processes (postmaster and backends) of the run in `rd`.
@@ -130,6 +124,18 @@ fn wait_until_measuring(rd: &Path) {
     panic!("the run never reached its first step");
 }
 
+/// Starts a run and freezes its server (SIGSTOP) during the first step; returns the run,
+/// the frozen processes and when they froze.
+fn freeze_during_first_step(rd: &Path) -> (std::process::Child, Vec<u32>, SystemTime) {
+    let child = start_run(rd, "30");
+    wait_until_measuring(rd);
+    let pids = server_pids(rd);
+    assert!(!pids.is_empty(), "no server processes found");
+    let frozen = SystemTime::now();
+    signal_all(&pids, libc::SIGSTOP);
+    (child, pids, frozen)
+}
+
 #[test]
 fn a_stalled_server_fails_the_step_with_a_timeout_and_the_run_goes_on() {
     if !require_pg() {
@@ -137,12 +143,7 @@ fn a_stalled_server_fails_the_step_with_a_timeout_and_the_run_goes_on() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let mut child = start_run(&rd, "30");
-    wait_until_measuring(&rd);
-    let pids = server_pids(&rd);
-    assert!(!pids.is_empty(), "no server processes found");
-    let frozen = SystemTime::now();
-    signal_all(&pids, libc::SIGSTOP);
+    let (mut child, pids, frozen) = freeze_during_first_step(&rd);
     let result = wait_for_result(&rd, "point-query_range", Duration::from_secs(20));
     signal_all(&pids, libc::SIGCONT);
     let result = result.expect("the stalled step never ended");
@@ -179,10 +180,7 @@ fn ctrl_c_while_every_read_is_blocked_ends_the_run_at_once() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    let mut child = start_run(&rd, "30");
-    wait_until_measuring(&rd);
-    let pids = server_pids(&rd);
-    signal_all(&pids, libc::SIGSTOP);
+    let (mut child, pids, _) = freeze_during_first_step(&rd);
     std::thread::sleep(Duration::from_millis(500));
     let pressed = SystemTime::now();
     interrupt(&child);

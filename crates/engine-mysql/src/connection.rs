@@ -3,7 +3,7 @@
 use crate::bulk;
 use crate::client::{ConnectParams, RawConn};
 use crate::errors::{connect_error, statement_error};
-use crate::session::{KillQuery, MysqlSession, SessionStmt};
+use crate::session::{check_params, KillQuery, MysqlSession, SessionStmt};
 use dbdelta_engine::{
     text, ConnectOptions, Connection, Dialect, EngineError, Outcome, RowSource, StmtId, Value,
 };
@@ -122,14 +122,7 @@ impl Connection for MysqlConnection {
             .ok_or_else(|| EngineError::statement("unknown statement handle"))?;
         match &mut st.server {
             Some(server) => {
-                if usize::from(server.params) != params.len() {
-                    return Err(EngineError::statement(format!(
-                        "statement has {} placeholders but got {} parameters: {}",
-                        server.params,
-                        params.len(),
-                        st.sql
-                    )));
-                }
+                check_params(server, params, &st.sql)?;
                 self.raw
                     .execute(server, params)
                     .map_err(|e| statement_error(e, &st.sql))

@@ -256,14 +256,7 @@ impl Session for MysqlSession {
                 let st = self.stmts.get_mut(i).ok_or_else(|| unknown(*stmt))?;
                 match &mut st.server {
                     Some(server) => {
-                        if usize::from(server.params) != params.len() {
-                            return Err(EngineError::statement(format!(
-                                "statement has {} placeholders but got {} parameters: {}",
-                                server.params,
-                                params.len(),
-                                st.sql
-                            )));
-                        }
+                        check_params(server, params, &st.sql)?;
                         encode_execute(&mut self.payload, server, params);
                         self.last = Last::Stmt(i);
                     }
@@ -345,6 +338,22 @@ impl Canceller for SharedKill {
     fn cancel(&self) -> Result<(), EngineError> {
         self.0.cancel()
     }
+}
+
+/// Refuses an execute whose parameter count differs from the statement's placeholders.
+pub(crate) fn check_params(
+    server: &ServerStmt,
+    params: &[dbdelta_engine::Value<'_>],
+    sql: &str,
+) -> Result<(), EngineError> {
+    if usize::from(server.params) != params.len() {
+        return Err(EngineError::statement(format!(
+            "statement has {} placeholders but got {} parameters: {sql}",
+            server.params,
+            params.len()
+        )));
+    }
+    Ok(())
 }
 
 fn unknown(id: StmtId) -> EngineError {
@@ -438,25 +447,7 @@ mod tests {
     }
 
     fn feed(s: &mut MysqlSession, bytes: &[u8], chunk: usize) -> Vec<Result<Outcome, EngineError>> {
-        let mut buf = Vec::new();
-        let mut done = Vec::new();
-        for piece in bytes.chunks(chunk) {
-            buf.extend_from_slice(piece);
-            loop {
-                match s.decode(&buf).unwrap() {
-                    Decoded::Partial { consumed } => {
-                        buf.drain(..consumed);
-                        break;
-                    }
-                    Decoded::Complete { consumed, result } => {
-                        buf.drain(..consumed);
-                        done.push(result);
-                    }
-                }
-            }
-        }
-        assert!(buf.is_empty(), "left over: {buf:?}");
-        done
+        dbdelta_engine::session::decode_in_chunks(s, bytes, chunk).unwrap()
     }
 
     #[test]

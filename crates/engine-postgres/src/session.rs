@@ -338,25 +338,7 @@ mod tests {
 
     /// Feeds `bytes` in chunks of `chunk`, as a driver would: unconsumed bytes stay buffered.
     fn feed(s: &mut PgSession, bytes: &[u8], chunk: usize) -> Vec<Result<Outcome, EngineError>> {
-        let mut buf = Vec::new();
-        let mut done = Vec::new();
-        for piece in bytes.chunks(chunk) {
-            buf.extend_from_slice(piece);
-            loop {
-                match s.decode(&buf).unwrap() {
-                    Decoded::Partial { consumed } => {
-                        buf.drain(..consumed);
-                        break;
-                    }
-                    Decoded::Complete { consumed, result } => {
-                        buf.drain(..consumed);
-                        done.push(result);
-                    }
-                }
-            }
-        }
-        assert!(buf.is_empty(), "bytes left over: {buf:?}");
-        done
+        dbdelta_engine::session::decode_in_chunks(s, bytes, chunk).unwrap()
     }
 
     fn encode_point(s: &mut PgSession) -> Vec<u8> {

@@ -137,3 +137,38 @@ impl std::fmt::Debug for SessionParts {
             .finish_non_exhaustive()
     }
 }
+
+/// Feeds `bytes` to `session` in pieces of `chunk` bytes as an event loop would (unconsumed
+/// bytes stay buffered and are offered again with the next piece) and returns every
+/// completed result. For protocol tests: split reads with a small `chunk`, coalesced ones
+/// with a large one. Bytes left over at the end, or a broken stream, are an `Err`.
+pub fn decode_in_chunks(
+    session: &mut dyn Session,
+    bytes: &[u8],
+    chunk: usize,
+) -> Result<Vec<Result<Outcome, EngineError>>, EngineError> {
+    let mut buf = Vec::new();
+    let mut done = Vec::new();
+    for piece in bytes.chunks(chunk.max(1)) {
+        buf.extend_from_slice(piece);
+        loop {
+            match session.decode(&buf)? {
+                Decoded::Partial { consumed } => {
+                    buf.drain(..consumed);
+                    break;
+                }
+                Decoded::Complete { consumed, result } => {
+                    buf.drain(..consumed);
+                    done.push(result);
+                }
+            }
+        }
+    }
+    if !buf.is_empty() {
+        return Err(EngineError::connection(format!(
+            "{} bytes left over after the last complete response",
+            buf.len()
+        )));
+    }
+    Ok(done)
+}
