@@ -61,7 +61,8 @@ for c in jq timeout; do command -v $c >/dev/null || die "missing: $c"; done
 [ -x "$DBDELTA" ] || die "no dbdelta binary at $DBDELTA (cargo build --release)"
 
 # Every level's sockets: the client, the server (and pgbouncer) need an fd each.
-ulimit -n 1048576 2>/dev/null || ulimit -n "$(cat /proc/sys/fs/nr_open)"
+# (the hard limit can only rise with CAP_SYS_RESOURCE; dbdelta refuses levels beyond it)
+ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 WORK=$(mktemp -d /tmp/connections.XXXXXX)
 chmod 755 "$WORK"
 MY_PID=""

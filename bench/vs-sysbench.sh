@@ -26,6 +26,7 @@ usage: bench/vs-sysbench.sh [options]
   --threads "1 2 4" client thread counts (default "1 2 4")
   --reps R          alternating repetitions per point; the mean QPS is reported (default 1; --quick: 2)
   --quick           smoke run: 100k rows, 5 s steps, 2 reps (explicit --rows/--secs/--reps win)
+  --workloads "W…"  subset of: point-query read-only_range=100 update-index (default all three)
   --pg18 BIN        bin dir of a second PostgreSQL: adds the rQPS(pg18/pg15) cross-check
   --pg-bin BIN      PostgreSQL 15 bin dir (default /usr/lib/postgresql/15/bin)
   --dbdelta PATH    dbdelta binary (default <repo>/target/release/dbdelta; not rebuilt)
@@ -36,7 +37,7 @@ EOF
 }
 
 # ---------------------------------------------------------------- options
-DO_PG=1 DO_MY=1 ROWS="" SECS="" THREADS="1 2 4" REPS="" QUICK=0 KEEP=0 OUT=""
+DO_PG=1 DO_MY=1 ROWS="" SECS="" THREADS="1 2 4" REPS="" QUICK=0 KEEP=0 OUT="" WORKLOAD_LIST=""
 PG_BIN=/usr/lib/postgresql/15/bin PG18_BIN="" RUN_USER=dbdelta
 DBDELTA=$ROOT/target/release/dbdelta
 while [ $# -gt 0 ]; do
@@ -48,6 +49,7 @@ while [ $# -gt 0 ]; do
     --threads) THREADS=$2; shift ;;
     --reps) REPS=$2; shift ;;
     --quick) QUICK=1 ;;
+    --workloads) WORKLOAD_LIST=$2; shift ;;
     --pg18) PG18_BIN=$2; shift ;;
     --pg-bin) PG_BIN=$2; shift ;;
     --dbdelta) DBDELTA=$2; shift ;;
@@ -232,6 +234,12 @@ sb_settle() {
 
 # workloads: label for dbdelta | sysbench lua + args
 WORKLOADS=(point-query read-only_range=100 update-index)
+if [ -n "$WORKLOAD_LIST" ]; then
+    read -r -a WORKLOADS <<<"$WORKLOAD_LIST"
+    for w in "${WORKLOADS[@]}"; do
+        case $w in point-query | read-only_range=100 | update-index) ;; *) die "--workloads: unknown workload '$w'" ;; esac
+    done
+fi
 dd_label() { case $1 in point-query) echo "point-query.pre_range=100" ;; read-only_range=100) echo "read-only.pre_range=100" ;; update-index) echo "update-index_range=100" ;; esac; }
 sb_test() { case $1 in point-query) echo "oltp_point_select --skip-trx" ;; read-only_range=100) echo "oltp_read_only --range-size=100" ;; update-index) echo "oltp_update_index" ;; esac; }
 

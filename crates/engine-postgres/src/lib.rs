@@ -347,6 +347,10 @@ impl Engine for PostgresEngine {
         self.managed.as_ref().map(Managed::pids).unwrap_or_default()
     }
 
+    fn proxy_pids(&self) -> Vec<u32> {
+        self.bouncer.iter().filter_map(|b| b.pid()).collect()
+    }
+
     fn data_dir(&self) -> Option<PathBuf> {
         self.data_dir.clone()
     }

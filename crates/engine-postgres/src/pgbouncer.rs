@@ -142,6 +142,11 @@ pub(crate) struct Bouncer {
 }
 
 impl Bouncer {
+    /// pgbouncer's pid.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.process.pid()
+    }
+
     /// Stops pgbouncer (SIGINT: safe shutdown). Idempotent.
     pub(crate) fn stop(&mut self) -> Result<(), EngineError> {
         self.process.stop()

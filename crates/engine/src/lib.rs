@@ -266,6 +266,12 @@ pub trait Engine: Send + Sync {
         Vec::new()
     }
 
+    /// Process ids of a proxy dbdelta runs in front of the server (a managed pgbouncer);
+    /// counted with the server in the memory each connection costs.
+    fn proxy_pids(&self) -> Vec<u32> {
+        Vec::new()
+    }
+
     /// Where the data lives (to find the block device); `None` when unknown.
     fn data_dir(&self) -> Option<PathBuf> {
         None

@@ -217,8 +217,9 @@ pub struct ConnectStats {
     pub latency: LatencySummary,
     /// Growth of dbdelta's resident memory over the connect phase per connection, bytes.
     pub client_bytes_per_connection: Option<f64>,
-    /// Growth of the server's resident memory (process tree) per connection, bytes; absent
-    /// when the server's processes are not visible (external targets).
+    /// Growth of the server's resident memory (process tree, with a managed proxy such as
+    /// pgbouncer) per connection, bytes; absent when the server's processes are not visible
+    /// (external targets).
     pub server_bytes_per_connection: Option<f64>,
 }
 

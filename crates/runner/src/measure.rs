@@ -296,7 +296,7 @@ fn connect_phase(
         ..plan.connect.clone()
     };
     let client_rss0 = crate::cpu::process_rss_bytes();
-    let server_rss0 = crate::cpu::tree_rss_bytes(&engine.server_pids());
+    let server_rss0 = crate::cpu::tree_rss_bytes(&server_side_pids(engine));
     let active = plan.active_connections() as usize;
     let opened = open_all(engine, &connect, stop, &|i, mut conn| {
         if i < active {
@@ -312,8 +312,15 @@ fn connect_phase(
         active: active as u64,
         client_rss0,
         server_rss0,
-        server_rss1: crate::cpu::tree_rss_bytes(&engine.server_pids()),
+        server_rss1: crate::cpu::tree_rss_bytes(&server_side_pids(engine)),
     })
+}
+
+/// The processes that hold the server side of connections: the server and any proxy.
+fn server_side_pids(engine: &dyn Engine) -> Vec<u32> {
+    let mut pids = engine.server_pids();
+    pids.extend(engine.proxy_pids());
+    pids
 }
 
 impl Connected {
