@@ -205,3 +205,48 @@ fn ctrl_c_while_every_read_is_blocked_ends_the_run_at_once() {
         "the report of what finished is written"
     );
 }
+
+#[test]
+fn a_statement_past_the_timeout_is_cancelled_on_the_server() {
+    use dbdelta_engine::{Connection, Engine, OpenOptions};
+    if !require_pg() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let mut child = start_run(&rd, "30");
+    wait_until_measuring(&rd);
+    // Lock the table from outside: every point select of the step now waits, the server
+    // stays alive, and dbdelta's CancelRequest is what ends the wait.
+    let settings = read_json(&rd.join("targets/pg/settings.json"));
+    let addr = settings["dbdelta.address"].as_str().unwrap().to_string();
+    let spec = dbdelta_model::TargetSpec::parse(&format!("lock=postgres://dbdelta@{addr}/dbdelta"))
+        .unwrap();
+    let engine = dbdelta_engine_postgres::open(&spec, dir.path(), &OpenOptions::default()).unwrap();
+    let mut conn = engine.connect().unwrap();
+    conn.query("BEGIN").unwrap();
+    let locked = SystemTime::now();
+    conn.query("LOCK TABLE sbtest1 IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let result = wait_for_result(&rd, "point-query_range", Duration::from_secs(20));
+    // The run may already have moved on and stopped its server.
+    let _ = conn.query("COMMIT");
+    drop(conn);
+    let result = result.expect("the blocked step never ended");
+    let took = modified(&result).duration_since(locked).unwrap_or_default();
+    let json = read_json(&result);
+    let reason = json["status"]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        reason.contains("cancelled on the server"),
+        "the waiting statement is cancelled by the server, got {}",
+        json["status"]
+    );
+    assert!(
+        took < Duration::from_secs(2 + 2),
+        "the step ended {took:?} after the lock; the timeout is 2 s"
+    );
+    assert_eq!(child.wait().unwrap().code(), Some(3));
+}
