@@ -208,7 +208,7 @@ fn ctrl_c_while_every_read_is_blocked_ends_the_run_at_once() {
 
 #[test]
 fn a_statement_past_the_timeout_is_cancelled_on_the_server() {
-    use dbdelta_engine::{Connection, Engine, OpenOptions};
+    use dbdelta_engine::{Engine, OpenOptions};
     if !require_pg() {
         return;
     }
