@@ -240,6 +240,7 @@ impl RawConn {
         p: &ConnectParams,
         timeout: Duration,
         source: Option<std::net::Ipv4Addr>,
+        io_timeout: Option<Duration>,
     ) -> Result<RawConn, ClientError> {
         let stream = match &p.addr {
             Addr::Tcp(host, port) => {
@@ -272,7 +273,7 @@ impl RawConn {
             }
             other => other,
         })?;
-        conn.wire.clear_deadline()?;
+        conn.wire.set_deadline(io_timeout)?;
         Ok(conn)
     }
 
@@ -691,7 +692,7 @@ mod tests {
             tls: None,
             compress: false,
         };
-        let conn = RawConn::connect(&p, Duration::from_secs(5), None).unwrap();
+        let conn = RawConn::connect(&p, Duration::from_secs(5), None, None).unwrap();
         assert_eq!(conn.server_version, "8.0.36");
         drop(conn);
         let (pw, quit) = server.join().unwrap();

@@ -31,7 +31,7 @@ impl Endpoint {
     /// [`Endpoint::connect_raw`] from a chosen source address, within a chosen timeout.
     pub(crate) fn connect_raw_with(&self, opts: &ConnectOptions) -> Result<RawConn, EngineError> {
         let timeout = opts.timeout.unwrap_or(CONNECT_TIMEOUT);
-        RawConn::connect(&self.params, timeout, opts.source).map_err(|e| {
+        RawConn::connect(&self.params, timeout, opts.source, opts.io_timeout).map_err(|e| {
             connect_error(
                 e,
                 &self.target,

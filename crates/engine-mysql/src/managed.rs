@@ -411,7 +411,7 @@ fn wait_ready(
             return Err(failure(format!("exited during startup ({status})"), srv));
         }
         if srv.socket.exists() {
-            if let Ok(c) = RawConn::connect(&params, CONNECT_TIMEOUT, None) {
+            if let Ok(c) = RawConn::connect(&params, CONNECT_TIMEOUT, None, None) {
                 return Ok(c);
             }
         }

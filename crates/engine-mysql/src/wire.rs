@@ -333,14 +333,15 @@ impl Wire {
         }
     }
 
-    /// Ends the handshake deadline: statements may run as long as their own timeout allows.
-    pub(crate) fn clear_deadline(&self) -> io::Result<()> {
+    /// Bounds every read and write from now on (`None`: unbounded), replacing the
+    /// handshake's deadline.
+    pub(crate) fn set_deadline(&self, limit: Option<std::time::Duration>) -> io::Result<()> {
         match &self.stream {
-            Stream::Tcp(s) => dbdelta_engine::net::handshake_deadline(s, None),
-            Stream::Tls(s) => dbdelta_engine::net::handshake_deadline(s.get_ref(), None),
+            Stream::Tcp(s) => dbdelta_engine::net::handshake_deadline(s, limit),
+            Stream::Tls(s) => dbdelta_engine::net::handshake_deadline(s.get_ref(), limit),
             Stream::Unix(s) => s
-                .set_read_timeout(None)
-                .and_then(|()| s.set_write_timeout(None)),
+                .set_read_timeout(limit)
+                .and_then(|()| s.set_write_timeout(limit)),
             Stream::Closed => Ok(()),
         }
     }

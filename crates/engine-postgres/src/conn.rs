@@ -133,7 +133,7 @@ pub(crate) fn connect_with(
     })?;
     conn.wire
         .stream()
-        .set_deadline(None)
+        .set_deadline(opts.io_timeout)
         .map_err(|e| EngineError::connection(format!("postgres at {peer}: {e}")))?;
     conn.cancel_timeout = limit;
     Ok(conn)

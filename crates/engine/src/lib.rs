@@ -209,6 +209,11 @@ pub struct ConnectOptions {
     pub source: Option<std::net::Ipv4Addr>,
     /// Limit on TCP connect plus startup and authentication; `None` = the engine's default.
     pub timeout: Option<std::time::Duration>,
+    /// After the handshake, every blocking read and write of the connection is bounded by
+    /// this (statement preparation, and the blocking path of TLS connections), so a server
+    /// that stops answering fails the step instead of hanging it; `None` = unbounded, for
+    /// long admin work such as loads and VACUUM.
+    pub io_timeout: Option<std::time::Duration>,
 }
 
 /// Facts about a provisioned target, saved in the run manifest.

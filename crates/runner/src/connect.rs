@@ -26,6 +26,9 @@ pub struct ConnectPlan {
     pub rate: f64,
     /// Limit for one connect (TCP, startup and authentication).
     pub timeout: Duration,
+    /// Limit for every blocking read and write after the handshake (statement preparation,
+    /// blocking TLS connections): the step's statement timeout.
+    pub io_timeout: Option<Duration>,
 }
 
 /// What the connect phase measured.
@@ -89,6 +92,7 @@ pub(crate) fn open_all<T: Send>(
                     let opts = ConnectOptions {
                         source: source_address(i),
                         timeout: Some(plan.timeout),
+                        io_timeout: plan.io_timeout,
                     };
                     let made = engine
                         .connect_with(&opts)

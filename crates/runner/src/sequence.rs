@@ -276,6 +276,7 @@ pub fn run_target_profiled(
                             count: threads,
                             rate: opts.client.connect_rate,
                             timeout: secs(opts.client.connect_timeout_secs),
+                            io_timeout: Some(secs(opts.client.statement_timeout_secs)),
                         },
                         statement_timeout: secs(opts.client.statement_timeout_secs),
                         profile: profiling

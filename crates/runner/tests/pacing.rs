@@ -33,6 +33,7 @@ fn plan(rate: f64, secs: f64) -> StepPlan {
             count: 1,
             rate: 2000.0,
             timeout: Duration::from_secs(10),
+            io_timeout: None,
         },
         statement_timeout: Duration::from_secs(60),
     }
