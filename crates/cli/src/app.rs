@@ -93,14 +93,14 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         .as_deref()
         .map(crate::verdict_cmd::parse_fail_on)
         .transpose()?;
-    let root = match &plan.out {
-        OutDir::Exact(p) => p.clone(),
-        OutDir::Under(parent) => {
-            parent.join(format!("{}-{}", time::compact_now(), plan.options.suite))
-        }
-    };
     let profile_settings = crate::profile_cmd::settings(args)?;
-    let dir = RunDir::create(root)?;
+    let dir = match &plan.out {
+        OutDir::Exact(p) => RunDir::create(p.clone())?,
+        OutDir::Under(parent) => RunDir::create_unique(
+            parent,
+            &format!("{}-{}", time::compact_now(), plan.options.suite),
+        )?,
+    };
     let mut manifest = RunManifest {
         schema: dbdelta_model::manifest::MANIFEST_SCHEMA,
         tool: ToolInfo {

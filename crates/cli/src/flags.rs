@@ -181,6 +181,9 @@ pub enum ScaleArg {
 
 /// `dbdelta run`.
 #[derive(Debug, Args, Default)]
+// `--threads -1`, `--read-secs -1`: a message about the flag's value, not "unexpected
+// argument '-1'".
+#[command(allow_negative_numbers = true)]
 pub struct RunArgs {
     /// Suite to run: a built-in name (see `dbdelta suites`) or a suite .toml file.
     #[arg(long, help_heading = "Workload")]

@@ -51,6 +51,42 @@ fn file_safe(label: &str) -> String {
 
 impl RunDir {
     /// Creates the directory (it must not exist yet, or be empty).
+    /// Creates `<parent>/<name>`, or `<name>-2`, `<name>-3`, … when runs started in the same
+    /// second already took it: the name is claimed atomically (`mkdir`), so parallel runs
+    /// never collide and never fail for it.
+    pub fn create_unique(parent: &Path, name: &str) -> Result<RunDir> {
+        fs::create_dir_all(parent).with_context(|| {
+            format!(
+                "cannot create the run directory under {}: choose a writable place with --out DIR",
+                parent.display()
+            )
+        })?;
+        for k in 1..=10_000u32 {
+            let root = if k == 1 {
+                parent.join(name)
+            } else {
+                parent.join(format!("{name}-{k}"))
+            };
+            match fs::create_dir(&root) {
+                Ok(()) => return Self::create(root),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!(
+                            "cannot create the run directory {}: choose a writable place with --out DIR",
+                            root.display()
+                        )
+                    })
+                }
+            }
+        }
+        anyhow::bail!(
+            "--out {}: 10000 run directories named {name}* exist already; choose another --out DIR",
+            parent.display()
+        )
+    }
+
+    /// Creates the run directory `root` (which may exist if it is empty).
     pub fn create(root: PathBuf) -> Result<RunDir> {
         if root.exists()
             && fs::read_dir(&root)

@@ -48,9 +48,13 @@ pub enum OutDir {
     Exact(PathBuf),
 }
 
+/// The longest step or warm-up accepted: a week. Beyond it a typo, and a duration the
+/// runner's clock arithmetic would overflow.
+const MAX_SECS: f64 = 7.0 * 24.0 * 3600.0;
+
 fn positive(flag: &str, v: f64) -> Result<f64> {
-    if !v.is_finite() || v < 0.0 {
-        bail!("{flag} {v} is invalid: give a number of seconds >= 0");
+    if !v.is_finite() || !(0.0..=MAX_SECS).contains(&v) {
+        bail!("{flag} {v} is invalid: give a number of seconds from 0 to {MAX_SECS} (a week)");
     }
     Ok(v)
 }
@@ -122,6 +126,13 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
     if table_size < 2 {
         bail!("--table-size {table_size} is too small: give at least 2 rows");
     }
+    if args
+        .steps
+        .as_ref()
+        .is_some_and(|g| g.iter().all(|s| s.trim().is_empty()))
+    {
+        bail!("--steps is empty: name the steps to run (e.g. --steps 'point-query*'), or drop the flag to run them all");
+    }
     let steps: Vec<String> = args
         .steps
         .clone()
@@ -172,8 +183,8 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         os_metrics: !args.no_os_metrics && cfg.os_metrics.unwrap_or(true),
         device: args.device.clone().or(cfg.device.clone()),
         rate: match args.rate.or(cfg.rate) {
-            Some(r) if !(r.is_finite() && r > 0.0) => {
-                bail!("--rate {r} is invalid: give events per second > 0")
+            Some(r) if !(r.is_finite() && (0.001..=1e9).contains(&r)) => {
+                bail!("--rate {r} is invalid: give events per second from 0.001 to 1e9")
             }
             other => other,
         },

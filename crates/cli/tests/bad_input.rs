@@ -1,0 +1,103 @@
+//! Bad input, table-driven: every case exits 2 with one message that names the flag (or
+//! file) at fault, and starts nothing. Grow the table with every new refusal.
+
+mod common;
+
+use common::dbdelta;
+
+/// (arguments after `run -t m=mock`, text the message must contain)
+const CASES: &[(&[&str], &str)] = &[
+    (&["--read-secs", "1e20"], "--read-secs"),
+    (&["--write-secs", "1e30"], "--write-secs"),
+    (&["--warmup-secs", "1e20"], "--warmup-secs"),
+    (&["--insert-secs", "-1"], "--insert-secs"),
+    (&["--read-secs", "NaN"], "--read-secs"),
+    (&["--rate", "1e-300"], "--rate"),
+    (&["--rate", "0"], "--rate"),
+    (&["--steps", ""], "--steps"),
+    (&["--steps", "no-such-step"], "--steps"),
+    (&["--threads", "0"], "--threads"),
+    (&["--threads", "-1"], "--threads"),
+    (&["--connections", "4", "--threads", "2"], "--threads"),
+    (&["--active", "0"], "--active"),
+    (&["--statement-timeout", "0"], "--statement-timeout"),
+    (&["--connect-timeout", "1e30"], "--connect-timeout"),
+    (&["--connect-rate", "nan"], "--connect-rate"),
+    (&["--connections", "50000000"], "--connections 50000000"),
+];
+
+#[test]
+fn every_bad_input_is_refused_naming_the_flag() {
+    for (args, named) in CASES {
+        let dir = tempfile::tempdir().unwrap();
+        let rd = dir.path().join("run");
+        let out = dbdelta()
+            .args(["run", "--no-store", "-t", "m=mock", "--run-dir"])
+            .arg(&rd)
+            .args(*args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(named), "{args:?} must name {named}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(!rd.join("results").exists(), "{args:?} started a run");
+    }
+}
+
+#[test]
+fn a_config_file_duration_out_of_range_names_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("run.toml");
+    std::fs::write(&cfg, "read_secs = 1e30\n").unwrap();
+    let out = dbdelta()
+        .args(["run", "--no-store", "-t", "m=mock", "-c"])
+        .arg(&cfg)
+        .arg("--run-dir")
+        .arg(dir.path().join("run"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-secs"));
+}
+
+#[test]
+fn runs_started_together_get_their_own_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
+                .args([
+                    "run",
+                    "--quiet",
+                    "--no-store",
+                    "-t",
+                    "m=mock",
+                    "--steps",
+                    "point-query",
+                    "--read-secs",
+                    "0.2",
+                    "--warmup-secs",
+                    "0",
+                    "--table-size",
+                    "100",
+                    "--out",
+                ])
+                .arg(dir.path())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let runs = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(runs, 4, "one directory per run");
+}
