@@ -12,7 +12,7 @@ use std::io;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const CLIENT_LONG_PASSWORD: u32 = 1;
 const CLIENT_LONG_FLAG: u32 = 4;
@@ -104,10 +104,24 @@ pub(crate) enum ClientError {
     Unsupported(String),
     /// TLS could not be set up: the server refuses it or its certificate is not trusted.
     Tls(String),
+    /// Connecting (TCP, greeting, TLS, authentication) took longer than allowed.
+    Timeout(String),
 }
 
 impl From<io::Error> for ClientError {
     fn from(e: io::Error) -> Self {
+        ClientError::Io(e)
+    }
+}
+
+/// A socket timeout while connecting becomes [`ClientError::Timeout`]; other errors stay.
+fn timed_out(e: io::Error, limit: Duration, phase: &str) -> ClientError {
+    if dbdelta_engine::net::is_timeout(&e) {
+        ClientError::Timeout(format!(
+            "connect timeout: no answer within {:.1} s {phase} (raise --connect-timeout if the server is slow)",
+            limit.as_secs_f64()
+        ))
+    } else {
         ClientError::Io(e)
     }
 }
@@ -234,23 +248,27 @@ pub(crate) struct RawConn {
 
 impl RawConn {
     /// Connects and authenticates from `source` (a loopback address for TCP, `None` = the
-    /// kernel's choice); `timeout` bounds the TCP connect and the whole handshake, so a
-    /// server that accepts and never answers fails instead of hanging.
+    /// kernel's choice); `timeout` bounds the TCP connect, the greeting, TLS and
+    /// authentication together, so a server that accepts and never answers (or answers a
+    /// byte at a time) fails within it instead of hanging. After the handshake reads and
+    /// writes are bounded by `io_timeout` (`None` = unbounded).
     pub(crate) fn connect(
         p: &ConnectParams,
         timeout: Duration,
         source: Option<std::net::Ipv4Addr>,
         io_timeout: Option<Duration>,
     ) -> Result<RawConn, ClientError> {
+        let deadline = Instant::now() + timeout;
         let stream = match &p.addr {
             Addr::Tcp(host, port) => {
-                let s = dbdelta_engine::net::connect_tcp(host, *port, source, timeout)?;
+                let s = dbdelta_engine::net::connect_tcp(host, *port, source, timeout)
+                    .map_err(|e| timed_out(e, timeout, "connecting"))?;
+                // Writes are small and rare here; one bound of the whole timeout each.
                 dbdelta_engine::net::handshake_deadline(&s, Some(timeout))?;
                 Stream::Tcp(s)
             }
             Addr::Unix(path) => {
                 let s = UnixStream::connect(path)?;
-                s.set_read_timeout(Some(timeout))?;
                 s.set_write_timeout(Some(timeout))?;
                 Stream::Unix(s)
             }
@@ -260,17 +278,11 @@ impl RawConn {
             server_version: String::new(),
             connection_id: 0,
         };
+        conn.wire
+            .set_handshake_deadline(deadline)
+            .map_err(|e| timed_out(e, timeout, "connecting"))?;
         conn.handshake(p).map_err(|e| match e {
-            ClientError::Io(io) if dbdelta_engine::net::is_timeout(&io) => {
-                ClientError::Io(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "connect timeout: no answer within {:.1} s during the handshake \
-                         (raise --connect-timeout if the server is slow)",
-                        timeout.as_secs_f64()
-                    ),
-                ))
-            }
+            ClientError::Io(io) => timed_out(io, timeout, "during the handshake"),
             other => other,
         })?;
         conn.wire.set_deadline(io_timeout)?;
@@ -365,6 +377,9 @@ impl RawConn {
             self.wire
                 .start_tls(Arc::clone(&tls.config), tls.name.clone())
                 .map_err(|e| {
+                    if dbdelta_engine::net::is_timeout(&e) {
+                        return ClientError::Io(e);
+                    }
                     ClientError::Tls(format!(
                         "TLS handshake failed: {e}; check that the server certificate is signed by the trusted CA (ssl_ca) and names the host"
                     ))
@@ -456,7 +471,7 @@ impl RawConn {
         b.push(COM_QUERY);
         b.extend_from_slice(sql);
         self.wire.send()?;
-        self.read_result(|_| {})
+        self.read_result(false, |_| {})
     }
 
     /// Runs `LOAD DATA LOCAL INFILE` statement `sql`, answering the server's file request
@@ -500,7 +515,7 @@ impl RawConn {
         self.wire.send()?;
         let mut rows = Vec::new();
         let mut bad = false;
-        self.read_result(|row| {
+        self.read_result(false, |row| {
             let mut c = Cur::new(row);
             let mut vals = Vec::new();
             while !c.rest().is_empty() {
@@ -568,7 +583,7 @@ impl RawConn {
             st.types.clear();
             return Err(e.into());
         }
-        let r = self.read_result(|_| {});
+        let r = self.read_result(true, |_| {});
         if r.is_err() {
             // The server may not have stored the types; send them again next time.
             st.types.clear();
@@ -576,10 +591,16 @@ impl RawConn {
         r
     }
 
-    /// Reads one or more result sets (or OKs), calling `on_row` with each row payload; the
-    /// same state machine as the multiplexed sessions.
-    fn read_result(&mut self, mut on_row: impl FnMut(&[u8])) -> Result<Outcome, ClientError> {
+    /// Reads one or more result sets (or OKs) of a text (`binary` false) or prepared
+    /// command, calling `on_row` with each row payload; the same state machine as the
+    /// multiplexed sessions.
+    fn read_result(
+        &mut self,
+        binary: bool,
+        mut on_row: impl FnMut(&[u8]),
+    ) -> Result<Outcome, ClientError> {
         let mut dec = ResponseDecoder::new(false);
+        dec.begin(binary);
         loop {
             let pkt = self.wire.read_packet()?;
             let before = dec.rows();
@@ -595,7 +616,7 @@ impl RawConn {
                     // keeps the connection in step.
                     self.wire.begin_packet();
                     self.wire.send()?;
-                    let _ = self.read_result(ignore_row as fn(&[u8]));
+                    let _ = self.read_result(false, ignore_row as fn(&[u8]));
                     return Err(ClientError::Unsupported(
                         "the server asked for a local file (LOAD DATA LOCAL), which dbdelta never sends".into(),
                     ));

@@ -49,6 +49,8 @@ pub struct MysqlConnection {
     prepared: bool,
     text: String,
     endpoint: Arc<Endpoint>,
+    /// The connect timeout this connection was opened with; its canceller uses it too.
+    timeout: Duration,
 }
 
 impl MysqlConnection {
@@ -64,6 +66,7 @@ impl MysqlConnection {
             prepared,
             text: String::with_capacity(1024),
             endpoint,
+            timeout: opts.timeout.unwrap_or(CONNECT_TIMEOUT),
         })
     }
 
@@ -90,6 +93,7 @@ impl Connection for MysqlConnection {
         let cancel = KillQuery {
             endpoint: Arc::clone(&self.endpoint),
             connection_id: self.raw.connection_id,
+            timeout: self.timeout,
         };
         let session = MysqlSession::new(std::mem::take(&mut self.stmts), false, Some(cancel));
         Ok(dbdelta_engine::SessionParts {
@@ -153,5 +157,78 @@ impl Connection for MysqlConnection {
 
     fn bulk_insert(&mut self, table: &str, rows: &mut dyn RowSource) -> Result<u64, EngineError> {
         bulk::bulk_insert(self, table, rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::Addr;
+    use dbdelta_engine::ErrorKind;
+    use std::io::Write;
+    use std::net::TcpListener;
+    use std::time::Instant;
+
+    fn endpoint(port: u16) -> Endpoint {
+        Endpoint {
+            target: "silent".into(),
+            params: ConnectParams {
+                addr: Addr::Tcp("127.0.0.1".into(), port),
+                user: "root".into(),
+                password: None,
+                database: None,
+                tls: None,
+                compress: false,
+            },
+        }
+    }
+
+    /// Connects to a server that accepts and then runs `serve` on the socket; returns the
+    /// error and how long the connect took.
+    fn connect_to(serve: fn(std::net::TcpStream)) -> (EngineError, Duration) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (s, _) = l.accept().unwrap();
+            serve(s);
+        });
+        let opts = ConnectOptions {
+            source: None,
+            timeout: Some(Duration::from_secs(1)),
+            io_timeout: None,
+        };
+        let t = Instant::now();
+        let e = endpoint(port).connect_raw_with(&opts).unwrap_err();
+        let took = t.elapsed();
+        server.join().unwrap();
+        (e, took)
+    }
+
+    #[test]
+    fn a_server_that_never_greets_times_out() {
+        let (e, took) = connect_to(|s| {
+            std::thread::sleep(Duration::from_secs(4));
+            drop(s);
+        });
+        assert!(took < Duration::from_secs(3), "{took:?}");
+        assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
+        assert!(e.message.contains("connect timeout"), "{e}");
+        assert!(e.message.contains("silent"), "names the target: {e}");
+    }
+
+    #[test]
+    fn the_timeout_bounds_the_whole_handshake_not_each_read() {
+        // A byte every 300 ms: each read is quick, the greeting never completes.
+        let (e, took) = connect_to(|mut s| {
+            let greeting = [60u8, 0, 0, 0, 10, b'5', b'.', b'5'];
+            for b in greeting.iter().cycle().take(14) {
+                if s.write_all(&[*b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        });
+        assert!(took < Duration::from_secs(3), "{took:?}");
+        assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
     }
 }

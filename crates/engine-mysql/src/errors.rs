@@ -82,6 +82,10 @@ pub(crate) fn connect_error(e: ClientError, target: &str, addr: &str, user: &str
         ClientError::Tls(m) => EngineError::config(format!(
             "target '{target}': TLS with MySQL/MariaDB at {addr}: {m}"
         )),
+        ClientError::Timeout(m) => EngineError::new(
+            ErrorKind::Timeout,
+            format!("target '{target}': MySQL/MariaDB at {addr}: {m}"),
+        ),
         other => connect_or_io(other, Some(target)),
     }
 }
@@ -95,6 +99,7 @@ fn connect_or_io(e: ClientError, target: Option<&str>) -> EngineError {
         ClientError::Protocol(m) => EngineError::connection(format!("{prefix}protocol error: {m}")),
         ClientError::Unsupported(m) => EngineError::config(format!("{prefix}{m}")),
         ClientError::Tls(m) => EngineError::config(format!("{prefix}TLS: {m}")),
+        ClientError::Timeout(m) => EngineError::new(ErrorKind::Timeout, format!("{prefix}{m}")),
         ClientError::Server {
             code,
             state,

@@ -7,13 +7,22 @@ use crate::connection::Endpoint;
 use crate::errors::statement_error;
 use dbdelta_engine::text::interpolate;
 use dbdelta_engine::{
-    Canceller, Decoded, Dialect, EngineError, Family, Op, Outcome, Session, StmtId,
+    Canceller, ConnectOptions, Decoded, Dialect, EngineError, ErrorKind, Family, Op, Outcome,
+    Session, StmtId,
 };
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A packet this long continues in the next one; sessions refuse such payloads (no
-/// benchmark statement or response row comes near 16 MiB) instead of joining them.
+/// benchmark statement or response row comes near 16 MiB) instead of joining them, so the
+/// largest message a driver ever buffers for a session is one packet of 16 MiB − 1.
 pub(crate) const MAX_CHUNK: usize = 0xFF_FFFF;
+/// Most columns a result may announce (a prepared statement counts them in 16 bits); a
+/// larger count is a corrupt stream, not a wide table.
+const MAX_COLUMNS: u64 = u16::MAX as u64;
+/// A session's statement text buffer is released after a response when it grew past this,
+/// so one large statement does not stay resident in each of 100,000 connections.
+const KEEP_TEXT: usize = 16 * 1024;
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 const COM_QUERY: u8 = 0x03;
 
@@ -42,12 +51,19 @@ pub(crate) enum Step {
 }
 
 /// One response in progress: result sets (several with SERVER_MORE_RESULTS_EXISTS) and OKs.
+/// Rows are counted, never decoded.
 #[derive(Debug, Default)]
 pub(crate) struct ResponseDecoder {
     state: State,
     out: Outcome,
     /// The connection negotiated CLIENT_DEPRECATE_EOF (rows end with an OK packet).
     deprecate_eof: bool,
+    /// The response is to COM_STMT_EXECUTE: rows are binary and start with 0x00.
+    binary: bool,
+}
+
+fn malformed(what: &str) -> ClientError {
+    ClientError::Protocol(what.to_string())
 }
 
 impl ResponseDecoder {
@@ -59,6 +75,13 @@ impl ResponseDecoder {
         }
     }
 
+    /// Starts the response to a new command; `binary` for COM_STMT_EXECUTE.
+    pub(crate) fn begin(&mut self, binary: bool) {
+        self.state = State::Start;
+        self.out = Outcome::default();
+        self.binary = binary;
+    }
+
     /// Rows counted so far in this response (the blocking client hands each new row to its
     /// callback).
     pub(crate) fn rows(&self) -> u64 {
@@ -66,11 +89,10 @@ impl ResponseDecoder {
     }
 
     fn finish(&mut self, status: u16) -> Step {
+        self.state = State::Start;
         if status & SERVER_MORE_RESULTS_EXISTS != 0 {
-            self.state = State::Start;
             return Step::More;
         }
-        self.state = State::Start;
         Step::Done(Ok(std::mem::take(&mut self.out)))
     }
 
@@ -83,28 +105,31 @@ impl ResponseDecoder {
     /// Takes one packet payload. `Err` means the stream cannot be trusted any more.
     #[inline]
     pub(crate) fn packet(&mut self, p: &[u8]) -> Result<Step, ClientError> {
+        let Some(&first) = p.first() else {
+            return Err(malformed("an empty packet in a response"));
+        };
         match self.state {
-            State::Start => match p.first() {
-                Some(0x00) => {
+            State::Start => match first {
+                0x00 => {
                     let (affected, status) = parse_ok(p)?;
                     self.out.affected += affected;
                     Ok(self.finish(status))
                 }
-                Some(0xFF) => Ok(self.fail(p)),
-                Some(0xFB) => Ok(Step::LocalInfile),
-                Some(_) => {
+                0xFF => Ok(self.fail(p)),
+                0xFB => Ok(Step::LocalInfile),
+                0xFE => Err(malformed("an EOF packet where a response was due")),
+                _ => {
                     let cols = crate::wire::Cur::new(p)
                         .lenenc()
-                        .filter(|n| *n > 0)
-                        .ok_or_else(|| ClientError::Protocol("malformed column count".into()))?;
+                        .filter(|n| (1..=MAX_COLUMNS).contains(n))
+                        .ok_or_else(|| malformed("malformed column count"))?;
                     self.out.has_result = true;
                     self.state = State::Columns(cols);
                     Ok(Step::More)
                 }
-                None => Err(ClientError::Protocol("empty packet".into())),
             },
             State::Columns(n) => {
-                if p.first() == Some(&0xFF) {
+                if first == 0xFF {
                     return Ok(self.fail(p));
                 }
                 self.state = match (n - 1, self.deprecate_eof) {
@@ -116,16 +141,14 @@ impl ResponseDecoder {
             }
             State::ColumnsEof => {
                 if !is_eof(p) {
-                    return Err(ClientError::Protocol(
-                        "expected EOF after the column definitions".into(),
-                    ));
+                    return Err(malformed("expected EOF after the column definitions"));
                 }
                 self.state = State::Rows;
                 Ok(Step::More)
             }
-            State::Rows => match p.first() {
-                Some(0xFF) => Ok(self.fail(p)),
-                Some(0xFE) if !self.deprecate_eof && is_eof(p) => {
+            State::Rows => match first {
+                0xFF => Ok(self.fail(p)),
+                0xFE if !self.deprecate_eof && is_eof(p) => {
                     let status = if p.len() >= 5 {
                         u16::from_le_bytes([p[3], p[4]])
                     } else {
@@ -133,10 +156,15 @@ impl ResponseDecoder {
                     };
                     Ok(self.finish(status))
                 }
-                Some(0xFE) if self.deprecate_eof && p.len() < MAX_CHUNK => {
+                // A text row starting with 0xFE has a first value of 16 MiB or more: it is
+                // a joined multi-packet payload, never this short.
+                0xFE if self.deprecate_eof && p.len() < MAX_CHUNK => {
                     let (_, status) = parse_ok(p)?;
                     Ok(self.finish(status))
                 }
+                b if self.binary && b != 0x00 => Err(ClientError::Protocol(format!(
+                    "a binary result row starting with {b:#04x}"
+                ))),
                 _ => {
                     self.out.rows += 1;
                     Ok(Step::More)
@@ -187,16 +215,25 @@ pub(crate) struct SessionStmt {
     pub server: Option<ServerStmt>,
 }
 
-/// Kills the running statement of one connection from a new connection.
-#[derive(Debug)]
+/// Kills the running statement of one connection from a new connection with the same
+/// parameters (the password stays a `Secret`: `Debug` shows it masked).
+#[derive(Debug, Clone)]
 pub(crate) struct KillQuery {
     pub endpoint: Arc<Endpoint>,
     pub connection_id: u32,
+    /// Bounds the side connection's handshake and the `KILL QUERY` itself, so a stalled
+    /// server does not keep the cancelling thread forever.
+    pub timeout: Duration,
 }
 
 impl Canceller for KillQuery {
     fn cancel(&self) -> Result<(), EngineError> {
-        let mut raw = self.endpoint.connect_raw()?;
+        let opts = ConnectOptions {
+            source: None,
+            timeout: Some(self.timeout),
+            io_timeout: Some(self.timeout),
+        };
+        let mut raw = self.endpoint.connect_raw_with(&opts)?;
         let sql = format!("KILL QUERY {}", self.connection_id);
         raw.query(sql.as_bytes())
             .map(|_| ())
@@ -204,16 +241,29 @@ impl Canceller for KillQuery {
     }
 }
 
-/// The query phase of one connection in session form.
+/// The query phase of one connection in session form. It keeps the statements and a few
+/// bytes of state; requests are encoded straight into the driver's buffer.
 pub struct MysqlSession {
     stmts: Vec<SessionStmt>,
     decoder: ResponseDecoder,
+    /// Sequence id of the next response packet.
     seq: u8,
-    cancel: Option<Arc<KillQuery>>,
-    payload: Vec<u8>,
+    /// A request was sent and its response is not complete yet.
+    waiting: bool,
+    cancel: Option<KillQuery>,
+    /// The text of the outstanding text request (interpolated or plain), for errors.
     text: String,
     /// What the outstanding request ran, for error messages: a statement or a text.
     last: Last,
+}
+
+impl std::fmt::Debug for MysqlSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MysqlSession")
+            .field("statements", &self.stmts.len())
+            .field("waiting", &self.waiting)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -232,8 +282,8 @@ impl MysqlSession {
             stmts,
             decoder: ResponseDecoder::new(deprecate_eof),
             seq: 0,
-            cancel: cancel.map(Arc::new),
-            payload: Vec::new(),
+            waiting: false,
+            cancel,
             text: String::new(),
             last: Last::Text,
         }
@@ -245,11 +295,19 @@ impl MysqlSession {
             Last::Text => statement_error(e, &self.text),
         }
     }
-}
 
-impl Session for MysqlSession {
-    fn encode(&mut self, op: &Op<'_>, out: &mut Vec<u8>) -> Result<(), EngineError> {
-        self.payload.clear();
+    /// After a failed or unsent execute the server may not have stored the parameter
+    /// types: the next execute sends them again (as the blocking client does).
+    fn forget_types(&mut self) {
+        if let Last::Stmt(i) = self.last {
+            if let Some(s) = &mut self.stmts[i].server {
+                s.forget_types();
+            }
+        }
+    }
+
+    /// Appends the command payload of `op` to `out`; true for COM_STMT_EXECUTE.
+    fn payload(&mut self, op: &Op<'_>, out: &mut Vec<u8>) -> Result<bool, EngineError> {
         match op {
             Op::Execute { stmt, params } => {
                 let i = stmt.0 as usize;
@@ -257,40 +315,77 @@ impl Session for MysqlSession {
                 match &mut st.server {
                     Some(server) => {
                         check_params(server, params, &st.sql)?;
-                        encode_execute(&mut self.payload, server, params);
+                        encode_execute(out, server, params);
                         self.last = Last::Stmt(i);
+                        Ok(true)
                     }
                     None => {
+                        // --no-prepared: literals interpolated, as the blocking client does.
                         interpolate(&st.sql, params, Dialect::Mysql, &mut self.text)?;
-                        self.payload.push(COM_QUERY);
-                        self.payload.extend_from_slice(self.text.as_bytes());
+                        out.push(COM_QUERY);
+                        out.extend_from_slice(self.text.as_bytes());
                         self.last = Last::Text;
+                        Ok(false)
                     }
                 }
             }
             Op::Query(sql) => {
                 self.text.clear();
                 self.text.push_str(sql);
-                self.payload.push(COM_QUERY);
-                self.payload.extend_from_slice(sql.as_bytes());
+                out.push(COM_QUERY);
+                out.extend_from_slice(sql.as_bytes());
                 self.last = Last::Text;
+                Ok(false)
             }
-            Op::Kv(kv) => return Err(EngineError::unsupported(Family::KeyValue, kv.kind.name())),
+            Op::Kv(kv) => Err(EngineError::unsupported(Family::KeyValue, kv.kind.name())),
         }
-        if self.payload.len() >= MAX_CHUNK {
+    }
+}
+
+impl Session for MysqlSession {
+    fn encode(&mut self, op: &Op<'_>, out: &mut Vec<u8>) -> Result<(), EngineError> {
+        if self.waiting {
+            return Err(EngineError::statement(
+                "a request was encoded before the previous response completed",
+            ));
+        }
+        let start = out.len();
+        // The header is filled in once the payload's length is known.
+        out.extend_from_slice(&[0; 4]);
+        let binary = match self.payload(op, out) {
+            Ok(b) => b,
+            Err(e) => {
+                out.truncate(start);
+                return Err(e);
+            }
+        };
+        let len = out.len() - start - 4;
+        if len >= MAX_CHUNK {
+            out.truncate(start);
+            self.forget_types();
             return Err(EngineError::statement(
                 "a statement of 16 MiB or more cannot be sent on a multiplexed connection",
             ));
         }
-        out.extend_from_slice(&(self.payload.len() as u32).to_le_bytes()[..3]);
-        out.push(0);
-        out.extend_from_slice(&self.payload);
+        // Sequence id 0: a command starts a new exchange.
+        out[start..start + 3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
         // The response's packets are numbered from 1.
         self.seq = 1;
+        self.waiting = true;
+        self.decoder.begin(binary);
         Ok(())
     }
 
     fn decode(&mut self, input: &[u8]) -> Result<Decoded, EngineError> {
+        if !self.waiting {
+            if input.is_empty() {
+                return Ok(Decoded::Partial { consumed: 0 });
+            }
+            return Err(EngineError::connection(format!(
+                "the server sent {} bytes with no request outstanding",
+                input.len()
+            )));
+        }
         let mut at = 0;
         loop {
             let framed = frame(&input[at..], &mut self.seq).map_err(|e| self.error(e))?;
@@ -301,15 +396,22 @@ impl Session for MysqlSession {
             match self.decoder.packet(payload).map_err(|e| self.error(e))? {
                 Step::More => {}
                 Step::Done(result) => {
-                    if result.is_err() {
-                        if let Last::Stmt(i) = self.last {
-                            // The server may not have stored the types: resend them.
-                            if let Some(s) = &mut self.stmts[i].server {
-                                s.forget_types();
+                    self.waiting = false;
+                    let result = match result {
+                        Ok(o) => Ok(o),
+                        Err(e) => {
+                            self.forget_types();
+                            let e = self.error(e);
+                            if e.kind == ErrorKind::Connection {
+                                // Server shutdown, connection killed: the stream ends here.
+                                return Err(e);
                             }
+                            Err(e)
                         }
+                    };
+                    if self.text.capacity() > KEEP_TEXT {
+                        self.text = String::new();
                     }
-                    let result = result.map_err(|e| self.error(e));
                     return Ok(Decoded::Complete {
                         consumed: at,
                         result,
@@ -327,16 +429,7 @@ impl Session for MysqlSession {
     fn canceller(&self) -> Option<Box<dyn Canceller>> {
         self.cancel
             .clone()
-            .map(|k| Box::new(SharedKill(k)) as Box<dyn Canceller>)
-    }
-}
-
-/// A canceller handle sharing the session's endpoint.
-struct SharedKill(Arc<KillQuery>);
-
-impl Canceller for SharedKill {
-    fn cancel(&self) -> Result<(), EngineError> {
-        self.0.cancel()
+            .map(|k| Box::new(k) as Box<dyn Canceller>)
     }
 }
 
@@ -363,7 +456,9 @@ fn unknown(id: StmtId) -> EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dbdelta_engine::Value;
+    use crate::client::{Addr, ConnectParams};
+    use dbdelta_engine::{KvKind, KvOp, Value};
+    use dbdelta_model::Secret;
 
     fn pkt(seq: u8, payload: &[u8]) -> Vec<u8> {
         let mut v = (payload.len() as u32).to_le_bytes()[..3].to_vec();
@@ -372,10 +467,26 @@ mod tests {
         v
     }
 
+    /// Packets numbered from 1, as a response is.
+    fn response(payloads: &[Vec<u8>]) -> Vec<u8> {
+        payloads
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| pkt(i as u8 + 1, p))
+            .collect()
+    }
+
     fn ok(affected: u8, status: u16) -> Vec<u8> {
         let mut p = vec![0x00, affected, 0];
         p.extend_from_slice(&status.to_le_bytes());
         p.extend_from_slice(&[0, 0]);
+        p
+    }
+
+    /// The OK that ends rows under CLIENT_DEPRECATE_EOF.
+    fn ok_eof(status: u16) -> Vec<u8> {
+        let mut p = ok(0, status);
+        p[0] = 0xFE;
         p
     }
 
@@ -397,147 +508,348 @@ mod tests {
         b"\x03def\x00\x00\x00\x01c\x00\x0c\x08\x00\x78\x00\x00\x00\xfe\x00\x00\x00\x00\x00".to_vec()
     }
 
-    fn row(c: &str) -> Vec<u8> {
-        let mut p = vec![c.len() as u8];
+    /// A one-column row: binary (COM_STMT_EXECUTE) or text (COM_QUERY).
+    fn row(c: &str, binary: bool) -> Vec<u8> {
+        // Binary rows: a 0x00 header and a NULL bitmap of (1 + 7 + 2) / 8 bytes.
+        let mut p = if binary { vec![0, 0] } else { Vec::new() };
+        p.push(c.len() as u8);
         p.extend_from_slice(c.as_bytes());
         p
     }
 
-    /// A text result of one column and two rows, numbered from 1.
-    fn result_set(deprecate_eof: bool) -> Vec<u8> {
+    /// Payloads of a result of one column and two rows ending with `status`.
+    fn result_payloads(deprecate_eof: bool, binary: bool, status: u16) -> Vec<Vec<u8>> {
         let mut payloads = vec![vec![1u8], column()];
         if !deprecate_eof {
             payloads.push(eof(2));
         }
-        payloads.push(row("a"));
-        payloads.push(row("bb"));
+        payloads.push(row("a", binary));
+        payloads.push(row("bb", binary));
         payloads.push(if deprecate_eof {
-            let mut p = ok(0, 2);
-            p[0] = 0xFE;
-            p
+            ok_eof(status)
         } else {
-            eof(2)
+            eof(status)
         });
         payloads
-            .iter()
-            .enumerate()
-            .flat_map(|(i, p)| pkt(i as u8 + 1, p))
-            .collect()
     }
 
-    fn session(deprecate_eof: bool) -> MysqlSession {
+    fn result_set(deprecate_eof: bool, binary: bool) -> Vec<u8> {
+        response(&result_payloads(deprecate_eof, binary, 2))
+    }
+
+    fn session_with(deprecate_eof: bool, prepared: bool) -> MysqlSession {
         let st = SessionStmt {
             sql: "SELECT c FROM t WHERE id=?".into(),
-            server: Some(ServerStmt::new(7, 1)),
+            server: prepared.then(|| ServerStmt::new(7, 1)),
         };
         MysqlSession::new(vec![st], deprecate_eof, None)
     }
 
-    fn send_point(s: &mut MysqlSession) -> Vec<u8> {
+    fn session(deprecate_eof: bool) -> MysqlSession {
+        session_with(deprecate_eof, true)
+    }
+
+    fn send(s: &mut MysqlSession, op: Op<'_>) -> Vec<u8> {
         let mut out = Vec::new();
-        s.encode(
-            &Op::Execute {
-                stmt: StmtId(0),
-                params: &[Value::Int(42)],
-            },
-            &mut out,
-        )
-        .unwrap();
+        s.encode(&op, &mut out).unwrap();
         out
+    }
+
+    fn point(id: i64) -> [Value<'static>; 1] {
+        [Value::Int(id)]
+    }
+
+    fn send_point(s: &mut MysqlSession) -> Vec<u8> {
+        let params = point(42);
+        send(
+            s,
+            Op::Execute {
+                stmt: StmtId(0),
+                params: &params,
+            },
+        )
     }
 
     fn feed(s: &mut MysqlSession, bytes: &[u8], chunk: usize) -> Vec<Result<Outcome, EngineError>> {
         dbdelta_engine::session::decode_in_chunks(s, bytes, chunk).unwrap()
     }
 
+    /// Whole (one read per response), byte by byte, small splits, and coalesced.
+    const CHUNKS: [usize; 5] = [1, 2, 5, 64, 1 << 20];
+
     #[test]
     fn encodes_com_stmt_execute_with_sequence_zero() {
         let mut s = session(false);
         let out = send_point(&mut s);
-        assert_eq!(out[3], 0, "a command starts at sequence 0");
+        assert_eq!(
+            &out[..4],
+            &[out.len() as u8 - 4, 0, 0, 0],
+            "length, sequence 0"
+        );
         assert_eq!(out[4], 0x17, "COM_STMT_EXECUTE");
         assert_eq!(&out[5..9], &7u32.to_le_bytes());
+        assert_eq!(out[15], 1, "types sent with the first execution");
         assert!(out.ends_with(&42i64.to_le_bytes()));
+        feed(&mut s, &response(&[ok(1, 2)]), 64);
+        let again = send_point(&mut s);
+        assert_eq!(again[15], 0, "types not resent while they stay the same");
+    }
+
+    #[test]
+    fn without_prepared_statements_execute_sends_interpolated_text() {
+        let mut s = session_with(false, false);
+        let out = send_point(&mut s);
+        assert_eq!(out[3], 0);
+        assert_eq!(out[4], 0x03, "COM_QUERY");
+        assert_eq!(&out[5..], b"SELECT c FROM t WHERE id=42");
+        let r = feed(&mut s, &result_set(false, false), 3);
+        assert_eq!(r[0].as_ref().unwrap().rows, 2);
+        let out = send(&mut s, Op::Query("ROLLBACK"));
+        assert_eq!(&out[..5], &[9, 0, 0, 0, 0x03]);
+        assert_eq!(&out[5..], b"ROLLBACK");
+    }
+
+    #[test]
+    fn refused_requests_append_nothing() {
+        let mut s = session(false);
+        let mut out = b"keep".to_vec();
+        let kv = KvOp {
+            kind: KvKind::Read,
+            key: "user1",
+            fields: &[],
+            values: &[],
+            count: 0,
+        };
+        let e = s.encode(&Op::Kv(kv), &mut out).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Unsupported);
+        let e = s
+            .encode(
+                &Op::Execute {
+                    stmt: StmtId(0),
+                    params: &[],
+                },
+                &mut out,
+            )
+            .unwrap_err();
+        assert!(e.message.contains("placeholders"), "{e}");
+        assert!(s
+            .encode(
+                &Op::Execute {
+                    stmt: StmtId(9),
+                    params: &[]
+                },
+                &mut out
+            )
+            .is_err());
+        let huge = "x".repeat(MAX_CHUNK);
+        let params = [Value::Text(&huge)];
+        let e = s
+            .encode(
+                &Op::Execute {
+                    stmt: StmtId(0),
+                    params: &params,
+                },
+                &mut out,
+            )
+            .unwrap_err();
+        assert!(e.message.contains("16 MiB"), "{e}");
+        assert_eq!(out, b"keep");
+        // The refused execute never reached the server: its types go with the next one.
+        let next = send_point(&mut s);
+        assert_eq!(next[15], 1);
     }
 
     #[test]
     fn result_sets_with_and_without_deprecate_eof_whole_split_and_coalesced() {
         for deprecate in [false, true] {
-            for chunk in [1usize, 2, 5, 1 << 20] {
+            for chunk in CHUNKS {
                 let mut s = session(deprecate);
                 send_point(&mut s);
-                let r = feed(&mut s, &result_set(deprecate), chunk);
+                let r = feed(&mut s, &result_set(deprecate, true), chunk);
                 let o = r[0].as_ref().unwrap();
                 assert_eq!(
-                    (o.rows, o.has_result),
-                    (2, true),
+                    (o.rows, o.affected, o.has_result),
+                    (2, 0, true),
                     "eof={deprecate} chunk={chunk}"
                 );
+                // A text result on the same session.
+                send(&mut s, Op::Query("SELECT c FROM t"));
+                let r = feed(&mut s, &result_set(deprecate, false), chunk);
+                assert_eq!(r[0].as_ref().unwrap().rows, 2);
             }
         }
     }
 
     #[test]
     fn ok_and_err_responses() {
-        let mut s = session(false);
-        send_point(&mut s);
-        let r = feed(&mut s, &pkt(1, &ok(3, 2)), 3);
-        assert_eq!(r[0].as_ref().unwrap().affected, 3);
-        send_point(&mut s);
-        let r = feed(&mut s, &pkt(1, &err(1213)), 1);
-        assert!(r[0].as_ref().unwrap_err().is_retryable());
+        for chunk in CHUNKS {
+            let mut s = session(false);
+            send_point(&mut s);
+            let r = feed(&mut s, &pkt(1, &ok(3, 2)), chunk);
+            assert_eq!(
+                r[0].as_ref().unwrap(),
+                &Outcome {
+                    rows: 0,
+                    affected: 3,
+                    has_result: false
+                }
+            );
+            for (code, kind) in [
+                (1213, ErrorKind::Retryable),
+                (1205, ErrorKind::Retryable),
+                (1062, ErrorKind::Retryable),
+                (1146, ErrorKind::Statement),
+            ] {
+                send_point(&mut s);
+                let r = feed(&mut s, &pkt(1, &err(code)), chunk);
+                let e = r[0].as_ref().unwrap_err();
+                assert_eq!(e.kind, kind, "{code}");
+                assert!(e.message.contains("SELECT c FROM t WHERE id=?"), "{e}");
+            }
+            // Still usable after the errors.
+            send_point(&mut s);
+            assert_eq!(feed(&mut s, &pkt(1, &ok(1, 2)), chunk).len(), 1);
+        }
     }
 
     #[test]
     fn an_error_in_the_middle_of_rows_completes_and_the_session_goes_on() {
-        let mut s = session(false);
-        send_point(&mut s);
-        let payloads = [vec![1u8], column(), eof(2), row("a"), err(1317)];
-        let bytes: Vec<u8> = payloads
-            .iter()
-            .enumerate()
-            .flat_map(|(i, p)| pkt(i as u8 + 1, p))
-            .collect();
-        let r = feed(&mut s, &bytes, 4);
-        assert!(r[0].is_err());
-        send_point(&mut s);
-        let r = feed(&mut s, &result_set(false), 7);
-        assert_eq!(r[0].as_ref().unwrap().rows, 2);
+        for chunk in CHUNKS {
+            let mut s = session(false);
+            send_point(&mut s);
+            let bytes = response(&[vec![1u8], column(), eof(2), row("a", true), err(1317)]);
+            let r = feed(&mut s, &bytes, chunk);
+            assert_eq!(r.len(), 1);
+            assert_eq!(r[0].as_ref().unwrap_err().kind, ErrorKind::Statement);
+            send_point(&mut s);
+            let r = feed(&mut s, &result_set(false, true), chunk);
+            assert_eq!(r[0].as_ref().unwrap().rows, 2);
+        }
     }
 
     #[test]
     fn more_results_continue_the_response() {
+        for deprecate in [false, true] {
+            let mut payloads = vec![ok(1, SERVER_MORE_RESULTS_EXISTS | 2)];
+            payloads.extend(result_payloads(
+                deprecate,
+                false,
+                SERVER_MORE_RESULTS_EXISTS | 2,
+            ));
+            payloads.push(ok(2, 2));
+            let bytes = response(&payloads);
+            for chunk in CHUNKS {
+                let mut s = session(deprecate);
+                send(&mut s, Op::Query("CALL p()"));
+                let r = feed(&mut s, &bytes, chunk);
+                assert_eq!(r.len(), 1, "one response, chunk={chunk}");
+                let o = r[0].as_ref().unwrap();
+                assert_eq!((o.rows, o.affected, o.has_result), (2, 3, true));
+            }
+        }
+    }
+
+    #[test]
+    fn a_partial_packet_stays_unconsumed() {
         let mut s = session(false);
         send_point(&mut s);
-        let bytes = [
-            pkt(1, &ok(1, SERVER_MORE_RESULTS_EXISTS | 2)),
-            pkt(2, &ok(2, 2)),
-        ]
-        .concat();
-        let r = feed(&mut s, &bytes, 1 << 10);
-        assert_eq!(r[0].as_ref().unwrap().affected, 3);
+        let bytes = result_set(false, true);
+        // The column count and definition are whole; the EOF is cut after its header.
+        let first_two = pkt(1, &[1]).len() + pkt(2, &column()).len();
+        match s.decode(&bytes[..first_two + 5]).unwrap() {
+            Decoded::Partial { consumed } => assert_eq!(consumed, first_two),
+            other => panic!("{other:?}"),
+        }
+        match s.decode(&bytes[first_two..]).unwrap() {
+            Decoded::Complete { consumed, result } => {
+                assert_eq!(consumed, bytes.len() - first_two);
+                assert_eq!(result.unwrap().rows, 2);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
     fn broken_streams_are_errors() {
-        let mut s = session(false);
-        send_point(&mut s);
-        assert!(s.decode(&pkt(5, &ok(0, 2))).is_err(), "wrong sequence id");
-        let mut s = session(false);
-        send_point(&mut s);
-        assert!(s.decode(&[0xff, 0xff, 0xff, 1]).is_err(), "16 MiB packet");
-        let mut s = session(false);
-        send_point(&mut s);
-        let bad = [pkt(1, &[1u8]), pkt(2, &column()), pkt(3, &row("x"))].concat();
-        assert!(
-            s.decode(&bad).is_err(),
-            "no EOF after the column definitions"
+        let broken = |payloads: Vec<u8>, what: &str| {
+            let mut s = session(false);
+            send_point(&mut s);
+            let e = s.decode(&payloads).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Connection, "{what}: {e}");
+        };
+        broken(pkt(5, &ok(0, 2)), "wrong sequence id");
+        broken(
+            [pkt(1, &[1u8]), pkt(3, &column())].concat(),
+            "sequence id skipped mid-response",
         );
+        broken(vec![0xff, 0xff, 0xff, 1], "16 MiB packet");
+        broken(pkt(1, &eof(2)), "EOF as the first packet");
+        broken(pkt(1, &[]), "empty packet");
+        broken(pkt(1, &[0xFC, 0xFF]), "truncated column count");
+        broken(
+            pkt(1, &[0xFE, 0, 0, 0, 0, 0, 0, 1, 0]),
+            "absurd column count",
+        );
+        broken(
+            response(&[vec![1u8], column(), row("x", true)]),
+            "no EOF after the column definitions",
+        );
+        broken(
+            response(&[vec![1u8], column(), eof(2), row("x", false)]),
+            "a text row in a binary result",
+        );
+        broken(pkt(1, &[0xFB, b'f']), "LOCAL INFILE request");
+        let mut shutdown = vec![0xFF];
+        shutdown.extend_from_slice(&1053u16.to_le_bytes());
+        shutdown.extend_from_slice(b"#08S01Server shutdown in progress");
+        broken(pkt(1, &shutdown), "server shutdown");
+    }
+
+    #[test]
+    fn bytes_without_a_request_are_an_error() {
+        let mut s = session(false);
+        assert!(matches!(
+            s.decode(&[]).unwrap(),
+            Decoded::Partial { consumed: 0 }
+        ));
+        assert!(s.decode(&pkt(0, &ok(0, 2))).is_err());
         let mut s = session(false);
         send_point(&mut s);
+        let bytes = [pkt(1, &ok(0, 2)), pkt(2, &ok(0, 2))].concat();
+        let e = dbdelta_engine::session::decode_in_chunks(&mut s, &bytes, 1 << 10).unwrap_err();
+        assert!(e.message.contains("no request outstanding"), "{e}");
+        let mut s = session(false);
+        send_point(&mut s);
+        let mut out = Vec::new();
         assert!(
-            s.decode(&pkt(1, &[0xFB, b'f'])).is_err(),
-            "LOCAL INFILE request"
+            s.encode(&Op::Query("SELECT 1"), &mut out).is_err(),
+            "one request at a time"
         );
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn the_canceller_never_shows_the_password() {
+        let endpoint = Endpoint {
+            target: "prod".into(),
+            params: ConnectParams {
+                addr: Addr::Tcp("127.0.0.1".into(), 3306),
+                user: "bench".into(),
+                password: Some(Secret::new("hunter2-secret".to_string())),
+                database: None,
+                tls: None,
+                compress: false,
+            },
+        };
+        let kill = KillQuery {
+            endpoint: Arc::new(endpoint),
+            connection_id: 12,
+            timeout: Duration::from_secs(1),
+        };
+        let s = MysqlSession::new(Vec::new(), false, Some(kill.clone()));
+        assert!(s.canceller().is_some());
+        let shown = format!("{kill:?} {s:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("12"), "{shown}");
     }
 }

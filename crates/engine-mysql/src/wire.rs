@@ -17,6 +17,7 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Largest payload of one physical packet; a packet this long continues in the next one.
 const MAX_CHUNK: usize = 0xFF_FFFF;
@@ -36,6 +37,22 @@ pub(crate) enum Stream {
     Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
     /// Nothing: the socket was handed to a TLS session that failed to start.
     Closed,
+}
+
+impl Stream {
+    /// Bounds the next reads by the time left until `deadline`; past it, a timeout error.
+    fn wait_at_most(&self, deadline: Instant) -> io::Result<()> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
+        }
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(Some(left)),
+            Stream::Unix(s) => s.set_read_timeout(Some(left)),
+            Stream::Tls(s) => s.get_ref().set_read_timeout(Some(left)),
+            Stream::Closed => Ok(()),
+        }
+    }
 }
 
 fn closed() -> io::Error {
@@ -106,8 +123,14 @@ impl InBuf {
         }
     }
 
-    /// Reads from `stream` until `need` unread bytes are buffered.
-    fn fill(&mut self, stream: &mut Stream, need: usize) -> io::Result<()> {
+    /// Reads from `stream` until `need` unread bytes are buffered; with a `deadline`, every
+    /// read waits at most until then (the handshake's bound on the whole exchange).
+    fn fill(
+        &mut self,
+        stream: &mut Stream,
+        need: usize,
+        deadline: Option<Instant>,
+    ) -> io::Result<()> {
         if self.buffered() >= need {
             return Ok(());
         }
@@ -115,6 +138,9 @@ impl InBuf {
             self.make_room(need - self.buffered());
         }
         while self.buffered() < need {
+            if let Some(d) = deadline {
+                stream.wait_at_most(d)?;
+            }
             let n = stream.read(&mut self.buf[self.end..])?;
             if n == 0 {
                 return Err(io::Error::new(
@@ -173,10 +199,10 @@ impl Zlib {
 
     /// Reads one frame and appends its uncompressed payload to `into`.
     fn read_frame(&mut self, stream: &mut Stream, into: &mut InBuf) -> io::Result<()> {
-        self.raw.fill(stream, FRAME_HEADER)?;
+        self.raw.fill(stream, FRAME_HEADER, None)?;
         let h = &self.raw.buf[self.raw.pos..self.raw.pos + FRAME_HEADER];
         let (clen, seq, ulen) = (u24(h), h[3], u24(&h[4..]));
-        self.raw.fill(stream, FRAME_HEADER + clen)?;
+        self.raw.fill(stream, FRAME_HEADER + clen, None)?;
         self.seq = seq.wrapping_add(1);
         let src = self.raw.pos + FRAME_HEADER;
         let input = &self.raw.buf[src..src + clen];
@@ -263,6 +289,8 @@ pub(crate) struct Wire {
     wbuf: Vec<u8>,
     seq: u8,
     zlib: Option<Box<Zlib>>,
+    /// The handshake's end: reads wait at most until then (`None` after the handshake).
+    deadline: Option<Instant>,
 }
 
 impl Wire {
@@ -277,7 +305,14 @@ impl Wire {
             wbuf: Vec::with_capacity(256),
             seq: 0,
             zlib: None,
+            deadline: None,
         }
+    }
+
+    /// Bounds the reads of the handshake as a whole: each waits only for the time left.
+    pub(crate) fn set_handshake_deadline(&mut self, deadline: Instant) -> io::Result<()> {
+        self.deadline = Some(deadline);
+        self.stream.wait_at_most(deadline)
     }
 
     /// Switches to the compressed protocol (after the authentication OK).
@@ -292,29 +327,33 @@ impl Wire {
     }
 
     /// Runs a TLS handshake on the TCP socket; the rest of the protocol goes through it.
-    /// On failure the connection is unusable and the message says why.
+    /// On failure the connection is unusable and the error says why (a socket timeout when
+    /// the server stalls).
     pub(crate) fn start_tls(
         &mut self,
         config: Arc<ClientConfig>,
         name: ServerName<'static>,
-    ) -> Result<(), String> {
+    ) -> io::Result<()> {
         // Bytes before the handshake would be unencrypted injection: refuse.
         if self.inb.buffered() > 0 {
-            return Err("the server sent unencrypted data before the TLS handshake".into());
+            return Err(io::Error::other(
+                "the server sent unencrypted data before the TLS handshake",
+            ));
+        }
+        if let Some(d) = self.deadline {
+            self.stream.wait_at_most(d)?;
         }
         let tcp = match std::mem::replace(&mut self.stream, Stream::Closed) {
             Stream::Tcp(tcp) => tcp,
             other => {
                 self.stream = other;
-                return Err("TLS needs a TCP connection".into());
+                return Err(io::Error::other("TLS needs a TCP connection"));
             }
         };
-        let conn = ClientConnection::new(config, name).map_err(|e| e.to_string())?;
+        let conn = ClientConnection::new(config, name).map_err(io::Error::other)?;
         let mut tls = StreamOwned::new(conn, tcp);
         while tls.conn.is_handshaking() {
-            tls.conn
-                .complete_io(&mut tls.sock)
-                .map_err(|e| e.to_string())?;
+            tls.conn.complete_io(&mut tls.sock)?;
         }
         self.stream = Stream::Tls(Box::new(tls));
         Ok(())
@@ -323,7 +362,7 @@ impl Wire {
     /// Ensures `need` unread (uncompressed) bytes are buffered.
     fn fill(&mut self, need: usize) -> io::Result<()> {
         match &mut self.zlib {
-            None => self.inb.fill(&mut self.stream, need),
+            None => self.inb.fill(&mut self.stream, need, self.deadline),
             Some(z) => {
                 while self.inb.buffered() < need {
                     z.read_frame(&mut self.stream, &mut self.inb)?;
@@ -335,7 +374,8 @@ impl Wire {
 
     /// Bounds every read and write from now on (`None`: unbounded), replacing the
     /// handshake's deadline.
-    pub(crate) fn set_deadline(&self, limit: Option<std::time::Duration>) -> io::Result<()> {
+    pub(crate) fn set_deadline(&mut self, limit: Option<std::time::Duration>) -> io::Result<()> {
+        self.deadline = None;
         match &self.stream {
             Stream::Tcp(s) => dbdelta_engine::net::handshake_deadline(s, limit),
             Stream::Tls(s) => dbdelta_engine::net::handshake_deadline(s.get_ref(), limit),
