@@ -1,27 +1,15 @@
 //! Tests against a real MariaDB that each test starts itself from /usr (Debian's
-//! mariadb-server). They skip, with a message, only when /usr/sbin/mariadbd is missing.
+//! mariadb-server). They skip, with a message, only when /usr/sbin/mariadbd is missing and
+//! CI is not set.
 
 use dbdelta_engine::{Engine, ErrorKind, OpenOptions, OwnedValue, RowSource, Value};
 use dbdelta_engine_mysql::{open, Flavor, MysqlEngine};
 use dbdelta_model::TargetSpec;
+mod common;
+
+use common::{have_mariadb, start};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn have_mariadb() -> bool {
-    if Path::new("/usr/sbin/mariadbd").exists() {
-        return true;
-    }
-    eprintln!("SKIP: /usr/sbin/mariadbd not found (apt-get install mariadb-server)");
-    false
-}
-
-fn start(spec: &str, dir: &Path, opts: &OpenOptions) -> MysqlEngine {
-    let spec = TargetSpec::parse(spec).unwrap();
-    match open(&spec, dir, opts) {
-        Ok(e) => e,
-        Err(e) => panic!("open failed: {e}"),
-    }
-}
 
 /// True when the process is gone (or a zombie about to be reaped).
 fn gone(pid: u32) -> bool {
@@ -502,6 +490,12 @@ fn exercise(engine: &MysqlEngine) {
         )
     );
     c.batch("DROP TABLE sbtest1").unwrap();
+    // Compressed and TLS connections cannot be multiplexed: they give themselves back,
+    // still usable.
+    let mut back = c
+        .into_session()
+        .expect_err("a compressed or TLS connection split into a session");
+    assert_eq!(back.query("SELECT 1").unwrap().rows, 1);
 }
 
 #[test]
