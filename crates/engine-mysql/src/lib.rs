@@ -20,6 +20,13 @@
 //! used); managed servers get a throwaway CA and certificate made with `openssl` in the
 //! scratch directory. [`OpenOptions::compress`] turns on the zlib-compressed protocol.
 //!
+//! For event-loop drivers a plain TCP or Unix connection splits
+//! ([`dbdelta_engine::Connection::into_session`]) into its socket and a [`MysqlSession`]:
+//! COM_STMT_EXECUTE / COM_QUERY encoded into the driver's buffer, responses decoded by the
+//! same state machine as the blocking client, sequence ids checked, packets of 16 MiB or
+//! more refused; its canceller runs `KILL QUERY <connection id>` on a side connection.
+//! Compressed and TLS connections stay blocking (they give themselves back).
+//!
 //! Managed servers are spawned from the calling thread with `PR_SET_PDEATHSIG`, which Linux
 //! ties to the spawning *thread*: call [`open`] from a thread that outlives the target (the
 //! main thread), or the server is stopped when that thread exits.
