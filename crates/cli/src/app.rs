@@ -18,10 +18,7 @@ use dbdelta_runner::{StopFlag, TargetOutcome};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Exit code after Ctrl-C.
-const EXIT_INTERRUPTED: u8 = 130;
 /// A run that completed but where a step, load or settle failed (its reason is in the
 /// report and the result file).
 const EXIT_STEP_FAILED: u8 = 3;
@@ -53,24 +50,6 @@ pub(crate) fn print_out(text: &str) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("writing to standard output"),
     }
-}
-
-/// First Ctrl-C: stop after the current events and keep what was measured; second: exit.
-fn install_stop_handler() -> StopFlag {
-    static PRESSES: AtomicU32 = AtomicU32::new(0);
-    let stop = StopFlag::new();
-    let flag = stop.clone();
-    let _ = ctrlc::set_handler(move || {
-        if PRESSES.fetch_add(1, Ordering::SeqCst) > 0 {
-            eprintln!("\ninterrupted twice: exiting now");
-            std::process::exit(i32::from(EXIT_INTERRUPTED));
-        }
-        eprintln!(
-            "\ninterrupted: finishing the current step's bookkeeping (Ctrl-C again to abort)"
-        );
-        flag.request();
-    });
-    stop
 }
 
 fn redacted_command_line() -> Vec<String> {
@@ -134,7 +113,14 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     dir.write_manifest(&manifest)?;
     eprintln!("run directory: {}", dir.path().display());
     let profiling = crate::profile_cmd::setup(profile_settings, dir.path())?;
-    let stop = install_stop_handler();
+    let stop = crate::interrupt::install();
+    crate::interrupt::set_closer({
+        let dir = dir.clone();
+        let base = plan.base.clone();
+        let ibench = plan.ibench.is_some();
+        let keep_data = plan.keep_data;
+        move || close_interrupted(&dir, &base, ibench, keep_data)
+    });
     let progress = Bars::new(args.quiet);
     let mut failures = Vec::new();
     let repeats = crate::verdict_cmd::repeats(args)?;
@@ -173,6 +159,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
             dir.write_manifest(&manifest)?;
         }
     }
+    crate::interrupt::closing();
     // Engines kept for a repeat that never came (Ctrl-C): stop their servers now.
     for mut engine in kept.into_iter().flatten() {
         let _ = engine.shutdown();
@@ -187,12 +174,12 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     if profiling.is_some() {
         crate::profile_cmd::finish(&plan, dir.path());
     }
-    write_reports(&dir, &plan)?;
+    write_reports(&dir, &plan.base, plan.ibench.is_some())?;
     crate::verdict_cmd::index_run(args, dir.path());
     eprintln!("run directory: {}", dir.path().display());
-    if stop.requested() {
+    if let Some(code) = crate::interrupt::exit_code() {
         eprintln!("interrupted: the results measured so far are in the run directory");
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        return Ok(ExitCode::from(code));
     }
     if !failures.is_empty() {
         for f in &failures {
@@ -410,9 +397,32 @@ fn progress_message(p: &Bars, text: &str) {
     p.message(text);
 }
 
-fn write_reports(dir: &RunDir, plan: &RunPlan) -> Result<()> {
+/// Closes a run cut by the interrupt deadline: the manifest says interrupted, the reports
+/// show what finished, and the scratch data goes unless `--keep-data`.
+fn close_interrupted(dir: &RunDir, base: &str, ibench: bool, keep_data: bool) {
+    let manifest = std::fs::read(dir.path().join("run.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<RunManifest>(&b).ok());
+    if let Some(mut m) = manifest {
+        m.status = RunStatus::Interrupted;
+        m.finished = Some(time::rfc3339_now());
+        let _ = dir.write_manifest(&m);
+    }
+    if let Err(e) = write_reports(dir, base, ibench) {
+        eprintln!("warning: no report for the interrupted run: {e:#}");
+    }
+    if !keep_data {
+        let _ = std::fs::remove_dir_all(dir.path().join("data"));
+    }
+    eprintln!(
+        "interrupted: the results measured so far are in {}",
+        dir.path().display()
+    );
+}
+
+fn write_reports(dir: &RunDir, base: &str, ibench: bool) -> Result<()> {
     let run = load_run(dir.path()).context("reading back the run's results")?;
-    let data = ReportData::from_runs(vec![run], Some(&plan.base))?;
+    let data = ReportData::from_runs(vec![run], Some(base))?;
     for w in &data.warnings {
         eprintln!("warning: {w}");
     }
@@ -427,7 +437,7 @@ fn write_reports(dir: &RunDir, plan: &RunPlan) -> Result<()> {
         ..ReportOptions::default()
     };
     print_out(&render(&data, Format::Text, &brief)?)?;
-    let contents = if plan.ibench.is_some() {
+    let contents = if ibench {
         "per-step rates, latency by kind and costs"
     } else {
         "latency, cost per operation and sb.met blocks"

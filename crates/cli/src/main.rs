@@ -3,7 +3,8 @@
 //! Exit codes: 0 success; 1 a `--fail-on` threshold was breached; 2 bad input or an error
 //! (the message names the flag or file and the fix); 3 the run completed but a step, load or
 //! settle failed (timeout, server error; the reason is in the report); 130 interrupted by
-//! Ctrl-C.
+//! Ctrl-C (SIGINT), 143 by SIGTERM; either way the run directory holds what finished and its
+//! reports.
 #![deny(missing_docs)]
 
 mod app;
@@ -11,6 +12,7 @@ mod config;
 mod connections;
 mod flags;
 mod host;
+mod interrupt;
 mod profile_cmd;
 mod progress;
 mod registry;

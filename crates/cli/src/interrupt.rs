@@ -1,0 +1,132 @@
+//! Interrupting a run: SIGINT (Ctrl-C) and SIGTERM end it within about a second, in any
+//! phase, with the report of what finished.
+//!
+//! The first signal sets the stop flag, which the runner checks between events, and starts a
+//! deadline. Most phases wind down well inside it. Those that cannot — a bulk load or index
+//! build inside one server statement, a settle, a server that stopped answering — are cut when
+//! the deadline passes: the registered closer marks the run directory interrupted and writes
+//! the reports, then the process exits with 130 (SIGINT) or 143 (SIGTERM). Managed servers
+//! die with dbdelta (`PR_SET_PDEATHSIG`); one frozen with SIGSTOP is sent SIGCONT so it can.
+//! A second signal closes at once.
+
+use dbdelta_runner::StopFlag;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How long the run may wind down by itself after the first signal.
+const GRACE: Duration = Duration::from_millis(600);
+/// How long an orderly close that already began (reports being written) may still take.
+const CLOSING_GRACE: Duration = Duration::from_secs(5);
+
+/// The first signal received (0 = none).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Set when the main thread began its own orderly close, so the deadline waits for it.
+static CLOSING: AtomicBool = AtomicBool::new(false);
+/// Closes the run directory as interrupted; registered once the directory exists.
+type Closer = Box<dyn FnOnce() + Send>;
+static CLOSER: Mutex<Option<Closer>> = Mutex::new(None);
+
+/// Installs the handler for SIGINT and SIGTERM and returns the flag the run checks.
+pub fn install() -> StopFlag {
+    let stop = StopFlag::new();
+    let flag = stop.clone();
+    let signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]);
+    match signals {
+        Ok(mut signals) => {
+            let spawned = std::thread::Builder::new()
+                .name("signals".into())
+                .spawn(move || {
+                    for sig in signals.forever() {
+                        on_signal(sig, &flag);
+                    }
+                });
+            if let Err(e) = spawned {
+                eprintln!("warning: cannot watch for Ctrl-C ({e}): an interrupt ends the run without a report");
+            }
+        }
+        Err(e) => eprintln!(
+            "warning: cannot watch for Ctrl-C ({e}): an interrupt ends the run without a report"
+        ),
+    }
+    stop
+}
+
+fn on_signal(sig: i32, stop: &StopFlag) {
+    if SIGNAL
+        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
+        eprintln!("\ninterrupted again: closing now");
+        close_and_exit();
+    }
+    let name = if sig == SIGTERM { "SIGTERM" } else { "Ctrl-C" };
+    eprintln!("\n{name}: stopping; the results measured so far are kept (again to close at once)");
+    stop.request();
+    let _ = std::thread::Builder::new()
+        .name("stop-deadline".into())
+        .spawn(|| {
+            std::thread::sleep(GRACE);
+            if CLOSING.load(Ordering::SeqCst) {
+                std::thread::sleep(CLOSING_GRACE);
+            }
+            eprintln!("the current phase did not end in time: closing the run now");
+            close_and_exit();
+        });
+}
+
+/// The exit code for the signal received, if any: 130 for SIGINT, 143 for SIGTERM.
+pub fn exit_code() -> Option<u8> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(128 + s as u8),
+    }
+}
+
+/// Registers what closes the run directory when the deadline cuts the run.
+pub fn set_closer(close: impl FnOnce() + Send + 'static) {
+    if let Ok(mut slot) = CLOSER.lock() {
+        *slot = Some(Box::new(close));
+    }
+}
+
+/// The main thread is closing the run itself: the deadline gives it [`CLOSING_GRACE`].
+pub fn closing() {
+    CLOSING.store(true, Ordering::SeqCst);
+}
+
+fn close_and_exit() -> ! {
+    wake_children();
+    let closer = CLOSER.lock().ok().and_then(|mut slot| slot.take());
+    if let Some(close) = closer {
+        close();
+    }
+    std::process::exit(i32::from(exit_code().unwrap_or(130)));
+}
+
+/// A managed server frozen with SIGSTOP would keep its pending death signal until woken.
+fn wake_children() {
+    let me = std::process::id().to_string();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(p.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the command (which may hold spaces): state, ppid, …
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1));
+        if ppid == Some(me.as_str()) {
+            // SAFETY: kill(2) with a valid signal on a child's pid has no memory effects.
+            unsafe {
+                libc::kill(pid, libc::SIGCONT);
+            }
+        }
+    }
+}
