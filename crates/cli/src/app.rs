@@ -66,6 +66,14 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     let most = plan.options.threads.iter().copied().max().unwrap_or(1);
     let active = plan.options.client.active.map_or(most, |k| k.min(most));
     crate::connections::ensure_capacity(u64::from(most), u64::from(active))?;
+    crate::disk_room::ensure_room(&plan)?;
+    // TLS and compressed connections have no session form either.
+    if plan.open.tls
+        || plan.open.compress
+        || plan.targets.iter().any(registry::thread_per_connection)
+    {
+        crate::connections::ensure_threads(u64::from(most))?;
+    }
     // Validate the gate before measuring anything.
     let fail_on = args
         .fail_on

@@ -113,6 +113,86 @@ pub(crate) fn ensure_capacity(connections: u64, active: u64) -> Result<()> {
     Ok(())
 }
 
+/// Client memory of one connection that has a thread of its own (embedded engines, TLS):
+/// the touched part of its stack, the engine's per-connection state and the allocator's
+/// share; rounded up.
+const THREAD_BYTES: u64 = 256 * 1024;
+/// Threads dbdelta runs besides the workers (samplers, event loops, connectors, signals).
+const RESERVED_THREADS: u64 = 64;
+/// Memory mappings of one thread: its stack and its guard page, and the signal stack Rust
+/// gives every thread and its guard page (measured: 19,000 threads fail at 65,530 maps).
+const MAPS_PER_THREAD: u64 = 4;
+
+/// Refuses, before anything starts, a thread-per-connection run that this machine cannot
+/// start: each limit that would make thread creation fail halfway is checked and named.
+pub(crate) fn ensure_threads(threads: u64) -> Result<()> {
+    let need = threads + RESERVED_THREADS;
+    let flag = format!("--threads {threads}");
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut lim) } == 0
+        && lim.rlim_cur != libc::RLIM_INFINITY
+        && need > lim.rlim_cur
+    {
+        bail!(
+            "{flag}: each connection of this target needs a thread, and the process limit \
+             (RLIMIT_NPROC, `ulimit -u`) is {}; use fewer threads or raise it",
+            lim.rlim_cur
+        );
+    }
+    // Every thread takes a pid; /proc/loadavg's 4th field is running/total threads.
+    let in_use = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().nth(3)?.split_once('/')?.1.parse().ok())
+        .unwrap_or(0u64);
+    for (path, name) in [
+        ("/proc/sys/kernel/threads-max", "kernel.threads-max"),
+        ("/proc/sys/kernel/pid_max", "kernel.pid_max"),
+    ] {
+        if let Some(max) = read_u64(path) {
+            let free = max.saturating_sub(in_use);
+            if need > free {
+                bail!(
+                    "{flag}: each connection of this target needs a thread, and only {free} \
+                     more fit under {name} = {max} ({in_use} threads run now); use fewer \
+                     threads or raise it (`sysctl {name}=…`)"
+                );
+            }
+        }
+    }
+    if let Some(max) = read_u64("/proc/sys/vm/max_map_count") {
+        let used = std::fs::read_to_string("/proc/self/maps")
+            .map(|m| m.lines().count() as u64)
+            .unwrap_or(0);
+        if need * MAPS_PER_THREAD + used > max {
+            bail!(
+                "{flag}: {need} threads need about {} memory mappings, more than the {} left \
+                 under vm.max_map_count = {max}; use fewer threads or raise it \
+                 (`sysctl vm.max_map_count=…`)",
+                need * MAPS_PER_THREAD,
+                max.saturating_sub(used)
+            );
+        }
+    }
+    if let Some(avail) = mem_available() {
+        let est = threads * THREAD_BYTES;
+        if est > avail / 2 {
+            bail!(
+                "{flag}: each connection of this target needs a thread; the client alone needs \
+                 about {} MiB ({threads} × {} KiB), more than half of the {} MiB available; \
+                 use fewer threads",
+                est >> 20,
+                THREAD_BYTES >> 10,
+                avail >> 20
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The refusal when the target accepts fewer connections than the run's largest level.
 pub(crate) fn over_server_limit(
     engine: &dyn dbdelta_engine::Engine,
@@ -122,7 +202,9 @@ pub(crate) fn over_server_limit(
     let limit = engine.connection_limit()?;
     (most > limit).then(|| {
         format!(
-            "--connections {most}: the target accepts at most {limit} client connections;              raise its limit (e.g. ?max_connections={} on a managed server,              ?pgbouncer.max_client_conn=… behind pgbouncer) or open fewer connections",
+            "--connections {most}: the target accepts at most {limit} client connections; \
+             raise its limit (e.g. ?max_connections={} on a managed server, \
+             ?pgbouncer.max_client_conn=… behind pgbouncer) or open fewer connections",
             most + 10
         )
     })

@@ -10,6 +10,7 @@
 mod app;
 mod config;
 mod connections;
+mod disk_room;
 mod flags;
 mod host;
 mod interrupt;

@@ -21,7 +21,7 @@ pub fn check(t: &TargetSpec) -> Result<()> {
                     t.name
                 );
             }
-            Ok(())
+            SqliteEngine::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))
         }
         "mock" => MockConfig::from_spec(t)
             .map(|_| ())
@@ -64,4 +64,10 @@ pub fn open(
             )))
         }
     })
+}
+
+/// Engines whose connections each need a thread of their own (no session form): embedded
+/// engines run statements on the caller's thread.
+pub fn thread_per_connection(t: &TargetSpec) -> bool {
+    matches!(t.engine.as_str(), "sqlite" | "mock")
 }

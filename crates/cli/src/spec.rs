@@ -181,7 +181,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         seed: args.seed.or(cfg.seed).unwrap_or(DEFAULT_SEED),
         prepared: !args.no_prepared && cfg.prepared.unwrap_or(true),
         os_metrics: !args.no_os_metrics && cfg.os_metrics.unwrap_or(true),
-        device: args.device.clone().or(cfg.device.clone()),
+        device: checked_device(args.device.clone().or(cfg.device.clone()))?,
         rate: match args.rate.or(cfg.rate) {
             Some(r) if !(r.is_finite() && (0.001..=1e9).contains(&r)) => {
                 bail!("--rate {r} is invalid: give events per second from 0.001 to 1e9")
@@ -324,4 +324,30 @@ fn resolve_ibench(args: &RunArgs, scale: Option<ScaleArg>) -> Result<IbenchOptio
     o.one_table = args.one_table;
     o.seed = args.seed.unwrap_or(DEFAULT_SEED);
     Ok(o)
+}
+
+/// `--device NAME` must be a block device of `/proc/diskstats` (a leading `/dev/` is allowed):
+/// a misspelt name would otherwise measure nothing.
+fn checked_device(device: Option<String>) -> Result<Option<String>> {
+    let Some(name) = device else {
+        return Ok(None);
+    };
+    let bare = name.strip_prefix("/dev/").unwrap_or(&name);
+    let stats = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+    let known: Vec<&str> = stats
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    if known.is_empty() || known.contains(&bare) {
+        return Ok(Some(name));
+    }
+    let disks: Vec<&str> = known
+        .iter()
+        .copied()
+        .filter(|d| !d.starts_with("loop") && !d.starts_with("ram"))
+        .collect();
+    bail!(
+        "--device {name}: no such block device in /proc/diskstats; this machine has {}",
+        disks.join(", ")
+    )
 }

@@ -24,6 +24,23 @@ const CASES: &[(&[&str], &str)] = &[
     (&["--connect-timeout", "1e30"], "--connect-timeout"),
     (&["--connect-rate", "nan"], "--connect-rate"),
     (&["--connections", "50000000"], "--connections 50000000"),
+    (
+        &["-t", "l=sqlite:?journal_mode=BANANA"],
+        "journal_mode=BANANA",
+    ),
+    (&["-t", "l=sqlite:?synchronous=SOMETIMES"], "NORMAL"),
+    (&["-t", "l=sqlite:?no_such_pragma=1"], "no_such_pragma"),
+    (
+        &["-t", "l=sqlite:/nonexistent/dir/x.db"],
+        "/nonexistent/dir does not exist",
+    ),
+    (&["--device", "nosuchdev"], "--device nosuchdev"),
+    (&["--threads", "19000"], "--threads 19000"),
+    (&["--table-size", "1000000000000000000"], "--table-size"),
+    (
+        &["-t", "l=sqlite:", "--table-size", "900000000000"],
+        "--table-size 900000000000",
+    ),
 ];
 
 #[test]

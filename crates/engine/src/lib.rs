@@ -16,6 +16,7 @@ pub mod ops;
 pub mod server;
 pub mod session;
 pub mod sqlite;
+mod sqlite_pragma;
 pub mod text;
 #[cfg(feature = "tls")]
 pub mod tls;

@@ -47,6 +47,26 @@ impl SqliteEngine {
                 )))
             }
         };
+        Self::check_spec(spec)?;
+        if let (Location::Default, Some(dir)) = (&spec.location, path.parent()) {
+            // The scratch area is dbdelta's own.
+            std::fs::create_dir_all(dir).map_err(|e| {
+                EngineError::config(format!("cannot create {}: {e}", dir.display()))
+            })?;
+        }
+        let engine = SqliteEngine {
+            path,
+            pragmas: spec.params.clone(),
+            prepared,
+        };
+        engine.check_pragmas(&spec.name)?;
+        Ok(engine)
+    }
+
+    /// Checks a target before anything runs: PRAGMA syntax, names and values (applied to a
+    /// throwaway database and read back, since SQLite ignores values it does not know), and
+    /// that the directory of a given file exists (dbdelta creates none outside its own).
+    pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
         for (k, v) in &spec.params {
             if !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 || !v
@@ -59,18 +79,41 @@ impl SqliteEngine {
                 )));
             }
         }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                EngineError::config(format!("cannot create {}: {e}", dir.display()))
-            })?;
+        if let Location::Path { path } = &spec.location {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if !dir.is_dir() {
+                    return Err(EngineError::config(format!(
+                        "target '{}': the directory {} does not exist: create it first or give another path",
+                        spec.name,
+                        dir.display()
+                    )));
+                }
+            }
         }
-        let engine = SqliteEngine {
-            path,
+        // One probe directory per check: targets are checked from several threads at once.
+        static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let scratch = std::env::temp_dir().join(format!(
+            "dbdelta-pragma-check-{}-{}",
+            std::process::id(),
+            PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&scratch).map_err(|e| {
+            EngineError::config(format!("cannot create {}: {e}", scratch.display()))
+        })?;
+        let probe = SqliteEngine {
+            path: scratch.join("probe.db"),
             pragmas: spec.params.clone(),
-            prepared,
+            prepared: false,
         };
-        let conn = engine.open_raw()?;
-        for (k, _) in &engine.pragmas {
+        let checked = probe.check_pragmas(&spec.name);
+        let _ = std::fs::remove_dir_all(&scratch);
+        checked
+    }
+
+    /// Every PRAGMA is one SQLite knows, and reads back as given.
+    fn check_pragmas(&self, target: &str) -> Result<(), EngineError> {
+        let conn = self.open_raw()?;
+        for (k, v) in &self.pragmas {
             let known: bool = conn
                 .query_row(
                     "SELECT count(*) FROM pragma_pragma_list WHERE name = ?1",
@@ -81,12 +124,13 @@ impl SqliteEngine {
                 .unwrap_or(true);
             if !known {
                 return Err(EngineError::config(format!(
-                    "target '{}': '{k}' is not an SQLite PRAGMA (see https://sqlite.org/pragma.html)",
-                    spec.name
+                    "target '{target}': '{k}' is not an SQLite PRAGMA (see https://sqlite.org/pragma.html)"
                 )));
             }
+            crate::sqlite_pragma::check_took_effect(&conn, k, v)
+                .map_err(|why| EngineError::config(format!("target '{target}': {why}")))?;
         }
-        Ok(engine)
+        Ok(())
     }
 
     /// The database file.

@@ -10,6 +10,7 @@ pub mod connect;
 pub mod control;
 pub mod cpu;
 pub mod families;
+mod gate;
 pub mod ibench;
 pub mod measure;
 mod mux;

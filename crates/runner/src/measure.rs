@@ -4,6 +4,7 @@
 use crate::connect::{open_all, ConnectPlan, Opened};
 use crate::control::StopFlag;
 use crate::cpu::process_cpu_secs;
+use crate::gate::Gate;
 use crate::mux::event_loop::{run_loop, LoopConfig, Terminal};
 use crate::progress::Progress;
 use crate::recorder::{Recorder, Slice};
@@ -20,7 +21,7 @@ use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
 use dbdelta_workload::{run_event, Counters, Step, Workload, WorkloadKind};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Retried errors beyond this many per completed event (plus a floor) fail the step: the
@@ -97,7 +98,7 @@ pub(crate) struct WorkerOutput {
 pub(crate) struct Shared<'a> {
     pub stop: &'a StopFlag,
     pub start: OnceLock<Instant>,
-    pub barrier: Barrier,
+    pub barrier: Gate,
     /// Next schedule slot of a paced step.
     pub slots: AtomicU64,
     /// Thread ids of the workers: the "server" of an embedded engine for the OS sampler.
@@ -108,7 +109,7 @@ pub(crate) struct Shared<'a> {
     pub abort: AtomicBool,
     /// Workers stay alive until the OS sampler took its last snapshot, so their thread CPU
     /// is counted in full.
-    pub release: Barrier,
+    pub release: Gate,
     pub warmup: Duration,
     pub window: Duration,
 }
@@ -402,12 +403,12 @@ fn run_jobs(
     let shared = Shared {
         stop,
         start: OnceLock::new(),
-        barrier: Barrier::new(n_jobs + 1),
+        barrier: Gate::new(n_jobs + 1),
         slots: AtomicU64::new(0),
         tids: Arc::new(Mutex::new(Vec::new())),
         finished: AtomicU64::new(0),
         abort: AtomicBool::new(false),
-        release: Barrier::new(n_jobs + 1),
+        release: Gate::new(n_jobs + 1),
         warmup: plan.warmup,
         window: plan.window,
     };
@@ -431,7 +432,7 @@ fn run_jobs(
             .enumerate()
             .map(|(j, job)| {
                 let (live, shared, loop_cfg) = (&live[j], &shared, &loop_cfg);
-                s.spawn(move || {
+                let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
                     // A panicking worker must still reach the release barrier.
                     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         if let Ok(mut t) = shared.tids.lock() {
@@ -449,6 +450,16 @@ fn run_jobs(
                     shared.finished.fetch_add(1, Ordering::SeqCst);
                     shared.release.wait();
                     out
+                });
+                spawned.map_err(|e| {
+                    // The others must not wait for this one: let them go, and stop.
+                    shared.abort.store(true, Ordering::SeqCst);
+                    shared.barrier.break_open();
+                    shared.release.break_open();
+                    EngineError::config(format!(
+                        "cannot start worker thread {} of {n_jobs}: {e}; use fewer --threads",
+                        j + 1
+                    ))
                 })
             })
             .collect();
@@ -500,7 +511,7 @@ fn run_jobs(
         let outputs = handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|_| {
+                h?.join().unwrap_or_else(|_| {
                     Err(EngineError::new(
                         ErrorKind::Statement,
                         "worker thread panicked",
