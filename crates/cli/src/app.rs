@@ -308,7 +308,11 @@ fn run_one_target(
     let mut engine: Box<dyn Engine> = match opened {
         Ok(e) => e,
         Err(e) => {
-            let msg = format!("target {}: {e}", spec.name);
+            // Engines name the target in their messages already.
+            let msg = match e.to_string() {
+                m if m.contains(&format!("target '{}'", spec.name)) => m,
+                m => format!("target {}: {m}", spec.name),
+            };
             manifest.targets[entry_idx].error = Some(e.to_string());
             eprintln!("error: {msg}");
             return Ok(Some(msg));
