@@ -6,7 +6,7 @@
 //! sample size is corrected for lag-1 autocorrelation; it ignores run-to-run noise and is
 //! labelled as weaker evidence.
 
-use crate::dist::t_quantile;
+use crate::dist::{t_quantile, t_two_sided_p};
 use crate::ttest::welch_from_stats;
 
 /// Which way is better for a metric.
@@ -179,22 +179,49 @@ pub fn compare_repeats(
     })
 }
 
-/// Effective sample size of a series from its lag-1 autocorrelation r:
-/// n·(1 − r)/(1 + r), never above n and never below 2 (for n ≥ 2).
+/// Fewest batches a level of [`effective_n`] may have: fewer give no usable variance.
+const MIN_BATCHES: usize = 4;
+
+/// Effective sample size of a series by hierarchical batch means (latte's estimator,
+/// analysis.md §2.3): level k averages pairs of level k−1 (batch length 2^k); the series'
+/// inefficiency τ is the largest batch_len·Var(batch means)/Var(samples) over the levels,
+/// which are taken while τ_level > 0.2·batch_len (the batches are not yet much longer than
+/// the correlation time). ESS = n/τ, never above n and never below 2 (for n ≥ 2). Unlike a
+/// lag-1 autocorrelation, this sees the long cycles of per-second QPS (checkpoints, purge).
 pub fn effective_n(xs: &[f64]) -> f64 {
+    batch_spread(xs).0
+}
+
+/// [`effective_n`] and the degrees of freedom of the variance behind it: the number of
+/// batches − 1 at the level that set τ (n − 1 when no level showed correlation), so that a
+/// variance from four batch means gets the wide t quantile it deserves.
+fn batch_spread(xs: &[f64]) -> (f64, f64) {
     let n = xs.len();
-    if n < 3 {
-        return n as f64;
+    let all = (n as f64, n as f64 - 1.0);
+    if n < 2 * MIN_BATCHES {
+        return all;
     }
-    let (m, _) = mean_sd(xs);
-    let var: f64 = xs.iter().map(|x| (x - m).powi(2)).sum();
+    let (_, sd) = mean_sd(xs);
+    let var = sd * sd;
     if var <= 0.0 {
-        return n as f64;
+        return all;
     }
-    let cov: f64 = xs.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum();
-    let r = (cov / var).clamp(-0.99, 0.99);
-    let r = r.max(0.0); // negative correlation would inflate n; stay conservative
-    (n as f64 * (1.0 - r) / (1.0 + r)).clamp(2.0, n as f64)
+    let (mut tau, mut df): (f64, f64) = (1.0, n as f64 - 1.0);
+    let mut level: Vec<f64> = xs.to_vec();
+    let mut len = 1usize;
+    while level.len() >= 2 * MIN_BATCHES {
+        level = level.chunks_exact(2).map(|p| (p[0] + p[1]) / 2.0).collect();
+        len *= 2;
+        let (_, sb) = mean_sd(&level);
+        let t = len as f64 * sb * sb / var;
+        if t > tau {
+            (tau, df) = (t, level.len() as f64 - 1.0);
+        }
+        if t <= 0.2 * len as f64 {
+            break;
+        }
+    }
+    ((n as f64 / tau).clamp(2.0, n as f64), df)
 }
 
 /// Target vs base from one run each: the per-second samples (e.g. QPS per interval). The
@@ -215,18 +242,31 @@ pub fn compare_within_run(
     if !(mb > 0.0 && mt > 0.0) {
         return None;
     }
-    let (nb, nt) = (effective_n(base), effective_n(target));
+    let ((nb, dfb), (nt, dft)) = (batch_spread(base), batch_spread(target));
     // Relative standard errors: the SDs of log(mean) by the delta method.
     let (rb, rt) = (sb / mb, st / mt);
-    let test = welch_from_stats(mb.ln(), rb, nb, mt.ln(), rt, nt);
+    let (vb, vt) = (rb * rb / nb, rt * rt / nt);
     let d = mt.ln() - mb.ln();
-    let se = (rb * rb / nb + rt * rt / nt).sqrt();
-    let (low, high) = ratio_interval(d, se, test.df, level);
+    let se = (vb + vt).sqrt();
+    // Welch–Satterthwaite with each side's batch degrees of freedom.
+    let df = if se > 0.0 {
+        (vb + vt).powi(2) / (vb * vb / dfb + vt * vt / dft)
+    } else {
+        dfb + dft
+    };
+    let p = if se > 0.0 {
+        t_two_sided_p(d / se, df)
+    } else if d == 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    let (low, high) = ratio_interval(d, se, df, level);
     Some(Comparison {
         ratio: mt / mb,
         low,
         high,
-        p: test.p,
+        p,
         level,
         evidence: Evidence::WithinRun,
         verdict: verdict_of(low, high, direction),
