@@ -74,6 +74,7 @@ pub fn gate(threshold: &f64, dir: &Path, base: &str) -> Result<bool> {
     for (c, x) in failing.iter().take(SUMMARY_LINES) {
         let evidence = match x.evidence {
             Evidence::Repeats { base, target } => format!("{base} vs {target} runs"),
+            Evidence::Paired { pairs } => format!("{pairs} paired rounds"),
             Evidence::WithinRun => "within one run; weaker evidence".to_string(),
         };
         let _ = writeln!(

@@ -553,7 +553,7 @@ fn significant_td(
     let colored = c.verdict != dbdelta_verdict::Verdict::NoChange;
     let weaker = match c.evidence {
         dbdelta_verdict::Evidence::WithinRun => " (within one run: weaker evidence)",
-        dbdelta_verdict::Evidence::Repeats { .. } => "",
+        dbdelta_verdict::Evidence::Repeats { .. } | dbdelta_verdict::Evidence::Paired { .. } => "",
     };
     let title = format!(
         "{:.0} % CI [{:.2}, {:.2}], {}{weaker}",

@@ -119,6 +119,7 @@ fn verdicts(data: &ReportData) -> Vec<VerdictDoc> {
             let c = v.comparison?;
             let (evidence, base_runs, target_runs) = match c.evidence {
                 Evidence::Repeats { base, target } => ("repeats", base, target),
+                Evidence::Paired { pairs } => ("paired", pairs, pairs),
                 Evidence::WithinRun => ("within-run", 1, 1),
             };
             Some(VerdictDoc {

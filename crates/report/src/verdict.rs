@@ -11,8 +11,8 @@ use crate::data::ReportData;
 use crate::html::esc;
 use dbdelta_model::{StepKind, StepResult};
 use dbdelta_verdict::{
-    coefficient_of_variation, compare_repeats, compare_within_run, Comparison, Direction, Evidence,
-    Verdict,
+    coefficient_of_variation, compare_paired, compare_repeats, compare_within_run, Comparison,
+    Direction, Evidence, Verdict,
 };
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -74,6 +74,23 @@ fn values(rs: &[&StepResult]) -> Vec<f64> {
     rs.iter().map(|r| r.throughput.value).collect()
 }
 
+/// (base, target) per round when both sides were measured in the same rounds (repeat
+/// numbers), at least two of them; `None` when the repeats cannot be paired.
+fn rounds(b: &[&StepResult], t: &[&StepResult]) -> Option<Vec<(f64, f64)>> {
+    if b.len() < 2 || b.len() != t.len() {
+        return None;
+    }
+    let mut pairs = Vec::with_capacity(b.len());
+    for rb in b {
+        let rt = t.iter().find(|rt| rt.repeat == rb.repeat)?;
+        pairs.push((rb.throughput.value, rt.throughput.value));
+    }
+    let mut seen: Vec<u32> = b.iter().map(|r| r.repeat).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    (seen.len() == b.len()).then_some(pairs)
+}
+
 fn per_second(r: &StepResult) -> Vec<f64> {
     // The last interval may be cut short; only whole seconds are samples.
     let mut prev = 0.0;
@@ -99,7 +116,9 @@ pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
             let Some(t) = by_target.get(col.name()) else {
                 continue;
             };
-            let comparison = if b.len() >= 2 && t.len() >= 2 {
+            let comparison = if let Some(pairs) = rounds(b, t) {
+                compare_paired(&pairs, LEVEL, Direction::HigherIsBetter)
+            } else if b.len() >= 2 && t.len() >= 2 {
                 compare_repeats(&values(b), &values(t), LEVEL, Direction::HigherIsBetter)
             } else {
                 compare_within_run(
@@ -185,14 +204,21 @@ fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
         .iter()
         .filter_map(|c| c.comparison)
         .find_map(|c| match c.evidence {
-            Evidence::Repeats { base, target } => Some((base, target)),
+            Evidence::Repeats { base, target } => Some((base, target, false)),
+            Evidence::Paired { pairs } => Some((pairs, pairs, true)),
             Evidence::WithinRun => None,
         });
     match repeats {
-        Some((b, t)) if reused => format!(
+        Some((n, _, true)) if reused => format!(
+            "95 % confidence intervals of target/base from {n} paired rounds (A B, A B, …) that shared one server and load per target (--reuse-load; t-test on the per-round log ratios); load-to-load variation is not included"
+        ),
+        Some((n, _, true)) => format!(
+            "95 % confidence intervals of target/base from {n} paired rounds (A B, A B, …; t-test on the per-round log ratios, so drift that hits both sides of a round cancels)"
+        ),
+        Some((b, t, false)) if reused => format!(
             "95 % confidence intervals of target/base from repeated runs that shared one server and load per target (--reuse-load: {b} of the base, {t} of each target; Welch test on log QPS); load-to-load variation is not included"
         ),
-        Some((b, t)) => format!(
+        Some((b, t, false)) => format!(
             "95 % confidence intervals of target/base from independent repeated runs ({b} of the base, {t} of each target; Welch test on log QPS)"
         ),
         None => "95 % confidence intervals of target/base within one run (~: per-second samples, autocorrelation-corrected; weaker evidence: run-to-run noise is not included; use --repeat 3 or more)".to_string(),

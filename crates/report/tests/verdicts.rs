@@ -60,7 +60,8 @@ fn repeats_give_intervals_and_verdicts() {
     assert_eq!(cells.len(), 2);
     let pq = cells.iter().find(|c| c.label.starts_with("point")).unwrap();
     let c = pq.comparison.unwrap();
-    assert_eq!(c.evidence, Evidence::Repeats { base: 3, target: 3 });
+    // Both targets ran in the same rounds: the interval comes from the paired ratios.
+    assert_eq!(c.evidence, Evidence::Paired { pairs: 3 });
     assert_eq!(c.verdict, Verdict::Regression);
     assert!(c.low < 0.8 && 0.8 < c.high && c.high < 0.85, "{c:?}");
     let up = cells
@@ -76,7 +77,7 @@ fn repeats_give_intervals_and_verdicts() {
     assert!(a_pq.across_repeats && (a_pq.cv.unwrap() - 0.01).abs() < 0.001);
 
     let text = render(&data, Format::Text, &ReportOptions::default()).unwrap();
-    assert!(text.contains("from independent repeated runs (3 of the base, 3 of each target"));
+    assert!(text.contains("from 3 paired rounds (A B, A B"));
     assert!(text.contains("1 regression(s), 0 improvement(s), 1 without significant change"));
     assert!(text.contains("▼"));
     let md = render(&data, Format::Markdown, &ReportOptions::default()).unwrap();
@@ -194,7 +195,7 @@ fn json_carries_verdicts_and_noise() {
     let v = &doc["verdicts"][0];
     assert_eq!(v["target"], "b");
     assert_eq!(v["verdict"], "regression");
-    assert_eq!(v["evidence"], "repeats");
+    assert_eq!(v["evidence"], "paired");
     assert_eq!(v["base_runs"], 3);
     assert!(v["low"].as_f64().unwrap() < 0.8 && v["high"].as_f64().unwrap() > 0.8);
     assert_eq!(doc["noise"].as_array().unwrap().len(), 2);
@@ -243,4 +244,34 @@ fn at_a_glance_counts_only_significant_changes() {
         html.contains("faster on 0, slower on 1, about the same on 1 of 2 steps; largest drop <b>point-query_range=100</b>"),
         "{html}"
     );
+}
+
+/// Host drift that moves both sides of every round cancels in paired rounds: a steady 3 %
+/// difference under ±10 % drift is resolved, where unpaired repeats see only noise.
+#[test]
+fn paired_rounds_cancel_drift_that_unpaired_repeats_cannot() {
+    let drift = [1.0, 1.10, 0.92, 1.05, 0.95];
+    let mut paired = Vec::new();
+    let mut unpaired = Vec::new();
+    for (k, d) in drift.iter().enumerate() {
+        let k = k as u32 + 1;
+        let jitter = 1.0 + 0.002 * (k as f64 - 3.0);
+        for (set, tk) in [(&mut paired, k), (&mut unpaired, k + 10)] {
+            set.push(repeat(
+                result("a", "point-query_range=100", 1, Group::Point, 1, 1000.0 * d),
+                k,
+            ));
+            set.push(repeat(
+                result("b", "point-query_range=100", 1, Group::Point, 1, 970.0 * d * jitter),
+                tk,
+            ));
+        }
+    }
+    let p = verdicts(&run(paired))[0].comparison.unwrap();
+    assert_eq!(p.evidence, Evidence::Paired { pairs: 5 });
+    assert_eq!(p.verdict, Verdict::Regression, "{p:?}");
+    assert!(p.low > 0.96 && p.high < 0.98, "{p:?}");
+    let u = verdicts(&run(unpaired))[0].comparison.unwrap();
+    assert_eq!(u.evidence, Evidence::Repeats { base: 5, target: 5 });
+    assert_eq!(u.verdict, Verdict::NoChange, "{u:?}");
 }

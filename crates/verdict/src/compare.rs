@@ -1,9 +1,10 @@
 //! Relative values with a confidence interval and the verdict of one report cell.
 //!
-//! The unit of replication is an independent run (fresh server, fresh load): with repeats,
-//! the interval of target/base comes from a Welch test on the logarithms of the per-repeat
-//! values. With one run per target, the per-second samples give a within-run interval whose
-//! sample size is corrected for lag-1 autocorrelation; it ignores run-to-run noise and is
+//! With repeats measured in rounds (A B, A B, …: interleaved steps or interleaved runs), the
+//! interval of target/base comes from the paired per-round ratios, so drift of the host that
+//! hits both sides of a round cancels. Unpaired repeats get a Welch test on the logarithms of
+//! the per-repeat values. With one run per target, the per-second samples give a within-run
+//! interval whose sample size comes from batch means; it ignores run-to-run noise and is
 //! labelled as weaker evidence.
 
 use crate::dist::{t_quantile, t_two_sided_p};
@@ -27,6 +28,12 @@ pub enum Evidence {
         base: usize,
         /// Runs of the target.
         target: usize,
+    },
+    /// Rounds that measured base and target minutes apart at most (A B, A B, …): the
+    /// interval comes from the per-round ratios.
+    Paired {
+        /// Rounds (pairs).
+        pairs: usize,
     },
     /// Per-second samples of a single run each (autocorrelation-corrected); weaker evidence:
     /// run-to-run noise is not in the interval.
@@ -181,6 +188,45 @@ pub fn compare_repeats(
 
 /// Fewest batches a level of [`effective_n`] may have: fewer give no usable variance.
 const MIN_BATCHES: usize = 4;
+
+/// Target vs base from paired rounds (`pairs[k]` = (base, target) of round k; values must be
+/// positive): a one-sample t-test on the per-round log ratios, the interval exp(d̄ ± t·s/√n)
+/// of the geometric mean ratio. Needs at least two rounds; `None` otherwise.
+pub fn compare_paired(
+    pairs: &[(f64, f64)],
+    level: f64,
+    direction: Direction,
+) -> Option<Comparison> {
+    if pairs.len() < 2
+        || pairs
+            .iter()
+            .any(|&(b, t)| b.is_nan() || t.is_nan() || b <= 0.0 || t <= 0.0)
+    {
+        return None;
+    }
+    let d: Vec<f64> = pairs.iter().map(|&(b, t)| t.ln() - b.ln()).collect();
+    let (m, sd) = mean_sd(&d);
+    let n = d.len() as f64;
+    let se = sd / n.sqrt();
+    let df = n - 1.0;
+    let p = if se > 0.0 {
+        t_two_sided_p(m / se, df)
+    } else if m == 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    let (low, high) = ratio_interval(m, se, df, level);
+    Some(Comparison {
+        ratio: m.exp(),
+        low,
+        high,
+        p,
+        level,
+        evidence: Evidence::Paired { pairs: pairs.len() },
+        verdict: verdict_of(low, high, direction),
+    })
+}
 
 /// Effective sample size of a series by hierarchical batch means (latte's estimator,
 /// analysis.md §2.3): level k averages pairs of level k−1 (batch length 2^k); the series'

@@ -16,8 +16,8 @@ pub mod edivisive;
 pub mod ttest;
 
 pub use compare::{
-    coefficient_of_variation, compare_repeats, compare_within_run, Comparison, Direction, Evidence,
-    Verdict,
+    coefficient_of_variation, compare_paired, compare_repeats, compare_within_run, Comparison,
+    Direction, Evidence, Verdict,
 };
 pub use edivisive::{detect, ChangePoint, DetectOptions};
 pub use ttest::{student_from_stats, welch_from_stats, TTest};
