@@ -134,8 +134,27 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     let repeats = crate::verdict_cmd::repeats(args)?;
     // With --reuse-load every target's engine (server and data) stays up between repeats.
     let mut kept: Vec<Option<Box<dyn Engine>>> = plan.targets.iter().map(|_| None).collect();
-    // Repeats interleave the targets (A B A B …) so that drift of the host hits all of them.
-    for repeat in 1..=repeats {
+    let mut sequential =
+        plan.targets.len() < 2 || plan.ibench.is_some() || args.sequential || args.reuse_load;
+    if !sequential {
+        match crate::interleave::run(
+            &plan,
+            &dir,
+            profiling.as_ref(),
+            &stop,
+            &progress,
+            &mut manifest,
+            repeats,
+        )? {
+            crate::interleave::Interleaved::Done(problems) => failures = problems,
+            crate::interleave::Interleaved::TooLittleMemory(why) => {
+                eprintln!("warning: {why}");
+                sequential = true;
+            }
+        }
+    }
+    // Sequential repeats interleave the targets (A B A B …) at the level of whole runs.
+    for repeat in (1..=repeats).filter(|_| sequential) {
         for (ti, spec) in plan.targets.iter().enumerate() {
             if stop.requested() {
                 break;
@@ -301,44 +320,10 @@ fn run_one_target(
         }
         None => plan.suite.clone(),
     };
-    let opened = match reused {
-        Some(e) => Ok(e),
-        None => registry::open(spec, &scratch, &plan.open),
-    };
-    let mut engine: Box<dyn Engine> = match opened {
+    let engine = match provision(plan, spec, reused, &scratch, &tdir, manifest, dir)? {
         Ok(e) => e,
-        Err(e) => {
-            // Engines name the target in their messages already.
-            let msg = match e.to_string() {
-                m if m.contains(&format!("target '{}'", spec.name)) => m,
-                m => format!("target {}: {m}", spec.name),
-            };
-            manifest.targets[entry_idx].error = Some(e.to_string());
-            eprintln!("error: {msg}");
-            return Ok(Some(msg));
-        }
+        Err(msg) => return Ok(Some(msg)),
     };
-    match engine.info() {
-        Ok(info) => {
-            let _ = std::fs::write(tdir.join("version.txt"), format!("{}\n", info.version));
-            let _ = std::fs::write(
-                tdir.join("settings.json"),
-                serde_json::to_vec_pretty(&info.settings).unwrap_or_default(),
-            );
-            let e = &mut manifest.targets[entry_idx];
-            e.version = Some(info.version);
-            e.settings = info.settings;
-        }
-        Err(e) => eprintln!("warning: [{}] cannot read version/settings: {e}", spec.name),
-    }
-    dir.write_manifest(manifest)?;
-    if let Some(problem) = crate::connections::over_server_limit(engine.as_ref(), plan) {
-        let msg = format!("target {}: {problem}", spec.name);
-        manifest.targets[entry_idx].error = Some(problem);
-        eprintln!("error: {msg}");
-        let _ = engine.shutdown();
-        return Ok(Some(msg));
-    }
     let mut sink = |r: &dbdelta_model::StepResult| -> Result<(), String> {
         let written = match repeat {
             Some(k) => {
@@ -378,20 +363,23 @@ fn run_one_target(
             &mut sink,
         ),
     };
-    if let Some(log) = engine.server_log() {
-        let _ = std::fs::copy(&log, tdir.join("server.log"));
-    }
     if rep.keep && matches!(outcome, Ok(TargetOutcome::Complete)) {
+        copy_server_log(engine.as_ref(), &tdir);
         *rep.slot = Some(engine);
     } else {
-        if let Err(e) = engine.shutdown() {
-            eprintln!("warning: [{}] shutdown: {e}", spec.name);
-        }
-        drop(engine);
-        if !plan.keep_data {
-            let _ = std::fs::remove_dir_all(&scratch);
-        }
+        retire(engine, spec, &tdir, &scratch, plan.keep_data);
     }
+    outcome_problem(outcome, spec, manifest, entry_idx)
+}
+
+/// What a target's outcome means for the run: `Err` when its results could not be kept,
+/// `Ok(Some(msg))` when its load failed.
+pub(crate) fn outcome_problem(
+    outcome: Result<TargetOutcome, String>,
+    spec: &dbdelta_model::TargetSpec,
+    manifest: &mut RunManifest,
+    entry_idx: usize,
+) -> Result<Option<String>> {
     match outcome {
         Err(e) => bail!("cannot keep results of target {}: {e}", spec.name),
         Ok(TargetOutcome::LoadFailed(reason)) => {
@@ -401,6 +389,88 @@ fn run_one_target(
             Ok(Some(msg))
         }
         Ok(TargetOutcome::Complete | TargetOutcome::Interrupted) => Ok(None),
+    }
+}
+
+/// Opens a target (or takes the engine kept by the previous repeat), records its version and
+/// settings in the manifest, and checks its connection limit. `Ok(Err(msg))` when the
+/// target cannot run; the message is printed and in the manifest.
+pub(crate) fn provision(
+    plan: &RunPlan,
+    spec: &dbdelta_model::TargetSpec,
+    reused: Option<Box<dyn Engine>>,
+    scratch: &Path,
+    tdir: &Path,
+    manifest: &mut RunManifest,
+    dir: &RunDir,
+) -> Result<std::result::Result<Box<dyn Engine>, String>> {
+    let entry_idx = manifest
+        .targets
+        .iter()
+        .position(|t| t.name == spec.name)
+        .context("target missing from manifest")?;
+    let opened = match reused {
+        Some(e) => Ok(e),
+        None => registry::open(spec, scratch, &plan.open),
+    };
+    let mut engine: Box<dyn Engine> = match opened {
+        Ok(e) => e,
+        Err(e) => {
+            // Engines name the target in their messages already.
+            let msg = match e.to_string() {
+                m if m.contains(&format!("target '{}'", spec.name)) => m,
+                m => format!("target {}: {m}", spec.name),
+            };
+            manifest.targets[entry_idx].error = Some(e.to_string());
+            eprintln!("error: {msg}");
+            return Ok(Err(msg));
+        }
+    };
+    match engine.info() {
+        Ok(info) => {
+            let _ = std::fs::write(tdir.join("version.txt"), format!("{}\n", info.version));
+            let _ = std::fs::write(
+                tdir.join("settings.json"),
+                serde_json::to_vec_pretty(&info.settings).unwrap_or_default(),
+            );
+            let e = &mut manifest.targets[entry_idx];
+            e.version = Some(info.version);
+            e.settings = info.settings;
+        }
+        Err(e) => eprintln!("warning: [{}] cannot read version/settings: {e}", spec.name),
+    }
+    dir.write_manifest(manifest)?;
+    if let Some(problem) = crate::connections::over_server_limit(engine.as_ref(), plan) {
+        let msg = format!("target {}: {problem}", spec.name);
+        manifest.targets[entry_idx].error = Some(problem);
+        eprintln!("error: {msg}");
+        let _ = engine.shutdown();
+        return Ok(Err(msg));
+    }
+    Ok(Ok(engine))
+}
+
+fn copy_server_log(engine: &dyn Engine, tdir: &Path) {
+    if let Some(log) = engine.server_log() {
+        let _ = std::fs::copy(&log, tdir.join("server.log"));
+    }
+}
+
+/// Stops a target's engine, keeps its server log, and removes its data unless --keep-data.
+pub(crate) fn retire(
+    mut engine: Box<dyn Engine>,
+    spec: &dbdelta_model::TargetSpec,
+    tdir: &Path,
+    scratch: &Path,
+    keep_data: bool,
+) {
+    copy_server_log(engine.as_ref(), tdir);
+    if let Err(e) = engine.shutdown() {
+        eprintln!("warning: [{}] shutdown: {e}", spec.name);
+    }
+    drop(engine);
+    if !keep_data {
+        let _ = std::fs::remove_dir_all(scratch);
     }
 }
 

@@ -242,7 +242,7 @@ fn read_u64(path: &str) -> Option<u64> {
 }
 
 /// MemAvailable from /proc/meminfo, bytes.
-fn mem_available() -> Option<u64> {
+pub(crate) fn mem_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

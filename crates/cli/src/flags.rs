@@ -354,6 +354,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", help_heading = "Verdicts")]
     pub repeat: Option<u32>,
 
+    /// Run the targets one after another (each target's whole suite, then the next), instead
+    /// of the default for two or more targets: all loaded up front and every step measured on
+    /// A, B, A, B, … with --repeat rounds. Sequential repeats start a fresh server and load.
+    #[arg(long, help_heading = "Verdicts")]
+    pub sequential: bool,
+
     /// With --repeat: keep each target's server and loaded data between repeats instead of
     /// starting fresh (faster; later repeats see the data the write steps changed).
     #[arg(long, requires = "repeat", help_heading = "Verdicts")]

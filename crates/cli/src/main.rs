@@ -13,6 +13,7 @@ mod connections;
 mod disk_room;
 mod flags;
 mod host;
+mod interleave;
 mod interrupt;
 mod profile_cmd;
 mod progress;

@@ -262,7 +262,14 @@ fn paired_rounds_cancel_drift_that_unpaired_repeats_cannot() {
                 k,
             ));
             set.push(repeat(
-                result("b", "point-query_range=100", 1, Group::Point, 1, 970.0 * d * jitter),
+                result(
+                    "b",
+                    "point-query_range=100",
+                    1,
+                    Group::Point,
+                    1,
+                    970.0 * d * jitter,
+                ),
                 tk,
             ));
         }

@@ -22,4 +22,7 @@ pub use connect::ConnectPlan;
 pub use control::StopFlag;
 pub use measure::{measure_step, StepPlan};
 pub use progress::{Progress, Silent};
-pub use sequence::{run_target, run_target_profiled, TargetOutcome, TargetProfiling};
+pub use sequence::{
+    run_interleaved, run_target, run_target_profiled, TargetOutcome, TargetProfiling,
+    TargetUnderTest,
+};

@@ -158,73 +158,86 @@ pub fn run_target_profiled(
     progress: &dyn Progress,
     sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
 ) -> Result<TargetOutcome, SinkError> {
+    let one = [TargetUnderTest {
+        name: target,
+        engine,
+        profiling,
+    }];
+    let mut outcomes = run_interleaved(&one, suite, opts, 1, stop, progress, sink)?;
+    Ok(outcomes.pop().unwrap_or(TargetOutcome::Complete))
+}
+
+/// One provisioned target of an interleaved run.
+pub struct TargetUnderTest<'a> {
+    /// The target's name (results and messages).
+    pub name: &'a str,
+    /// Its engine, provisioned and ready.
+    pub engine: &'a dyn Engine,
+    /// CPU profiling of its measured steps, if asked for.
+    pub profiling: Option<&'a TargetProfiling>,
+}
+
+/// Runs the suite on every target at once, item by item: each load and settle on every
+/// target in turn, and each measured step (at each thread count) `rounds` times as A B, A B,
+/// … so every pair of a ratio is measured minutes apart at most and host drift hits both
+/// sides. Every target sees the suite's items in the suite's order, so the state each step
+/// finds (rows written by earlier steps, settle points) is the same on all of them. With
+/// more than one round, results carry the round as their repeat number. A target whose load
+/// fails drops out; the others go on. Returns each target's outcome, in order.
+pub fn run_interleaved(
+    targets: &[TargetUnderTest<'_>],
+    suite: &Suite,
+    opts: &RunOptions,
+    rounds: u32,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+    sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
+) -> Result<Vec<TargetOutcome>, SinkError> {
     let chosen = selected(suite, opts);
-    let missing = crate::families::missing_families(&suite.families, engine);
-    if !missing.is_empty() {
-        let reason = crate::families::unsupported_reason(&missing, engine);
+    let mut outcomes: Vec<TargetOutcome> = vec![TargetOutcome::Complete; targets.len()];
+    // Targets still running the suite.
+    let mut alive: Vec<bool> = vec![true; targets.len()];
+    for (i, t) in targets.iter().enumerate() {
+        let missing = crate::families::missing_families(&suite.families, t.engine);
+        if missing.is_empty() {
+            continue;
+        }
+        let reason = crate::families::unsupported_reason(&missing, t.engine);
         progress.message(&format!(
-            "[{target}] {reason}: every step is reported as not supported"
+            "[{}] {reason}: every step is reported as not supported",
+            t.name
         ));
         for step in &chosen {
             for threads in thread_counts(step, opts) {
                 sink(&crate::families::not_supported(
-                    target, step, threads, &reason,
+                    t.name, step, threads, &reason,
                 ))?;
             }
         }
-        return Ok(TargetOutcome::Complete);
+        alive[i] = false;
     }
     let tables: Vec<String> = (1..=opts.tables).map(|t| format!("sbtest{t}")).collect();
+    let rounds = rounds.max(1);
     let mut settles = 0;
-    for item in &suite.items {
+    'items: for item in &suite.items {
         if stop.requested() {
-            return Ok(TargetOutcome::Interrupted);
+            break;
         }
         match item {
             SuiteItem::Action {
                 order,
                 action: Action::Load,
             } => {
-                progress.message(&format!(
-                    "[{target}] load: {} table(s) x {} rows",
-                    opts.tables, opts.table_size
-                ));
-                let sampler =
-                    crate::measure::start_sampler(engine, opts.os_metrics, &opts.device, None);
-                let loaded = load(engine, opts, opts.i_own_this_database);
-                let os = sampler.map(|s| s.stop());
-                match loaded {
-                    Ok((rows, secs)) => {
-                        let mut r = action_result(
-                            target,
-                            *order,
-                            StepKind::Load,
-                            "load",
-                            StepStatus::Ok,
-                            secs,
-                            rows,
-                        );
-                        // Per-row costs, like sb.prepare.met (normalised by rows/s).
-                        if let Some(os) = os {
-                            r.costs = dbdelta_osmetrics::op_costs(&os.summary, r.throughput.value);
-                            r.os = Some(os);
-                        }
-                        sink(&r)?
+                for (i, t) in targets.iter().enumerate() {
+                    if !alive[i] {
+                        continue;
                     }
-                    Err(e) => {
-                        let reason = e.to_string();
-                        sink(&action_result(
-                            target,
-                            *order,
-                            StepKind::Load,
-                            "load",
-                            StepStatus::Failed {
-                                reason: reason.clone(),
-                            },
-                            0.0,
-                            0,
-                        ))?;
-                        return Ok(TargetOutcome::LoadFailed(reason));
+                    if stop.requested() {
+                        break 'items;
+                    }
+                    if let Some(reason) = run_load(t, *order, opts, progress, sink)? {
+                        alive[i] = false;
+                        outcomes[i] = TargetOutcome::LoadFailed(reason);
                     }
                 }
             }
@@ -233,76 +246,178 @@ pub fn run_target_profiled(
                 action: Action::Settle,
             } => {
                 settles += 1;
-                progress.message(&format!("[{target}] settle"));
-                let start = Instant::now();
-                let status = match engine.settle(&tables) {
-                    Ok(_) => StepStatus::Ok,
-                    Err(e) => StepStatus::Failed {
-                        reason: e.to_string(),
-                    },
-                };
-                sink(&action_result(
-                    target,
-                    *order,
-                    StepKind::Settle,
-                    &format!("settle-{settles}"),
-                    status,
-                    start.elapsed().as_secs_f64(),
-                    0,
-                ))?;
+                for t in targets
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| alive[*i])
+                    .map(|(_, t)| t)
+                {
+                    if stop.requested() {
+                        break 'items;
+                    }
+                    run_settle(t, *order, settles, &tables, progress, sink)?;
+                }
             }
             SuiteItem::Step(step) => {
                 if !chosen.iter().any(|c| c.order == step.order) {
                     continue;
                 }
                 for threads in thread_counts(step, opts) {
-                    if stop.requested() {
-                        return Ok(TargetOutcome::Interrupted);
+                    for round in 1..=rounds {
+                        for t in targets
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| alive[*i])
+                            .map(|(_, t)| t)
+                        {
+                            if stop.requested() {
+                                break 'items;
+                            }
+                            // One profile per step and target: the first round's.
+                            let profiling = t.profiling.filter(|_| round == 1);
+                            let plan = step_plan(t.name, step, threads, opts, profiling);
+                            let mut result = measure_step(t.engine, &plan, stop, progress);
+                            if rounds > 1 {
+                                result.repeat = round;
+                            }
+                            sink(&result)?;
+                        }
                     }
-                    let plan = StepPlan {
-                        target: target.to_string(),
-                        step: step.clone(),
-                        threads,
-                        warmup: Duration::from_secs_f64(opts.warmup_secs.max(0.0)),
-                        window: window_of(step, opts),
-                        tables: opts.tables,
-                        table_size: opts.table_size,
-                        seed: opts.seed,
-                        os_metrics: opts.os_metrics,
-                        device: opts.device.clone(),
-                        rate: step.rate.or(opts.rate),
-                        active: opts.client.active.unwrap_or(threads).min(threads),
-                        connect: ConnectPlan {
-                            count: threads,
-                            rate: opts.client.connect_rate,
-                            timeout: secs(opts.client.connect_timeout_secs),
-                            io_timeout: Some(secs(opts.client.statement_timeout_secs)),
-                        },
-                        statement_timeout: secs(opts.client.statement_timeout_secs),
-                        profile: profiling
-                            .filter(|p| !step.warm && p.settings.wants(&step.name, &step.label))
-                            .map(|p| dbdelta_profile::ProfileSpec {
-                                perf: p.perf.clone(),
-                                dir: p.dir.clone(),
-                                target: target.to_string(),
-                                step: step.name.clone(),
-                                label: step.label.clone(),
-                                order: step.order,
-                                threads,
-                                settings: p.settings.clone(),
-                            }),
-                    };
-                    let result = measure_step(engine, &plan, stop, progress);
-                    sink(&result)?;
                 }
             }
         }
     }
-    Ok(if stop.requested() {
-        TargetOutcome::Interrupted
-    } else {
-        TargetOutcome::Complete
-    })
+    if stop.requested() {
+        for (i, o) in outcomes.iter_mut().enumerate() {
+            if alive[i] {
+                *o = TargetOutcome::Interrupted;
+            }
+        }
+    }
+    Ok(outcomes)
+}
+
+/// Loads one target; `Some(reason)` when the load failed (its result says so too).
+fn run_load(
+    t: &TargetUnderTest<'_>,
+    order: u32,
+    opts: &RunOptions,
+    progress: &dyn Progress,
+    sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
+) -> Result<Option<String>, SinkError> {
+    progress.message(&format!(
+        "[{}] load: {} table(s) x {} rows",
+        t.name, opts.tables, opts.table_size
+    ));
+    let sampler = crate::measure::start_sampler(t.engine, opts.os_metrics, &opts.device, None);
+    let loaded = load(t.engine, opts, opts.i_own_this_database);
+    let os = sampler.map(|s| s.stop());
+    match loaded {
+        Ok((rows, secs)) => {
+            let mut r = action_result(
+                t.name,
+                order,
+                StepKind::Load,
+                "load",
+                StepStatus::Ok,
+                secs,
+                rows,
+            );
+            // Per-row costs, like sb.prepare.met (normalised by rows/s).
+            if let Some(os) = os {
+                r.costs = dbdelta_osmetrics::op_costs(&os.summary, r.throughput.value);
+                r.os = Some(os);
+            }
+            sink(&r)?;
+            Ok(None)
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            sink(&action_result(
+                t.name,
+                order,
+                StepKind::Load,
+                "load",
+                StepStatus::Failed {
+                    reason: reason.clone(),
+                },
+                0.0,
+                0,
+            ))?;
+            Ok(Some(reason))
+        }
+    }
+}
+
+/// Settles one target (the `n`-th settle point of the suite).
+fn run_settle(
+    t: &TargetUnderTest<'_>,
+    order: u32,
+    n: u32,
+    tables: &[String],
+    progress: &dyn Progress,
+    sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
+) -> Result<(), SinkError> {
+    progress.message(&format!("[{}] settle", t.name));
+    let start = Instant::now();
+    let status = match t.engine.settle(tables) {
+        Ok(_) => StepStatus::Ok,
+        Err(e) => StepStatus::Failed {
+            reason: e.to_string(),
+        },
+    };
+    sink(&action_result(
+        t.name,
+        order,
+        StepKind::Settle,
+        &format!("settle-{n}"),
+        status,
+        start.elapsed().as_secs_f64(),
+        0,
+    ))
+}
+
+/// What `measure_step` needs for one step of one target at one thread count.
+fn step_plan(
+    target: &str,
+    step: &Step,
+    threads: u32,
+    opts: &RunOptions,
+    profiling: Option<&TargetProfiling>,
+) -> StepPlan {
+    StepPlan {
+        target: target.to_string(),
+        step: step.clone(),
+        threads,
+        warmup: Duration::from_secs_f64(opts.warmup_secs.max(0.0)),
+        window: window_of(step, opts),
+        tables: opts.tables,
+        table_size: opts.table_size,
+        seed: opts.seed,
+        os_metrics: opts.os_metrics,
+        device: opts.device.clone(),
+        rate: step.rate.or(opts.rate),
+        active: opts.client.active.unwrap_or(threads).min(threads),
+        connect: ConnectPlan {
+            count: threads,
+            rate: opts.client.connect_rate,
+            timeout: secs(opts.client.connect_timeout_secs),
+            io_timeout: Some(secs(opts.client.statement_timeout_secs)),
+        },
+        statement_timeout: secs(opts.client.statement_timeout_secs),
+        profile: profiling
+            .filter(|p| !step.warm && p.settings.wants(&step.name, &step.label))
+            .map(|p| dbdelta_profile::ProfileSpec {
+                perf: p.perf.clone(),
+                dir: p.dir.clone(),
+                target: target.to_string(),
+                step: step.name.clone(),
+                label: step.label.clone(),
+                order: step.order,
+                threads,
+                settings: p.settings.clone(),
+            }),
+    }
 }
 
 /// A validated, finite, non-negative number of seconds as a duration (bad values were

@@ -1,0 +1,127 @@
+//! The default for two or more targets: every target provisioned and loaded up front, then
+//! each step measured on A, B, A, B, … (`--repeat` rounds), so every ratio is made of pairs
+//! measured minutes apart at most and drift of the host lands on both sides of it. Managed
+//! servers run side by side; the idle ones cost little. When memory runs short while the
+//! targets are provisioned, the run falls back to one target after another.
+
+use crate::app::{outcome_problem, provision, retire};
+use crate::connections::mem_available;
+use crate::progress::Bars;
+use crate::rundir::RunDir;
+use crate::spec::RunPlan;
+use anyhow::{bail, Result};
+use dbdelta_engine::Engine;
+use dbdelta_model::{RunManifest, TargetSpec};
+use dbdelta_runner::{Progress, StopFlag, TargetProfiling, TargetUnderTest};
+use std::path::PathBuf;
+
+/// Memory that must stay available before one more target is provisioned: its server, its
+/// data in the page cache, and the client.
+const MIN_AVAILABLE_BYTES: u64 = 2 << 30;
+
+/// How an interleaved run went.
+pub(crate) enum Interleaved {
+    /// It ran; the messages of targets that could not run or load.
+    Done(Vec<String>),
+    /// Memory ran short before every target was up: nothing was measured, run them in turn.
+    TooLittleMemory(String),
+}
+
+struct Up<'a> {
+    spec: &'a TargetSpec,
+    engine: Box<dyn Engine>,
+    tdir: PathBuf,
+    scratch: PathBuf,
+}
+
+/// Provisions every target, runs the suite interleaved, and stops them all.
+pub(crate) fn run(
+    plan: &RunPlan,
+    dir: &RunDir,
+    profiling: Option<&crate::profile_cmd::Profiling>,
+    stop: &StopFlag,
+    progress: &Bars,
+    manifest: &mut RunManifest,
+    rounds: u32,
+) -> Result<Interleaved> {
+    let mut failures = Vec::new();
+    let mut up: Vec<Up<'_>> = Vec::new();
+    for spec in &plan.targets {
+        if stop.requested() {
+            break;
+        }
+        if let (false, Some(avail)) = (up.is_empty(), mem_available()) {
+            if avail < MIN_AVAILABLE_BYTES {
+                let n = up.len();
+                for u in up {
+                    retire(u.engine, u.spec, &u.tdir, &u.scratch, plan.keep_data);
+                }
+                return Ok(Interleaved::TooLittleMemory(format!(
+                    "only {} MiB of memory is available with {} target(s) up: running the \
+                     targets one after another instead of interleaved (pairs are then \
+                     measured further apart)",
+                    avail >> 20,
+                    n
+                )));
+            }
+        }
+        let scratch = dir.scratch_dir(&spec.name)?;
+        let tdir = dir.target_dir(&spec.name)?;
+        progress.message(&format!("[{}] starting {}", spec.name, spec.redacted()));
+        match provision(plan, spec, None, &scratch, &tdir, manifest, dir)? {
+            Ok(engine) => up.push(Up {
+                spec,
+                engine,
+                tdir,
+                scratch,
+            }),
+            Err(msg) => failures.push(msg),
+        }
+    }
+    let profiles: Vec<Option<TargetProfiling>> = up
+        .iter()
+        .map(|u| profiling.map(|p| p.for_target(dir.path(), &u.spec.name)))
+        .collect();
+    let targets: Vec<TargetUnderTest<'_>> = up
+        .iter()
+        .zip(&profiles)
+        .map(|(u, p)| TargetUnderTest {
+            name: &u.spec.name,
+            engine: u.engine.as_ref(),
+            profiling: p.as_ref(),
+        })
+        .collect();
+    let mut sink = |r: &dbdelta_model::StepResult| -> Result<(), String> {
+        dir.write_result(r)
+            .map(|_| ())
+            .map_err(|e| format!("{e:#}"))
+    };
+    let outcomes = dbdelta_runner::run_interleaved(
+        &targets,
+        &plan.suite,
+        &plan.options,
+        rounds,
+        stop,
+        progress,
+        &mut sink,
+    );
+    drop(targets);
+    let specs: Vec<&TargetSpec> = up.iter().map(|u| u.spec).collect();
+    for u in up {
+        retire(u.engine, u.spec, &u.tdir, &u.scratch, plan.keep_data);
+    }
+    let outcomes = match outcomes {
+        Ok(o) => o,
+        Err(e) => bail!("cannot keep the run's results: {e}"),
+    };
+    for (spec, outcome) in specs.into_iter().zip(outcomes) {
+        let Some(idx) = manifest.targets.iter().position(|t| t.name == spec.name) else {
+            continue;
+        };
+        if let Some(msg) = outcome_problem(Ok(outcome), spec, manifest, idx)? {
+            failures.push(msg);
+        }
+    }
+    dir.write_manifest(manifest)?;
+    Ok(Interleaved::Done(failures))
+}
