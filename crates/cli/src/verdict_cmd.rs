@@ -54,7 +54,25 @@ pub fn gate(threshold: &f64, dir: &Path, base: &str) -> Result<bool> {
         .filter_map(|c| c.comparison.map(|x| (c, x)))
         .filter(|(_, x)| x.verdict == Verdict::Regression && x.ratio < 1.0 - threshold)
         .collect();
+    let broken = broken_steps(&data, base);
     let mut o = String::new();
+    if !broken.is_empty() {
+        let _ = writeln!(
+            o,
+            "FAIL (--fail-on): {} measurement(s) of compared targets failed or are missing, so they cannot be compared:",
+            broken.len()
+        );
+        for line in broken.iter().take(SUMMARY_LINES) {
+            let _ = writeln!(o, "  {line}");
+        }
+        if broken.len() > SUMMARY_LINES {
+            let _ = writeln!(o, "  … and {} more", broken.len() - SUMMARY_LINES);
+        }
+    }
+    if failing.is_empty() && !broken.is_empty() {
+        eprint!("{o}");
+        return Ok(true);
+    }
     if failing.is_empty() {
         let _ = writeln!(
             o,
@@ -99,6 +117,42 @@ pub fn gate(threshold: &f64, dir: &Path, base: &str) -> Result<bool> {
     );
     eprint!("{o}");
     Ok(true)
+}
+
+/// Measured steps that a gate cannot pass over: a compared target's step that failed, or
+/// that the base measured and the target did not (a target whose load failed has none).
+/// Interrupted and not-supported steps are left out: they say nothing about speed.
+fn broken_steps(data: &ReportData, base: &str) -> Vec<String> {
+    use dbdelta_model::{StepKind, StepStatus};
+    use std::collections::BTreeMap;
+    // (order, label, dop) → target → status
+    let mut steps: BTreeMap<(u32, String, u32), BTreeMap<String, &StepStatus>> = BTreeMap::new();
+    for r in data.runs.iter().flat_map(|r| &r.results) {
+        if r.kind == StepKind::Measured {
+            steps
+                .entry((r.order, r.label.clone(), r.threads))
+                .or_default()
+                .insert(r.target.clone(), &r.status);
+        }
+    }
+    let mut out = Vec::new();
+    for ((_, label, dop), by_target) in &steps {
+        for col in &data.columns {
+            let name = col.name();
+            match by_target.get(name) {
+                Some(StepStatus::Failed { reason }) => {
+                    out.push(format!("{name} {label} dop={dop}: failed: {reason}"))
+                }
+                None if name != base
+                    && by_target.get(base).is_some_and(|s| **s == StepStatus::Ok) =>
+                {
+                    out.push(format!("{name} {label} dop={dop}: not measured"))
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// The store a command uses: the flag, else `$DBDELTA_STORE`, else the default file.

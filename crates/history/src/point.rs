@@ -110,12 +110,13 @@ fn fnv1a(text: &str) -> String {
     format!("{h:016x}")
 }
 
-/// The points of a run: one per measured, successful step result of every target. `run_id`
+/// The points of a run: one per measured step result of every target that ran its whole
+/// window (failed, interrupted and not-supported steps are left out). `run_id`
 /// is usually the run directory's name.
 pub fn points_of_run(run_id: &str, manifest: &RunManifest, results: &[StepResult]) -> Vec<Point> {
     let mut out = Vec::new();
     for r in results {
-        if r.kind != StepKind::Measured || !r.is_ok() {
+        if r.kind != StepKind::Measured || !r.is_complete() {
             continue;
         }
         let Some(t) = manifest.targets.iter().find(|t| t.name == r.target) else {

@@ -308,6 +308,12 @@ impl StepResult {
         self.repeat.max(1)
     }
 
+    /// Measured over its whole window: the only results comparisons, gates and the history
+    /// take (an interrupted step's numbers cover a cut window and would read as a change).
+    pub fn is_complete(&self) -> bool {
+        self.status == StepStatus::Ok
+    }
+
     /// True when the step measured a usable number.
     pub fn is_ok(&self) -> bool {
         !matches!(

@@ -58,7 +58,8 @@ type Key = (u32, u32, String); // (dop, order, label)
 fn grouped(data: &ReportData) -> BTreeMap<Key, BTreeMap<String, Vec<&StepResult>>> {
     let mut out: BTreeMap<Key, BTreeMap<String, Vec<&StepResult>>> = BTreeMap::new();
     for r in data.runs.iter().flat_map(|r| &r.results) {
-        if r.kind != StepKind::Measured || !r.is_ok() || r.throughput.value <= 0.0 {
+        // Interrupted steps cover a cut window: never compared.
+        if r.kind != StepKind::Measured || !r.is_complete() || r.throughput.value <= 0.0 {
             continue;
         }
         out.entry((r.threads, r.order, r.label.clone()))

@@ -282,3 +282,30 @@ fn paired_rounds_cancel_drift_that_unpaired_repeats_cannot() {
     assert_eq!(u.evidence, Evidence::Repeats { base: 5, target: 5 });
     assert_eq!(u.verdict, Verdict::NoChange, "{u:?}");
 }
+
+/// An interrupted step's numbers cover a cut window: it is never compared.
+#[test]
+fn interrupted_steps_are_not_compared() {
+    let mut rs = Vec::new();
+    for k in 1..=3 {
+        rs.push(repeat(
+            result("a", "point-query_range=100", 1, Group::Point, 1, 1000.0),
+            k,
+        ));
+        let mut cut = result("b", "point-query_range=100", 1, Group::Point, 1, 400.0);
+        if k == 3 {
+            cut.status = dbdelta_model::StepStatus::Interrupted;
+        }
+        rs.push(repeat(cut, k));
+    }
+    let cells = verdicts(&run(rs));
+    let c = cells[0].comparison;
+    // Two complete rounds of b against three of a: unpaired, and only the complete ones.
+    assert!(
+        matches!(
+            c.map(|c| c.evidence),
+            Some(Evidence::Repeats { base: 3, target: 2 })
+        ),
+        "{c:?}"
+    );
+}

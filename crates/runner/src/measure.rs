@@ -7,7 +7,7 @@ use crate::cpu::process_cpu_secs;
 use crate::gate::Gate;
 use crate::mux::event_loop::{run_loop, LoopConfig, Terminal};
 use crate::progress::Progress;
-use crate::recorder::{Recorder, Slice};
+use crate::recorder::{Merged, Recorder, SharedRecording, Slice};
 use dbdelta_engine::{Engine, EngineError, ErrorKind, OpBatch, Scratch};
 use dbdelta_model::{
     ConnectStats, Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
@@ -87,8 +87,6 @@ pub(crate) struct WorkerOutput {
     pub events: u64,
     pub errors: u64,
     pub busy: u64,
-    pub hist: Histogram<u64>,
-    pub slices: Vec<Slice>,
     /// Paced steps: schedule lag and service time, ns.
     pub lag: Histogram<u64>,
     pub service: Histogram<u64>,
@@ -112,6 +110,8 @@ pub(crate) struct Shared<'a> {
     pub release: Gate,
     pub warmup: Duration,
     pub window: Duration,
+    /// What the workers recorded, merged once a second per worker.
+    pub recording: SharedRecording,
 }
 
 /// One thread of a step: a blocking worker with its own connection, or an event loop
@@ -411,6 +411,7 @@ fn run_jobs(
         release: Gate::new(n_jobs + 1),
         warmup: plan.warmup,
         window: plan.window,
+        recording: SharedRecording::default(),
     };
     let loop_cfg = LoopConfig {
         every: plan.rate.map(|r| 1.0 / r),
@@ -524,9 +525,16 @@ fn run_jobs(
     let (outputs, stopped) = ((outputs.0, outputs.1), outputs.2);
     let cpu_used = cpu_at_window.map(|c| process_cpu_secs() - c);
     let interrupted = stop.requested();
+    let merged = std::mem::take(
+        &mut *shared
+            .recording
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
     let mut result = assemble(
         plan,
         outputs.0,
+        merged,
         actual_window,
         started_unix,
         cpu_used,
@@ -569,7 +577,7 @@ fn worker(
     let t0 = *shared.start.get().unwrap_or(&Instant::now());
     let window_start = t0 + plan.warmup;
     let end = window_start + plan.window;
-    let mut rec = Recorder::new(window_start);
+    let mut rec = Recorder::new(window_start, shared.recording.clone());
     let (mut lag, mut service) = (new_histogram(), new_histogram());
     let mut counters = Counters::default();
     let (mut events, mut errors) = (0u64, 0u64);
@@ -639,14 +647,12 @@ fn worker(
         }
     }
     let busy = conn.busy_retries().saturating_sub(busy_before);
-    let (hist, slices) = rec.finish();
+    rec.finish();
     Ok(WorkerOutput {
         counters,
         events,
         errors,
         busy,
-        hist,
-        slices,
         lag,
         service,
     })
@@ -680,6 +686,7 @@ pub fn failed_result(plan: &StepPlan, kind: StepKind, reason: String) -> StepRes
 fn assemble(
     plan: &StepPlan,
     outputs: Vec<Result<WorkerOutput, EngineError>>,
+    merged: Merged,
     window: Duration,
     started_unix: f64,
     cpu_used: Option<f64>,
@@ -694,9 +701,8 @@ fn assemble(
         }
     }
     let mut counters = Counters::default();
-    let mut hist = new_histogram();
+    let Merged { hist, seconds } = merged;
     let (mut events, mut errors, mut busy) = (0, 0, 0);
-    let mut slices: Vec<Slice> = Vec::new();
     let (mut lag, mut service) = (new_histogram(), new_histogram());
     for o in ok {
         let _ = lag.add(&o.lag);
@@ -705,8 +711,6 @@ fn assemble(
         events += o.events;
         errors += o.errors;
         busy += o.busy;
-        let _ = hist.add(&o.hist);
-        slices.extend(o.slices);
     }
     let secs = window.as_secs_f64().max(1e-9);
     let latency = summarize(&hist);
@@ -773,7 +777,7 @@ fn assemble(
         tps: events as f64 / secs,
         throughput,
         latency,
-        intervals: merge_slices(slices, secs),
+        intervals: merge_slices(seconds, secs),
         client_cpu_us_per_op: cpu_used
             .filter(|_| counters.queries > 0)
             .map(|c| c * 1e6 / counters.queries as f64),

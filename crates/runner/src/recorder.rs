@@ -1,11 +1,15 @@
-//! Per-worker recording: a step histogram, counters, and 1 s interval slices that the
-//! coordinator merges across workers. Nothing here is shared between workers.
+//! Per-worker recording with memory bounded by the number of workers, not by threads ×
+//! seconds: a worker keeps only its current second (a compact histogram, 2 significant
+//! figures, and counters) and, when the second turns, merges it into the step's shared
+//! [`Merged`] under a lock taken once a second per worker. The step keeps one histogram for
+//! the whole window and one compact histogram per second. Nothing per statement is shared.
 
-use dbdelta_stats::{new_histogram, record_ns};
+use dbdelta_stats::{new_compact_histogram, new_histogram, record_ns};
 use hdrhistogram::Histogram;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// One worker's finished 1-second slice.
+/// One second of the window: what completed in it.
 #[derive(Debug, Clone)]
 pub struct Slice {
     /// Interval index (0 = first second of the window).
@@ -16,34 +20,57 @@ pub struct Slice {
     pub queries: u64,
     /// Retried errors.
     pub errors: u64,
-    /// Event latencies of the slice, ns.
+    /// Event latencies of the slice, ns (2 significant figures).
     pub hist: Histogram<u64>,
 }
+
+impl Slice {
+    fn empty(index: usize) -> Self {
+        Slice {
+            index,
+            events: 0,
+            queries: 0,
+            errors: 0,
+            hist: new_compact_histogram(),
+        }
+    }
+}
+
+/// What every worker of a step recorded, merged.
+#[derive(Debug)]
+pub struct Merged {
+    /// All event latencies of the window, ns.
+    pub hist: Histogram<u64>,
+    /// Second i of the window at index i.
+    pub seconds: Vec<Slice>,
+}
+
+impl Default for Merged {
+    fn default() -> Self {
+        Merged {
+            hist: new_histogram(),
+            seconds: Vec::new(),
+        }
+    }
+}
+
+/// The step's merged recording, shared by its workers.
+pub type SharedRecording = Arc<Mutex<Merged>>;
 
 /// One worker's recorder for the measured window.
 pub struct Recorder {
     window_start: Instant,
-    /// All event latencies of the window, ns.
-    pub hist: Histogram<u64>,
     current: Slice,
-    /// Finished slices, in order.
-    pub slices: Vec<Slice>,
+    merged: SharedRecording,
 }
 
 impl Recorder {
-    /// A recorder whose window starts at `window_start`.
-    pub fn new(window_start: Instant) -> Self {
+    /// A recorder whose window starts at `window_start`, merging into `merged`.
+    pub fn new(window_start: Instant, merged: SharedRecording) -> Self {
         Recorder {
             window_start,
-            hist: new_histogram(),
-            current: Slice {
-                index: 0,
-                events: 0,
-                queries: 0,
-                errors: 0,
-                hist: new_histogram(),
-            },
-            slices: Vec::new(),
+            current: Slice::empty(0),
+            merged,
         }
     }
 
@@ -56,18 +83,29 @@ impl Recorder {
         &mut self.current
     }
 
+    /// Merges the current second into the step's recording and starts second `index`,
+    /// reusing the histogram's memory.
     fn rotate(&mut self, index: usize) {
-        let next = Slice {
-            index,
-            events: 0,
-            queries: 0,
-            errors: 0,
-            hist: new_histogram(),
-        };
-        let done = std::mem::replace(&mut self.current, next);
-        if done.events > 0 || done.errors > 0 {
-            self.slices.push(done);
+        let c = &mut self.current;
+        if c.events > 0 || c.errors > 0 {
+            if let Ok(mut m) = self.merged.lock() {
+                let _ = m.hist.add(&c.hist);
+                if m.seconds.len() <= c.index {
+                    let from = m.seconds.len();
+                    m.seconds.extend((from..=c.index).map(Slice::empty));
+                }
+                let s = &mut m.seconds[c.index];
+                s.events += c.events;
+                s.queries += c.queries;
+                s.errors += c.errors;
+                let _ = s.hist.add(&c.hist);
+            }
         }
+        c.index = index;
+        c.events = 0;
+        c.queries = 0;
+        c.errors = 0;
+        c.hist.reset();
     }
 
     /// Records an event that completed at `done` after `took` (from its intended start).
@@ -75,7 +113,6 @@ impl Recorder {
     #[inline]
     pub fn event(&mut self, done: Instant, took: Duration, queries: u64) {
         let ns = took.as_nanos().min(u128::from(u64::MAX)) as u64;
-        record_ns(&mut self.hist, ns);
         let s = self.slice_for(done);
         s.events += 1;
         s.queries += queries;
@@ -88,9 +125,36 @@ impl Recorder {
         self.slice_for(at).errors += 1;
     }
 
-    /// Closes the current slice and returns everything.
-    pub fn finish(mut self) -> (Histogram<u64>, Vec<Slice>) {
+    /// Merges what is left; the step's data is then all in the shared recording.
+    pub fn finish(mut self) {
         self.rotate(usize::MAX);
-        (self.hist, self.slices)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_merge_across_workers_and_memory_does_not_grow_with_time() {
+        let t0 = Instant::now();
+        let merged = SharedRecording::default();
+        let mut a = Recorder::new(t0, merged.clone());
+        let mut b = Recorder::new(t0, merged.clone());
+        for sec in 0..600u64 {
+            let at = t0 + Duration::from_millis(sec * 1000 + 500);
+            a.event(at, Duration::from_micros(100), 1);
+            b.event(at, Duration::from_micros(300), 2);
+        }
+        a.error(t0 + Duration::from_secs(3));
+        a.finish();
+        b.finish();
+        let m = merged.lock().unwrap();
+        assert_eq!(m.seconds.len(), 600);
+        assert!(m.seconds.iter().all(|s| s.events == 2 && s.queries == 3));
+        assert_eq!(m.seconds[3].errors, 1);
+        assert_eq!(m.hist.len(), 1200);
+        let p50 = m.hist.value_at_quantile(0.5) as f64;
+        assert!((p50 - 100_000.0).abs() / 100_000.0 < 0.01, "{p50}");
     }
 }

@@ -22,6 +22,14 @@ pub fn new_histogram() -> Histogram<u64> {
     h
 }
 
+/// A new auto-resizing latency histogram with 2 significant figures (values within 1 %):
+/// about a tenth of [`new_histogram`]'s memory, for the per-second data every worker keeps.
+pub fn new_compact_histogram() -> Histogram<u64> {
+    let mut h = Histogram::<u64>::new(2).expect("2 significant figures are valid");
+    h.auto(true);
+    h
+}
+
 /// Records a latency in nanoseconds (0 is stored as 1 ns: the histogram's floor).
 #[inline]
 pub fn record_ns(h: &mut Histogram<u64>, ns: u64) {

@@ -119,7 +119,7 @@ pub(crate) fn run_loop(
         window_start: t0 + shared.warmup,
         end: t0 + shared.warmup + shared.window,
         t0,
-        rec: Recorder::new(t0 + shared.warmup),
+        rec: Recorder::new(t0 + shared.warmup, shared.recording.clone()),
         lag: new_histogram(),
         service: new_histogram(),
         counters: Counters::default(),
@@ -165,14 +165,12 @@ pub(crate) fn run_loop(
             lp.check_timeouts(&mut conns, now)?;
         }
     }
-    let (hist, slices) = lp.rec.finish();
+    lp.rec.finish();
     Ok(WorkerOutput {
         counters: lp.counters,
         events: lp.events,
         errors: lp.errors,
         busy: 0,
-        hist,
-        slices,
         lag: lp.lag,
         service: lp.service,
     })
