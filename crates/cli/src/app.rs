@@ -293,11 +293,7 @@ fn run_one_target(
         _ => dir.scratch_dir(&spec.name)?,
     };
     let tdir = dir.target_dir(&spec.name)?;
-    let entry_idx = manifest
-        .targets
-        .iter()
-        .position(|t| t.name == spec.name)
-        .context("target missing from manifest")?;
+    let entry_idx = manifest_entry(manifest, &spec.name)?;
     let what = match repeat {
         Some(k) => format!("[{}] repeat {k}: starting {}", spec.name, spec.redacted()),
         None => format!("[{}] starting {}", spec.name, spec.redacted()),
@@ -404,11 +400,7 @@ pub(crate) fn provision(
     manifest: &mut RunManifest,
     dir: &RunDir,
 ) -> Result<std::result::Result<Box<dyn Engine>, String>> {
-    let entry_idx = manifest
-        .targets
-        .iter()
-        .position(|t| t.name == spec.name)
-        .context("target missing from manifest")?;
+    let entry_idx = manifest_entry(manifest, &spec.name)?;
     let opened = match reused {
         Some(e) => Ok(e),
         None => registry::open(spec, scratch, &plan.open),
@@ -448,6 +440,15 @@ pub(crate) fn provision(
         return Ok(Err(msg));
     }
     Ok(Ok(engine))
+}
+
+/// The index of a target's entry in the manifest.
+fn manifest_entry(manifest: &RunManifest, name: &str) -> Result<usize> {
+    manifest
+        .targets
+        .iter()
+        .position(|t| t.name == name)
+        .context("target missing from manifest")
 }
 
 fn copy_server_log(engine: &dyn Engine, tdir: &Path) {

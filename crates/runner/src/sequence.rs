@@ -246,12 +246,7 @@ pub fn run_interleaved(
                 action: Action::Settle,
             } => {
                 settles += 1;
-                for t in targets
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| alive[*i])
-                    .map(|(_, t)| t)
-                {
+                for t in running(targets, &alive) {
                     if stop.requested() {
                         break 'items;
                     }
@@ -264,12 +259,7 @@ pub fn run_interleaved(
                 }
                 for threads in thread_counts(step, opts) {
                     for round in 1..=rounds {
-                        for t in targets
-                            .iter()
-                            .enumerate()
-                            .filter(|(i, _)| alive[*i])
-                            .map(|(_, t)| t)
-                        {
+                        for t in running(targets, &alive) {
                             if stop.requested() {
                                 break 'items;
                             }
@@ -295,6 +285,18 @@ pub fn run_interleaved(
         }
     }
     Ok(outcomes)
+}
+
+/// The targets still running the suite.
+fn running<'t, 'a>(
+    targets: &'t [TargetUnderTest<'a>],
+    alive: &'t [bool],
+) -> impl Iterator<Item = &'t TargetUnderTest<'a>> {
+    targets
+        .iter()
+        .zip(alive)
+        .filter(|(_, a)| **a)
+        .map(|(t, _)| t)
 }
 
 /// Loads one target; `Some(reason)` when the load failed (its result says so too).
