@@ -41,7 +41,26 @@ pub(crate) fn client_options(args: &RunArgs) -> Result<ClientOptions> {
             args.statement_timeout,
             d.statement_timeout_secs,
         )?,
+        max_error_rate: match &args.max_error_rate {
+            None => d.max_error_rate,
+            Some(text) => parse_rate(text)?,
+        },
     })
+}
+
+/// `--max-error-rate`: a fraction in [0, 1) or a percentage (`1%`).
+fn parse_rate(text: &str) -> Result<f64> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(v) if v.is_finite() && (0.0..1.0).contains(&v) => Ok(v),
+        _ => bail!(
+            "--max-error-rate {text} is invalid: give the share of events that may fail, from 0 to below 1 (e.g. 0.01) or a percentage (e.g. 1%)"
+        ),
+    }
 }
 
 fn timeout(flag: &str, v: Option<f64>, default: f64) -> Result<f64> {

@@ -286,6 +286,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECS", help_heading = "Connections")]
     pub statement_timeout: Option<f64>,
 
+    /// Largest share of events that may fail (a statement error, a dropped connection,
+    /// which is reconnected) before the step is reported as failed: a fraction or a
+    /// percentage, e.g. 0.01 or 1% (the default).
+    #[arg(long, value_name = "RATE", help_heading = "Connections")]
+    pub max_error_rate: Option<String>,
+
     /// Insert Benchmark (--suite ibench): clients, each with its own table pi<n> and its own
     /// insert, delete and query connections (default 1).
     #[arg(long, help_heading = "Insert Benchmark")]

@@ -36,6 +36,8 @@ const CASES: &[(&[&str], &str)] = &[
     ),
     (&["--device", "nosuchdev"], "--device nosuchdev"),
     (&["--threads", "19000"], "--threads 19000"),
+    (&["--max-error-rate", "150%"], "--max-error-rate"),
+    (&["--max-error-rate", "banana"], "--max-error-rate"),
     (&["--table-size", "1000000000000000000"], "--table-size"),
     (
         &["-t", "l=sqlite:", "--table-size", "900000000000"],

@@ -267,7 +267,8 @@ fn failing_step_is_recorded_and_the_run_continues() {
         "a failed step exits 3: {stderr}"
     );
     assert!(
-        stderr.contains("bad/update-index_range=100: mock failure"),
+        stderr.contains("bad/update-index_range=100: error rate")
+            && stderr.contains("mock failure"),
         "the failure is named: {stderr}"
     );
     assert!(

@@ -250,3 +250,42 @@ fn a_statement_past_the_timeout_is_cancelled_on_the_server() {
     );
     assert_eq!(child.wait().unwrap().code(), Some(3));
 }
+
+#[test]
+fn a_dropped_connection_reconnects_and_the_step_keeps_its_measurement() {
+    use dbdelta_engine::{Engine, OpenOptions};
+    if !require_pg() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let mut child = start_run(&rd, "6");
+    wait_until_measuring(&rd);
+    let settings = read_json(&rd.join("targets/pg/settings.json"));
+    let addr = settings["dbdelta.address"].as_str().unwrap().to_string();
+    let spec = dbdelta_model::TargetSpec::parse(&format!("kill=postgres://dbdelta@{addr}/dbdelta"))
+        .unwrap();
+    let engine = dbdelta_engine_postgres::open(&spec, dir.path(), &OpenOptions::default()).unwrap();
+    let mut conn = engine.connect().unwrap();
+    // Rows are counted, never decoded: that the step's backend was among them shows in
+    // its failed event below.
+    conn.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = 'dbdelta' AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+    )
+    .unwrap();
+    drop(conn);
+    let result = wait_for_result(&rd, "point-query_range", Duration::from_secs(30))
+        .expect("the step never ended");
+    let status = child.wait().unwrap();
+    let json = read_json(&result);
+    assert_eq!(json["status"]["state"], "ok", "{}", json["status"]);
+    assert!(json["failed_events"].as_u64().unwrap_or(0) >= 1, "{json}");
+    assert!(
+        json["error_codes"]["SQLSTATE 57P01"].as_u64().unwrap_or(0) >= 1,
+        "{}",
+        json["error_codes"]
+    );
+    assert!(json["qps"].as_f64().unwrap() > 0.0);
+    assert_eq!(status.code(), Some(0));
+}

@@ -39,7 +39,8 @@ pub(crate) fn statement_error(e: ClientError, sql: &str) -> EngineError {
                 "MySQL error {code} ({state}): {message} [in: {}]",
                 shorten(sql)
             ),
-        ),
+        )
+        .with_code(format!("MySQL {code}")),
         other => connect_or_io(other, None),
     }
 }

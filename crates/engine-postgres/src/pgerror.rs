@@ -73,6 +73,7 @@ impl ServerError {
     /// The engine error for a failed statement.
     pub(crate) fn into_engine_error(self) -> EngineError {
         EngineError::new(self.kind(), format!("postgres: {}", self.describe()))
+            .with_code(format!("SQLSTATE {}", self.code))
     }
 }
 

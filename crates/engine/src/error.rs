@@ -19,6 +19,20 @@ pub enum ErrorKind {
     Timeout,
 }
 
+impl ErrorKind {
+    /// Short name, the key errors without a server code are counted under.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Retryable => "retryable",
+            ErrorKind::Statement => "statement",
+            ErrorKind::Connection => "connection",
+            ErrorKind::Config => "config",
+            ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Timeout => "timeout",
+        }
+    }
+}
+
 /// An error from an engine. Messages never contain passwords.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
@@ -27,6 +41,9 @@ pub struct EngineError {
     pub kind: ErrorKind,
     /// Human-readable message naming what failed and, for config errors, the fix.
     pub message: String,
+    /// The server's error code when it gave one (`SQLSTATE 40P01`, `MySQL 1213`,
+    /// `SQLite 5`): results count errors by it.
+    pub code: Option<String>,
 }
 
 impl EngineError {
@@ -35,7 +52,19 @@ impl EngineError {
         EngineError {
             kind,
             message: message.into(),
+            code: None,
         }
+    }
+    /// The same error, with the server's code.
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+    /// What results count this error under: its server code, else its kind.
+    pub fn count_key(&self) -> String {
+        self.code
+            .clone()
+            .unwrap_or_else(|| self.kind.name().to_string())
     }
     /// A configuration error (bad target or setting).
     pub fn config(message: impl Into<String>) -> Self {

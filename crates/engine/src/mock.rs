@@ -3,7 +3,8 @@
 //!
 //! Parameters: `latency` (`0`, `250us`, `1ms`, `2s`), `dist` (`fixed`, `uniform` over
 //! [0, 2·latency], `exp` with mean latency), `error_rate` (0..1, retryable errors),
-//! `fail_on` (statements containing this text fail hard), `seed`, `families` (`sql`, `kv`
+//! `fail_rate` (0..1, statement errors that are not retried), `fail_on` (statements
+//! containing this text fail hard), `seed`, `families` (`sql`, `kv`
 //! or `sql,kv`: the operation families it serves; key-value operations take the same
 //! service time, reads return one row and scans `count`).
 
@@ -37,6 +38,8 @@ pub struct MockConfig {
     pub dist: LatencyDist,
     /// Probability that a statement fails with a retryable error.
     pub error_rate: f64,
+    /// Probability that a statement fails with a statement error (not retried).
+    pub fail_rate: f64,
     /// Statements containing this text fail with a statement error.
     pub fail_on: Option<String>,
     /// Seed of the mock's random draws.
@@ -75,6 +78,7 @@ impl MockConfig {
             latency: Duration::ZERO,
             dist: LatencyDist::Fixed,
             error_rate: 0.0,
+            fail_rate: 0.0,
             fail_on: None,
             seed: 1,
             families: &[Family::Sql],
@@ -100,6 +104,13 @@ impl MockConfig {
                         .filter(|r| (0.0..=1.0).contains(r))
                         .ok_or_else(|| bad(k, v, "use a probability between 0 and 1"))?
                 }
+                "fail_rate" => {
+                    cfg.fail_rate = v
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|r| (0.0..=1.0).contains(r))
+                        .ok_or_else(|| bad(k, v, "use a probability between 0 and 1"))?
+                }
                 "fail_on" => cfg.fail_on = Some(v.clone()),
                 "families" => {
                     cfg.families = match v.as_str() {
@@ -116,7 +127,7 @@ impl MockConfig {
                 }
                 _ => {
                     return Err(EngineError::config(format!(
-                        "target '{}': unknown mock parameter '{k}': known are latency, dist, error_rate, fail_on, seed, families",
+                        "target '{}': unknown mock parameter '{k}': known are latency, dist, error_rate, fail_rate, fail_on, seed, families",
                         spec.name
                     )))
                 }
@@ -218,6 +229,9 @@ impl MockConnection {
             if sql.contains(f.as_str()) {
                 return Err(EngineError::statement(format!("mock failure on '{f}'")));
             }
+        }
+        if self.cfg.fail_rate > 0.0 && self.unit() < self.cfg.fail_rate {
+            return Err(EngineError::statement("mock statement error").with_code("MOCK 1"));
         }
         if self.cfg.error_rate > 0.0 && self.unit() < self.cfg.error_rate {
             return Err(EngineError::new(

@@ -183,7 +183,12 @@ fn sql_err(e: rusqlite::Error) -> EngineError {
         Some(ErrorCode::ConstraintViolation) => ErrorKind::Retryable,
         _ => ErrorKind::Statement,
     };
-    EngineError::new(kind, e.to_string())
+    let code = e.sqlite_error().map(|f| f.extended_code);
+    let err = EngineError::new(kind, e.to_string());
+    match code {
+        Some(c) => err.with_code(format!("SQLite {c}")),
+        None => err,
+    }
 }
 
 impl Engine for SqliteEngine {

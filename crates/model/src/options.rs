@@ -119,6 +119,14 @@ pub struct ClientOptions {
     /// Limit for one operation, seconds (`--statement-timeout`); the server is asked to
     /// cancel it and the step fails with a timeout.
     pub statement_timeout_secs: f64,
+    /// Largest share of failed events (not retried) a step may have and still count
+    /// (`--max-error-rate`, default 0.01).
+    #[serde(default = "default_max_error_rate")]
+    pub max_error_rate: f64,
+}
+
+fn default_max_error_rate() -> f64 {
+    0.01
 }
 
 impl Default for ClientOptions {
@@ -128,6 +136,7 @@ impl Default for ClientOptions {
             connect_rate: 2000.0,
             connect_timeout_secs: 10.0,
             statement_timeout_secs: 60.0,
+            max_error_rate: default_max_error_rate(),
         }
     }
 }

@@ -168,6 +168,14 @@ pub struct StepResult {
     pub rows_affected: u64,
     /// Ignorable errors (deadlock, busy, duplicate key): the event was rolled back and retried.
     pub errors: u64,
+    /// Events that failed and were not retried (a statement error, a dropped connection
+    /// that was reconnected): the step goes on and fails only past `--max-error-rate`.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub failed_events: u64,
+    /// Every error of the window by its server code (`SQLSTATE 40P01`, `MySQL 1213`) or,
+    /// without one, its kind (`connection`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub error_codes: std::collections::BTreeMap<String, u64>,
     /// Times the engine waited on a lock and retried (SQLITE_BUSY).
     pub busy_retries: u64,
     /// Statements per second.
@@ -251,6 +259,10 @@ fn is_zero(v: &u32) -> bool {
     *v == 0
 }
 
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
+
 impl StepResult {
     /// A result with identity fields set, every measurement zero and status `Ok`; the
     /// runner fills in what it measured.
@@ -284,6 +296,8 @@ impl StepResult {
             rows_returned: 0,
             rows_affected: 0,
             errors: 0,
+            failed_events: 0,
+            error_codes: Default::default(),
             busy_retries: 0,
             qps: 0.0,
             tps: 0.0,

@@ -214,6 +214,51 @@ pub fn pacing_text(out: &mut String, data: &ReportData) {
     out.push('\n');
 }
 
+/// Errors of the steps that had any: retried errors, failed events (not retried; the step
+/// went on) and the count per server code or kind.
+pub fn errors_text(out: &mut String, data: &ReportData) {
+    let mut lines = Vec::new();
+    for table in &data.tables {
+        for row in &table.rows {
+            for col in &data.columns {
+                let Some(r) = result_of(data, col.name(), &row.label, table.dop) else {
+                    continue;
+                };
+                if r.error_codes.is_empty() {
+                    continue;
+                }
+                let codes: Vec<String> = r
+                    .error_codes
+                    .iter()
+                    .map(|(k, n)| format!("{k} ×{n}"))
+                    .collect();
+                lines.push(format!(
+                    "{}\t{}\t{:.3}\t{}\t{}\t{}\t{}",
+                    r.errors,
+                    r.failed_events,
+                    100.0 * r.failed_events as f64 / (r.events + r.failed_events).max(1) as f64,
+                    codes.join(", "),
+                    table.dop,
+                    col.name(),
+                    row.label
+                ));
+            }
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "--- errors (retried, failed and not retried, failed % of events; by server code) ---\n"
+    );
+    let _ = writeln!(out, "retried\tfailed\tfailed-%\tcodes\tdop\ttarget\tstep");
+    for l in lines {
+        let _ = writeln!(out, "{l}");
+    }
+    out.push('\n');
+}
+
 /// The connect phase of server engines, per thread count and target: connections opened
 /// (active ones in parentheses), how long opening them took, connect latency, and the
 /// client's and the server's memory per connection. Medians over the steps.

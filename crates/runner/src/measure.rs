@@ -8,7 +8,7 @@ use crate::gate::Gate;
 use crate::mux::event_loop::{run_loop, LoopConfig, Terminal};
 use crate::progress::Progress;
 use crate::recorder::{Merged, Recorder, SharedRecording, Slice};
-use dbdelta_engine::{Engine, EngineError, ErrorKind, OpBatch, Scratch};
+use dbdelta_engine::{Engine, EngineError, ErrorKind, OpBatch, Scratch, SessionParts};
 use dbdelta_model::{
     ConnectStats, Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
     RESULT_SCHEMA,
@@ -23,6 +23,50 @@ use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Errors of a window by server code or kind.
+pub(crate) type ErrorCodes = std::collections::BTreeMap<String, u64>;
+
+/// Failed (not retried) events a worker tolerates before it checks the step's error rate
+/// early: below this the rate of a short window says little.
+pub(crate) const FAILED_EVENTS_FLOOR: u64 = 100;
+
+/// Counts an error under its code.
+pub(crate) fn count_code(codes: &mut ErrorCodes, e: &EngineError) {
+    *codes.entry(e.count_key()).or_insert(0) += 1;
+}
+
+/// `Err` once failed events are past the floor and over `max_rate` of all events: going on
+/// would only measure failures.
+pub(crate) fn check_error_rate(
+    failed: u64,
+    events: u64,
+    max_rate: f64,
+    last: &EngineError,
+) -> Result<(), EngineError> {
+    if failed >= FAILED_EVENTS_FLOOR && failed as f64 > max_rate * (failed + events) as f64 {
+        return Err(EngineError::new(
+            last.kind,
+            format!(
+                "error rate {} is over --max-error-rate {} ({failed} failed events); last ({}): {last}",
+                percent(failed as f64 / (failed + events) as f64),
+                percent(max_rate),
+                last.count_key()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A share as a percentage with the digits it needs (`1.0 %`, `0.01 %`).
+pub(crate) fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    if p >= 1.0 || p == 0.0 {
+        format!("{p:.1} %")
+    } else {
+        format!("{p:.2} %")
+    }
+}
 
 /// Retried errors beyond this many per completed event (plus a floor) fail the step: the
 /// target is not doing useful work any more.
@@ -63,6 +107,8 @@ pub struct StepPlan {
     pub connect: ConnectPlan,
     /// Cancel and fail an operation that runs longer than this (server engines).
     pub statement_timeout: Duration,
+    /// Largest share of failed (not retried) events the step may have and still count.
+    pub max_error_rate: f64,
 }
 
 impl StepPlan {
@@ -87,6 +133,10 @@ pub(crate) struct WorkerOutput {
     pub events: u64,
     pub errors: u64,
     pub busy: u64,
+    /// Events that failed and were not retried (the step went on).
+    pub failed: u64,
+    /// Every error of the window by server code or kind.
+    pub codes: ErrorCodes,
     /// Paced steps: schedule lag and service time, ns.
     pub lag: Histogram<u64>,
     pub service: Histogram<u64>,
@@ -413,9 +463,23 @@ fn run_jobs(
         window: plan.window,
         recording: SharedRecording::default(),
     };
+    let reconnect_opts = dbdelta_engine::ConnectOptions {
+        source: None,
+        timeout: Some(plan.connect.timeout),
+        io_timeout: plan.connect.io_timeout,
+    };
+    let reconnect = |w: &mut dyn Workload| -> Result<SessionParts, EngineError> {
+        let mut conn = engine.connect_with(&reconnect_opts)?;
+        w.prepare(&mut *conn)?;
+        conn.into_session().map_err(|_| {
+            EngineError::connection("the new connection has no session form (TLS or compression)")
+        })
+    };
     let loop_cfg = LoopConfig {
         every: plan.rate.map(|r| 1.0 / r),
         statement_timeout: plan.statement_timeout,
+        max_error_rate: plan.max_error_rate,
+        reconnect: &reconnect,
     };
     let mut cpu_at_window = None;
     let mut sampler: Option<SamplerHandle> = None;
@@ -580,7 +644,8 @@ fn worker(
     let mut rec = Recorder::new(window_start, shared.recording.clone());
     let (mut lag, mut service) = (new_histogram(), new_histogram());
     let mut counters = Counters::default();
-    let (mut events, mut errors) = (0u64, 0u64);
+    let (mut events, mut errors, mut failed) = (0u64, 0u64, 0u64);
+    let mut codes = ErrorCodes::new();
     let busy_before = conn.busy_retries();
     let transactional = workload.uses_transactions();
     let interval = plan.rate.map(|r| 1.0 / r);
@@ -635,12 +700,29 @@ fn worker(
                 }
                 if measuring {
                     errors += 1;
+                    count_code(&mut codes, &e);
                     rec.error(intended);
                     if errors > ERROR_BUDGET_FLOOR + ERROR_BUDGET_PER_EVENT * events {
                         return Err(EngineError::statement(format!(
                             "error budget exceeded: {errors} retried errors for {events} events; last: {e}"
                         )));
                     }
+                }
+            }
+            // A failed statement or a dropped connection costs the event, not the step:
+            // counted, the connection restored, and the step fails only past
+            // --max-error-rate. Timeouts (a stalled server) and configuration errors end it.
+            Err(e) if matches!(e.kind, ErrorKind::Statement | ErrorKind::Connection) => {
+                if measuring {
+                    failed += 1;
+                    count_code(&mut codes, &e);
+                    rec.error(intended);
+                    check_error_rate(failed, events, plan.max_error_rate, &e)?;
+                }
+                if e.kind == ErrorKind::Connection {
+                    conn = reconnect(engine, &mut *workload, stop, end, &e)?;
+                } else if transactional {
+                    let _ = conn.rollback();
                 }
             }
             Err(e) => return Err(e),
@@ -653,9 +735,37 @@ fn worker(
         events,
         errors,
         busy,
+        failed,
+        codes,
         lag,
         service,
     })
+}
+
+/// A new connection for a worker whose connection dropped, with the workload's statements
+/// prepared again; retried every 100 ms until the window ends.
+fn reconnect(
+    engine: &dyn Engine,
+    workload: &mut dyn Workload,
+    stop: &StopFlag,
+    end: Instant,
+    cause: &EngineError,
+) -> Result<Box<dyn dbdelta_engine::Connection>, EngineError> {
+    loop {
+        let attempt = engine.connect().and_then(|mut c| {
+            workload.prepare(&mut *c)?;
+            Ok(c)
+        });
+        match attempt {
+            Ok(c) => return Ok(c),
+            Err(e) if Instant::now() + Duration::from_millis(100) >= end || stop.requested() => {
+                return Err(EngineError::connection(format!(
+                    "the connection dropped ({cause}) and reconnecting failed: {e}"
+                )))
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
 }
 
 fn now_unix() -> f64 {
@@ -702,7 +812,8 @@ fn assemble(
     }
     let mut counters = Counters::default();
     let Merged { hist, seconds } = merged;
-    let (mut events, mut errors, mut busy) = (0, 0, 0);
+    let (mut events, mut errors, mut busy, mut failed) = (0, 0, 0, 0);
+    let mut codes = ErrorCodes::new();
     let (mut lag, mut service) = (new_histogram(), new_histogram());
     for o in ok {
         let _ = lag.add(&o.lag);
@@ -711,7 +822,16 @@ fn assemble(
         events += o.events;
         errors += o.errors;
         busy += o.busy;
+        failed += o.failed;
+        for (k, n) in o.codes {
+            *codes.entry(k).or_insert(0) += n;
+        }
     }
+    let error_rate = if failed > 0 {
+        failed as f64 / (failed + events) as f64
+    } else {
+        0.0
+    };
     let secs = window.as_secs_f64().max(1e-9);
     let latency = summarize(&hist);
     let throughput = if plan.step.params.kind == WorkloadKind::Scan {
@@ -736,6 +856,16 @@ fn assemble(
     } else if events == 0 {
         StepStatus::Failed {
             reason: format!("no event completed in {secs:.1} s ({errors} retried errors)"),
+        }
+    } else if error_rate > plan.max_error_rate {
+        let top: Vec<String> = codes.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        StepStatus::Failed {
+            reason: format!(
+                "error rate {} is over --max-error-rate {} ({failed} failed events: {})",
+                percent(error_rate),
+                percent(plan.max_error_rate),
+                top.join(", ")
+            ),
         }
     } else {
         StepStatus::Ok
@@ -772,6 +902,8 @@ fn assemble(
         rows_returned: counters.rows,
         rows_affected: counters.affected,
         errors,
+        failed_events: failed,
+        error_codes: codes,
         busy_retries: busy,
         qps: counters.queries as f64 / secs,
         tps: events as f64 / secs,

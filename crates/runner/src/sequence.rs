@@ -407,6 +407,7 @@ fn step_plan(
             io_timeout: Some(secs(opts.client.statement_timeout_secs)),
         },
         statement_timeout: secs(opts.client.statement_timeout_secs),
+        max_error_rate: opts.client.max_error_rate,
         profile: profiling
             .filter(|p| !step.warm && p.settings.wants(&step.name, &step.label))
             .map(|p| dbdelta_profile::ProfileSpec {

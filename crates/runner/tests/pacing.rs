@@ -36,6 +36,7 @@ fn plan(rate: f64, secs: f64) -> StepPlan {
             io_timeout: None,
         },
         statement_timeout: Duration::from_secs(60),
+        max_error_rate: 0.01,
     }
 }
 
@@ -44,6 +45,7 @@ fn engine() -> MockEngine {
         latency: Duration::from_millis(1),
         dist: LatencyDist::Fixed,
         error_rate: 0.0,
+        fail_rate: 0.0,
         fail_on: None,
         seed: 1,
         families: &[dbdelta_engine::Family::Sql],

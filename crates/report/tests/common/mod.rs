@@ -164,6 +164,8 @@ pub fn result(
         rows_returned: queries,
         rows_affected: 0,
         errors: 0,
+        failed_events: 0,
+        error_codes: Default::default(),
         busy_retries: 0,
         qps: value,
         tps: value,

@@ -69,6 +69,11 @@ impl Epoll {
         self.ctl(libc::EPOLL_CTL_ADD, fd, token, interest)
     }
 
+    /// Stops watching `fd` (before it is closed and replaced).
+    pub(crate) fn delete(&self, fd: RawFd) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_DEL, fd, 0, Interest::Read)
+    }
+
     /// Changes what `fd` is watched for.
     pub(crate) fn modify(&self, fd: RawFd, token: u64, interest: Interest) -> io::Result<()> {
         self.ctl(libc::EPOLL_CTL_MOD, fd, token, interest)

@@ -3,10 +3,14 @@
 //! with a server-side cancel; stops within one poll interval of a stop request.
 
 use super::epoll::{Epoll, Interest, Ready};
-use crate::measure::{Shared, WorkerOutput, ERROR_BUDGET_FLOOR, ERROR_BUDGET_PER_EVENT};
+use crate::measure::{
+    check_error_rate, count_code, ErrorCodes, Shared, WorkerOutput, ERROR_BUDGET_FLOOR,
+    ERROR_BUDGET_PER_EVENT,
+};
 use crate::recorder::Recorder;
 use dbdelta_engine::{
-    Canceller, Decoded, EngineError, ErrorKind, OpBatch, Outcome, Scratch, Session, Socket,
+    Canceller, Decoded, EngineError, ErrorKind, OpBatch, Outcome, Scratch, Session, SessionParts,
+    Socket,
 };
 use dbdelta_stats::{new_histogram, record_ns};
 use dbdelta_workload::{Counters, Workload};
@@ -33,12 +37,21 @@ pub(crate) struct Terminal {
     pub workload: Box<dyn Workload>,
 }
 
+/// Opens a new connection for a terminal whose connection dropped, prepares the terminal's
+/// statements on it, and gives it back in session form.
+pub(crate) type Reconnect<'a> =
+    dyn Fn(&mut dyn Workload) -> Result<SessionParts, EngineError> + Sync + 'a;
+
 /// Per-loop settings.
-pub(crate) struct LoopConfig {
+pub(crate) struct LoopConfig<'a> {
     /// Seconds between paced event starts over all terminals; `None` = closed loop.
     pub every: Option<f64>,
     /// Cancel and fail an operation that runs longer than this.
     pub statement_timeout: Duration,
+    /// Largest share of failed (not retried) events before the step fails.
+    pub max_error_rate: f64,
+    /// How a dropped connection is replaced.
+    pub reconnect: &'a Reconnect<'a>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,7 +89,7 @@ struct Conn {
 /// What the loop measured, or why the step must fail.
 pub(crate) fn run_loop(
     terminals: Vec<Terminal>,
-    cfg: &LoopConfig,
+    cfg: &LoopConfig<'_>,
     shared: &Shared<'_>,
     live: &crate::measure::Padded,
 ) -> Result<WorkerOutput, EngineError> {
@@ -125,6 +138,8 @@ pub(crate) fn run_loop(
         counters: Counters::default(),
         events: 0,
         errors: 0,
+        failed: 0,
+        codes: ErrorCodes::new(),
         timers: BinaryHeap::new(),
         scratch: Scratch::default(),
         done: 0,
@@ -151,11 +166,18 @@ pub(crate) fn run_loop(
             .map_err(|e| EngineError::connection(format!("epoll wait: {e}")))?;
         for &r in &ready {
             let i = r.token as usize;
+            let mut served = Ok(());
             if r.writable {
-                lp.flush(&mut conns, &ep, i)?;
+                served = lp.flush(&mut conns, &ep, i);
             }
-            if r.readable {
-                lp.on_readable(&mut conns, &ep, i)?;
+            if r.readable && served.is_ok() {
+                served = lp.on_readable(&mut conns, &ep, i);
+            }
+            match served {
+                Err(e) if e.kind == ErrorKind::Connection && conns[i].phase != Phase::Done => {
+                    lp.replace_connection(&mut conns, &mut ep, i, e)?;
+                }
+                other => other?,
             }
         }
         lp.fire_timers(&mut conns, &ep)?;
@@ -171,13 +193,15 @@ pub(crate) fn run_loop(
         events: lp.events,
         errors: lp.errors,
         busy: 0,
+        failed: lp.failed,
+        codes: lp.codes,
         lag: lp.lag,
         service: lp.service,
     })
 }
 
 struct Loop<'a, 's> {
-    cfg: &'a LoopConfig,
+    cfg: &'a LoopConfig<'a>,
     shared: &'a Shared<'s>,
     live: &'a crate::measure::Padded,
     t0: Instant,
@@ -189,6 +213,9 @@ struct Loop<'a, 's> {
     counters: Counters,
     events: u64,
     errors: u64,
+    /// Events that failed and were not retried.
+    failed: u64,
+    codes: ErrorCodes,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
     scratch: Scratch,
     /// Connections whose terminal has finished.
@@ -389,8 +416,79 @@ impl Loop<'_, '_> {
                 }
                 self.schedule(conns, i)
             }
+            // A failed statement costs the event, not the step (see --max-error-rate).
+            Err(e) if e.kind == ErrorKind::Statement => {
+                self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
+                if measuring {
+                    self.counters.merge(&c.ev);
+                    self.failed += 1;
+                    count_code(&mut self.codes, &e);
+                    self.rec.error(c.intended);
+                    check_error_rate(self.failed, self.events, self.cfg.max_error_rate, &e)?;
+                }
+                if c.transactional {
+                    c.rolling_back = true;
+                    c.wbuf.clear();
+                    c.wpos = 0;
+                    c.t.session.encode_rollback(&mut c.wbuf)?;
+                    c.sent_at = Instant::now();
+                    return write_some(c);
+                }
+                self.schedule(conns, i)
+            }
             Err(e) => Err(e),
         }
+    }
+
+    /// Replaces connection `i`, which dropped (`cause`): the event under way counts as
+    /// failed, a new connection is opened with the terminal's statements prepared (on this
+    /// loop's thread: connects on loopback take milliseconds), and the terminal goes on.
+    fn replace_connection(
+        &mut self,
+        conns: &mut [Conn],
+        ep: &mut Epoll,
+        i: usize,
+        cause: EngineError,
+    ) -> Result<(), EngineError> {
+        let c = &mut conns[i];
+        if c.intended >= self.window_start && c.phase == Phase::Waiting {
+            self.failed += 1;
+            count_code(&mut self.codes, &cause);
+            self.rec.error(c.intended);
+            check_error_rate(self.failed, self.events, self.cfg.max_error_rate, &cause)?;
+        }
+        let _ = ep.delete(c.t.socket.as_raw_fd());
+        let parts = loop {
+            match (self.cfg.reconnect)(&mut *c.t.workload) {
+                Ok(p) => break p,
+                Err(e)
+                    if Instant::now() + Duration::from_millis(100) >= self.end
+                        || self.shared.stop.requested() =>
+                {
+                    return Err(EngineError::connection(format!(
+                        "the connection dropped ({cause}) and reconnecting failed: {e}"
+                    )))
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        };
+        parts
+            .socket
+            .set_nonblocking(true)
+            .map_err(|e| EngineError::connection(format!("non-blocking socket: {e}")))?;
+        c.t.socket = parts.socket;
+        c.t.session = parts.session;
+        c.canceller = c.t.session.canceller();
+        c.cancel_sent = None;
+        c.rolling_back = false;
+        c.wbuf.clear();
+        c.wpos = 0;
+        c.rlen = 0;
+        c.interest = Interest::Read;
+        ep.add(c.t.socket.as_raw_fd(), i as u64, Interest::Read)
+            .map_err(|e| EngineError::connection(format!("epoll add: {e}")))?;
+        self.schedule(conns, i)?;
+        self.flush(conns, ep, i)
     }
 
     /// Cancels operations past the statement timeout; fails the step when a cancelled one

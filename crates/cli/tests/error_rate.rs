@@ -1,0 +1,71 @@
+//! One failed event no longer discards a step: failed events are counted by code and the
+//! step keeps its measurement until they pass --max-error-rate.
+
+mod common;
+
+use common::{dbdelta, read_json};
+
+fn run(target: &str, extra: &[&str]) -> (std::process::Output, serde_json::Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = dbdelta()
+        .args([
+            "run",
+            "--quiet",
+            "--no-store",
+            "-t",
+            target,
+            "--steps",
+            "point-query",
+            "--read-secs",
+            "0.5",
+            "--warmup-secs",
+            "0",
+            "--run-dir",
+        ])
+        .arg(&rd)
+        .args(extra)
+        .output()
+        .unwrap();
+    let file = std::fs::read_dir(rd.join("results/m"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("point-query"))
+        .unwrap();
+    let report = std::fs::read_to_string(rd.join("report.txt")).unwrap_or_default();
+    (out, read_json(&file), report)
+}
+
+#[test]
+fn rare_failures_are_counted_and_the_step_is_kept() {
+    let (out, r, report) = run("m=mock?fail_rate=0.001&seed=3", &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(r["status"]["state"], "ok");
+    let failed = r["failed_events"].as_u64().unwrap();
+    assert!(failed > 0, "{r}");
+    assert_eq!(r["error_codes"]["MOCK 1"].as_u64(), Some(failed));
+    assert!(
+        report.contains("--- errors") && report.contains(&format!("MOCK 1 ×{failed}")),
+        "{report}"
+    );
+}
+
+#[test]
+fn failures_past_the_max_error_rate_fail_the_step() {
+    let (out, r, _) = run(
+        "m=mock?fail_rate=0.001&seed=3",
+        &["--max-error-rate", "0.01%"],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let reason = r["status"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("--max-error-rate") && reason.contains("MOCK 1"),
+        "{reason}"
+    );
+}
