@@ -254,8 +254,14 @@ fn failed_steps(run: &std::path::Path) -> Vec<String> {
             }) else {
                 continue;
             };
-            if let dbdelta_model::StepStatus::Failed { reason } = &r.status {
-                out.push(format!("{}/{}: {reason}", r.target, r.label));
+            match &r.status {
+                dbdelta_model::StepStatus::Failed { reason } => {
+                    out.push(format!("{}/{}: {reason}", r.target, r.label))
+                }
+                dbdelta_model::StepStatus::Stalled { reason } => {
+                    out.push(format!("{}/{}: stalled: {reason}", r.target, r.label))
+                }
+                _ => {}
             }
         }
     }

@@ -85,6 +85,10 @@ impl Progress for Bars {
                 "[{}] {:<32} dop={:<3} FAILED: {reason}",
                 r.target, r.label, r.threads
             ),
+            StepStatus::Stalled { reason } => format!(
+                "[{}] {:<32} dop={:<3} STALLED: {reason}",
+                r.target, r.label, r.threads
+            ),
             status => format!(
                 "[{}] {:<32} dop={:<3} {:>10.0} {:<7} p95 {:>9.1} us{}",
                 r.target,

@@ -143,6 +143,9 @@ fn broken_steps(data: &ReportData, base: &str) -> Vec<String> {
                 Some(StepStatus::Failed { reason }) => {
                     out.push(format!("{name} {label} dop={dop}: failed: {reason}"))
                 }
+                Some(StepStatus::Stalled { reason }) => {
+                    out.push(format!("{name} {label} dop={dop}: stalled: {reason}"))
+                }
                 None if name != base
                     && by_target.get(base).is_some_and(|s| **s == StepStatus::Ok) =>
                 {

@@ -69,3 +69,43 @@ fn failures_past_the_max_error_rate_fail_the_step() {
         "{reason}"
     );
 }
+
+/// Two or more whole seconds in which nothing completed make a step stalled: kept for
+/// diagnosis, shown as stalled, and the run exits 3.
+#[test]
+fn seconds_without_progress_mark_the_step_stalled() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = dbdelta()
+        .args([
+            "run",
+            "--quiet",
+            "--no-store",
+            "-t",
+            "m=mock?latency=2500ms",
+            "--steps",
+            "point-query",
+            "--table-size",
+            "10",
+            "--read-secs",
+            "6",
+            "--warmup-secs",
+            "0",
+            "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("stalled: no operation completed for"), "{err}");
+    let file = std::fs::read_dir(rd.join("results/m"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("point-query"))
+        .unwrap();
+    let r = read_json(&file);
+    assert_eq!(r["status"]["state"], "stalled", "{}", r["status"]);
+    assert!(r["qps"].as_f64().unwrap() > 0.0, "its numbers are kept");
+}

@@ -55,6 +55,13 @@ pub enum StepStatus {
     },
     /// Stopped early by Ctrl-C; numbers cover the measured part only.
     Interrupted,
+    /// Ran its window but stopped making progress (no operation completed for 2 s or more
+    /// while the server was up): its numbers are kept for diagnosis, never compared, gated
+    /// or stored in the history, and the run exits 3.
+    Stalled {
+        /// When and for how long nothing completed.
+        reason: String,
+    },
     /// The target's engine does not serve the operations the step needs; not a failure of
     /// the target and never compared.
     #[serde(rename = "not-supported")]
@@ -332,7 +339,9 @@ impl StepResult {
     pub fn is_ok(&self) -> bool {
         !matches!(
             self.status,
-            StepStatus::Failed { .. } | StepStatus::NotSupported { .. }
+            StepStatus::Failed { .. }
+                | StepStatus::NotSupported { .. }
+                | StepStatus::Stalled { .. }
         )
     }
 }

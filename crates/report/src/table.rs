@@ -39,6 +39,10 @@ impl Cell {
             StepStatus::NotSupported { reason } => Cell::NotSupported {
                 reason: reason.clone(),
             },
+            // Its numbers are in the result file; a table shows why it is not one.
+            StepStatus::Stalled { reason } => Cell::Failed {
+                reason: format!("stalled: {reason}"),
+            },
             status => Cell::Value {
                 value: result.throughput.value,
                 interrupted: *status == StepStatus::Interrupted,

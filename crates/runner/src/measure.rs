@@ -870,6 +870,11 @@ fn assemble(
     } else {
         StepStatus::Ok
     };
+    let intervals = merge_slices(seconds, secs);
+    let status = match (&status, stall_in(&intervals, plan.rate)) {
+        (StepStatus::Ok, Some(reason)) => StepStatus::Stalled { reason },
+        _ => status,
+    };
     let pacing = plan.rate.map(|target| {
         let achieved = events as f64 / secs;
         Pacing {
@@ -909,7 +914,7 @@ fn assemble(
         tps: events as f64 / secs,
         throughput,
         latency,
-        intervals: merge_slices(seconds, secs),
+        intervals,
         client_cpu_us_per_op: cpu_used
             .filter(|_| counters.queries > 0)
             .map(|c| c * 1e6 / counters.queries as f64),
@@ -922,31 +927,59 @@ fn assemble(
     }
 }
 
+/// Whole seconds in a row with no completed operation that make a step stalled.
+const STALL_SECONDS: usize = 2;
+
+/// Why a step counts as stalled: `STALL_SECONDS` or more whole seconds in a row in which
+/// nothing completed. Paced steps slower than 10 events/s may have such seconds by design.
+fn stall_in(intervals: &[Interval], rate: Option<f64>) -> Option<String> {
+    if rate.is_some_and(|r| r < 10.0) {
+        return None;
+    }
+    let mut best: Option<(usize, usize)> = None;
+    let mut run_start = None;
+    for (i, iv) in intervals.iter().enumerate() {
+        let whole = iv.t - i as f64 >= 0.999;
+        if whole && iv.tps == 0.0 {
+            let s = *run_start.get_or_insert(i);
+            if best.is_none_or(|(a, b)| i + 1 - s > b - a) {
+                best = Some((s, i + 1));
+            }
+        } else {
+            run_start = None;
+        }
+    }
+    let (a, b) = best.filter(|(a, b)| b - a >= STALL_SECONDS)?;
+    Some(format!(
+        "no operation completed for {} s (seconds {a} to {b} of the window)",
+        b - a
+    ))
+}
+
 /// Merges every worker's slices into one series: interval i covers [i, i+1) seconds of the
 /// window (the last one is cut at the window's end).
 fn merge_slices(slices: Vec<Slice>, window_secs: f64) -> Vec<Interval> {
+    // The seconds are already merged across workers (second i at index i, possibly fewer
+    // than the window when the last seconds saw nothing): read them as they are, without a
+    // full-precision copy per second.
     let n = window_secs.ceil() as usize;
-    let mut merged: Vec<(u64, u64, u64, Histogram<u64>)> =
-        (0..n).map(|_| (0, 0, 0, new_histogram())).collect();
+    let mut by_index: Vec<Option<Slice>> = (0..n).map(|_| None).collect();
     for s in slices {
-        if let Some(m) = merged.get_mut(s.index) {
-            m.0 += s.events;
-            m.1 += s.queries;
-            m.2 += s.errors;
-            let _ = m.3.add(&s.hist);
+        if let Some(slot) = by_index.get_mut(s.index) {
+            *slot = Some(s);
         }
     }
-    merged
+    by_index
         .into_iter()
         .enumerate()
-        .map(|(i, (events, queries, errors, h))| {
+        .map(|(i, s)| {
             let len = (window_secs - i as f64).clamp(1e-9, 1.0);
-            let q = |p: f64| {
-                if h.is_empty() {
-                    0.0
-                } else {
-                    h.value_at_quantile(p) as f64 / 1000.0
-                }
+            let (events, queries, errors) = s
+                .as_ref()
+                .map_or((0, 0, 0), |s| (s.events, s.queries, s.errors));
+            let q = |p: f64| match &s {
+                Some(s) if !s.hist.is_empty() => s.hist.value_at_quantile(p) as f64 / 1000.0,
+                _ => 0.0,
             };
             Interval {
                 t: (i as f64 + len).min(window_secs),
