@@ -16,7 +16,7 @@ use dbdelta_model::{
 use dbdelta_osmetrics::{op_costs, DeviceChoice, Sampler, SamplerConfig, SamplerHandle};
 use dbdelta_profile::perf::Stopped;
 use dbdelta_profile::{ProfileSpec, ProfileTargets, Recording};
-use dbdelta_stats::{new_histogram, record_ns, summarize};
+use dbdelta_stats::{new_compact_histogram, new_histogram, record_ns, summarize};
 use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
 use dbdelta_workload::{run_event, Counters, Step, Workload, WorkloadKind};
 use hdrhistogram::Histogram;
@@ -642,7 +642,13 @@ fn worker(
     let window_start = t0 + plan.warmup;
     let end = window_start + plan.window;
     let mut rec = Recorder::new(window_start, shared.recording.clone());
-    let (mut lag, mut service) = (new_histogram(), new_histogram());
+    // Only paced steps record lag and service time: a closed loop of a thousand workers
+    // would otherwise hold two idle full-precision histograms each (23 MB, heaptrack).
+    let (mut lag, mut service) = if plan.rate.is_some() {
+        (new_histogram(), new_histogram())
+    } else {
+        (new_compact_histogram(), new_compact_histogram())
+    };
     let mut counters = Counters::default();
     let (mut events, mut errors, mut failed) = (0u64, 0u64, 0u64);
     let mut codes = ErrorCodes::new();
