@@ -72,6 +72,17 @@ impl ReportData {
         self.columns.first().map_or("", Column::name)
     }
 
+    /// True when `target`'s server runs on another host (an external target whose URL names
+    /// a host other than this one's loopback): its server cost cannot be measured here and
+    /// "host" metrics are the client machine's.
+    pub fn is_remote(&self, target: &str) -> bool {
+        self.runs
+            .iter()
+            .flat_map(|r| &r.manifest.targets)
+            .filter(|t| t.name == target)
+            .any(|t| remote_spec(&t.spec))
+    }
+
     /// The measured thread counts, ascending.
     pub fn dops(&self) -> Vec<u32> {
         self.tables.iter().map(|t| t.dop).collect()
@@ -113,5 +124,39 @@ pub(crate) fn load_rows(load: &StepResult) -> u64 {
         load.rows_affected
     } else {
         (load.throughput.value * load.seconds).round() as u64
+    }
+}
+
+/// `name=engine://[user@]host[:port]/…` with a host other than loopback or a socket path.
+fn remote_spec(spec: &str) -> bool {
+    let Some((_, rest)) = spec.split_once("://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    !(host.is_empty()
+        || host == "localhost"
+        || host.starts_with("127.")
+        || host == "::1"
+        || host.starts_with('/'))
+}
+
+#[cfg(test)]
+mod remote_tests {
+    use super::remote_spec;
+
+    #[test]
+    fn only_other_hosts_are_remote() {
+        assert!(remote_spec("pg=postgres://bench@db1.example:5432/dbdelta"));
+        assert!(remote_spec("my=mysql://root@[2001:db8::1]:3306/x"));
+        assert!(!remote_spec("pg=postgres://dbdelta@127.0.0.1:5432/dbdelta"));
+        assert!(!remote_spec("pg=postgres://localhost/dbdelta"));
+        assert!(!remote_spec("my=mysql://root@[::1]:3306/x"));
+        assert!(!remote_spec("pg=postgres:/usr/lib/postgresql/15/bin"));
+        assert!(!remote_spec("lite=sqlite:/tmp/x.db"));
     }
 }

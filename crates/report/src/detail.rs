@@ -136,10 +136,15 @@ pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
                 let opt = |v: Option<f64>, d: usize| {
                     v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into())
                 };
+                let server = if data.is_remote(col.name()) {
+                    "remote".to_string()
+                } else {
+                    opt(c.server_cpu_us_op, 1)
+                };
                 lines.push(format!(
                     "{:.1}\t{}\t{:.1}\t{}\t{}\t{}\t{}",
                     c.host_cpu_us_op,
-                    opt(c.server_cpu_us_op, 1),
+                    server,
                     c.client_cpu_us_op,
                     opt(c.server_cs_op, 3),
                     opt(c.server_wkb_op, 3),
@@ -163,6 +168,20 @@ pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
              SQLite: the worker threads); client = dbdelta (embedded: the rest of its process).\n\
              srv-cs = server context switches per op; srv-wKB = KB the server wrote per op.\n"
         );
+        let remote: Vec<&str> = data
+            .columns
+            .iter()
+            .map(|c| c.name())
+            .filter(|n| data.is_remote(n))
+            .collect();
+        if !remote.is_empty() {
+            let _ = writeln!(
+                out,
+                "{} on another host: \"host\" is this client machine, not the server's; the \
+                 server's cost is not measured (remote).\n",
+                remote.join(", ")
+            );
+        }
         let _ = writeln!(out, "host\tserver\tclient\tsrv-cs\tsrv-wKB\ttarget\tstep");
         for l in lines {
             let _ = writeln!(out, "{l}");

@@ -309,3 +309,31 @@ fn interrupted_steps_are_not_compared() {
         "{c:?}"
     );
 }
+
+/// A target on another host: its server cost reads "remote" and the legend says whose host
+/// the host metrics are.
+#[test]
+fn remote_targets_are_labelled_in_the_cost_table() {
+    let mut m = manifest(&["a", "b"], RunStatus::Complete);
+    m.targets[1].spec = "b=postgres://bench@db1.example:5432/dbdelta".into();
+    let run = RunData {
+        dir: "run".into(),
+        manifest: m,
+        results: vec![
+            result("a", "point-query_range=100", 1, Group::Point, 1, 1000.0),
+            result("b", "point-query_range=100", 1, Group::Point, 1, 900.0),
+        ],
+        warnings: Vec::new(),
+    };
+    let data = ReportData::from_runs(vec![run], None).unwrap();
+    assert!(data.is_remote("b") && !data.is_remote("a"));
+    let text = render(&data, Format::Text, &ReportOptions::default()).unwrap();
+    assert!(
+        text.contains("b on another host: \"host\" is this client machine"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.ends_with("\tb\tpoint-query_range=100") && l.contains("remote"));
+    assert!(row.is_some(), "{text}");
+}
