@@ -136,6 +136,9 @@ pub(crate) fn ensure_capacity(connections: u64, active: u64) -> Result<()> {
 /// the touched part of its stack, the engine's per-connection state and the allocator's
 /// share; rounded up.
 const THREAD_BYTES: u64 = 256 * 1024;
+/// Address space one thread reserves: Rust's default 2 MiB stack and its guard page, and
+/// the signal stack with its guard page.
+const THREAD_ADDRESS_SPACE: u64 = (2048 + 4 + 64 + 4) * 1024;
 /// Threads dbdelta runs besides the workers (samplers, event loops, connectors, signals).
 const RESERVED_THREADS: u64 = 64;
 /// Memory mappings of one thread: its stack and its guard page, and the signal stack Rust
@@ -180,6 +183,25 @@ pub(crate) fn ensure_threads(threads: u64) -> Result<()> {
                      threads or raise it (`sysctl {name}=…`)"
                 );
             }
+        }
+    }
+    // SAFETY: getrlimit writes into the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
+        && lim.rlim_cur != libc::RLIM_INFINITY
+    {
+        // A thread that gets its stack but not its signal stack aborts the process inside
+        // the standard library: the address space must hold every thread with room to spare.
+        let in_use = vm_size_bytes().unwrap_or(0);
+        let want = need * THREAD_ADDRESS_SPACE;
+        if in_use + want > lim.rlim_cur {
+            bail!(
+                "{flag}: {need} threads need about {} MiB of address space ({} KiB each for \
+                 the stack and signal stack) but the limit (RLIMIT_AS, `ulimit -v`) leaves {} \
+                 MiB; use fewer threads or raise it",
+                want >> 20,
+                THREAD_ADDRESS_SPACE >> 10,
+                lim.rlim_cur.saturating_sub(in_use) >> 20
+            );
         }
     }
     if let Some(max) = read_u64("/proc/sys/vm/max_map_count") {
@@ -258,6 +280,14 @@ fn set_nofile(soft: u64, hard: u64) -> std::io::Result<()> {
 
 fn read_u64(path: &str) -> Option<u64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// This process's virtual size (VmSize of /proc/self/status), bytes.
+fn vm_size_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// MemAvailable from /proc/meminfo, bytes.

@@ -5,6 +5,17 @@ mod common;
 
 use common::{dbdelta, read_json};
 
+/// The point-query result of target `m` in run directory `rd`.
+fn point_query_result(rd: &std::path::Path) -> serde_json::Value {
+    let file = std::fs::read_dir(rd.join("results/m"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("point-query"))
+        .unwrap();
+    read_json(&file)
+}
+
 fn run(target: &str, extra: &[&str]) -> (std::process::Output, serde_json::Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
@@ -27,14 +38,8 @@ fn run(target: &str, extra: &[&str]) -> (std::process::Output, serde_json::Value
         .args(extra)
         .output()
         .unwrap();
-    let file = std::fs::read_dir(rd.join("results/m"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains("point-query"))
-        .unwrap();
     let report = std::fs::read_to_string(rd.join("report.txt")).unwrap_or_default();
-    (out, read_json(&file), report)
+    (out, point_query_result(&rd), report)
 }
 
 #[test]
@@ -99,13 +104,7 @@ fn seconds_without_progress_mark_the_step_stalled() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("stalled: no operation completed for"), "{err}");
-    let file = std::fs::read_dir(rd.join("results/m"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains("point-query"))
-        .unwrap();
-    let r = read_json(&file);
+    let r = point_query_result(&rd);
     assert_eq!(r["status"]["state"], "stalled", "{}", r["status"]);
     assert!(r["qps"].as_f64().unwrap() > 0.0, "its numbers are kept");
 }

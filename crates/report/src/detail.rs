@@ -190,31 +190,33 @@ pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
     }
 }
 
+/// Every (dop, step label, target, result) of the report's tables, in table order.
+fn each_result(data: &ReportData) -> impl Iterator<Item = (u32, &str, &str, &StepResult)> {
+    data.tables.iter().flat_map(move |table| {
+        table.rows.iter().flat_map(move |row| {
+            data.columns.iter().filter_map(move |col| {
+                result_of(data, col.name(), &row.label, table.dop)
+                    .map(|r| (table.dop, row.label.as_str(), col.name(), r))
+            })
+        })
+    })
+}
+
 /// Paced steps (`--rate`): target and achieved rate, whether it was sustained (≥ 95 %), the
 /// backlog at the end of the window and the schedule lag.
 pub fn pacing_text(out: &mut String, data: &ReportData) {
     let mut lines = Vec::new();
-    for table in &data.tables {
-        for row in &table.rows {
-            for col in &data.columns {
-                let Some(r) = result_of(data, col.name(), &row.label, table.dop) else {
-                    continue;
-                };
-                let Some(p) = &r.pacing else { continue };
-                lines.push(format!(
-                    "{:.0}\t{:.0}\t{}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}",
-                    p.target_per_s,
-                    p.achieved_per_s,
-                    if p.sustained { "yes" } else { "NO" },
-                    p.backlog,
-                    p.lag.p50_us,
-                    p.lag.p99_us,
-                    table.dop,
-                    col.name(),
-                    row.label
-                ));
-            }
-        }
+    for (dop, label, target, r) in each_result(data) {
+        let Some(p) = &r.pacing else { continue };
+        lines.push(format!(
+            "{:.0}\t{:.0}\t{}\t{}\t{:.1}\t{:.1}\t{dop}\t{target}\t{label}",
+            p.target_per_s,
+            p.achieved_per_s,
+            if p.sustained { "yes" } else { "NO" },
+            p.backlog,
+            p.lag.p50_us,
+            p.lag.p99_us,
+        ));
     }
     if lines.is_empty() {
         return;
@@ -237,32 +239,19 @@ pub fn pacing_text(out: &mut String, data: &ReportData) {
 /// went on) and the count per server code or kind.
 pub fn errors_text(out: &mut String, data: &ReportData) {
     let mut lines = Vec::new();
-    for table in &data.tables {
-        for row in &table.rows {
-            for col in &data.columns {
-                let Some(r) = result_of(data, col.name(), &row.label, table.dop) else {
-                    continue;
-                };
-                if r.error_codes.is_empty() {
-                    continue;
-                }
-                let codes: Vec<String> = r
-                    .error_codes
-                    .iter()
-                    .map(|(k, n)| format!("{k} ×{n}"))
-                    .collect();
-                lines.push(format!(
-                    "{}\t{}\t{:.3}\t{}\t{}\t{}\t{}",
-                    r.errors,
-                    r.failed_events,
-                    100.0 * r.failed_events as f64 / (r.events + r.failed_events).max(1) as f64,
-                    codes.join(", "),
-                    table.dop,
-                    col.name(),
-                    row.label
-                ));
-            }
-        }
+    for (dop, label, target, r) in each_result(data).filter(|(.., r)| !r.error_codes.is_empty()) {
+        let codes: Vec<String> = r
+            .error_codes
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect();
+        lines.push(format!(
+            "{}\t{}\t{:.3}\t{}\t{dop}\t{target}\t{label}",
+            r.errors,
+            r.failed_events,
+            100.0 * r.failed_events as f64 / (r.events + r.failed_events).max(1) as f64,
+            codes.join(", "),
+        ));
     }
     if lines.is_empty() {
         return;

@@ -407,12 +407,7 @@ impl Loop<'_, '_> {
                     }
                 }
                 if c.transactional {
-                    c.rolling_back = true;
-                    c.wbuf.clear();
-                    c.wpos = 0;
-                    c.t.session.encode_rollback(&mut c.wbuf)?;
-                    c.sent_at = Instant::now();
-                    return write_some(c);
+                    return start_rollback(c);
                 }
                 self.schedule(conns, i)
             }
@@ -427,12 +422,7 @@ impl Loop<'_, '_> {
                     check_error_rate(self.failed, self.events, self.cfg.max_error_rate, &e)?;
                 }
                 if c.transactional {
-                    c.rolling_back = true;
-                    c.wbuf.clear();
-                    c.wpos = 0;
-                    c.t.session.encode_rollback(&mut c.wbuf)?;
-                    c.sent_at = Instant::now();
-                    return write_some(c);
+                    return start_rollback(c);
                 }
                 self.schedule(conns, i)
             }
@@ -530,6 +520,16 @@ fn timeout_error(limit: Duration, answered: bool) -> EngineError {
             limit.as_secs_f64()
         ),
     )
+}
+
+/// Rolls back the failed event's transaction; the next event starts when it completes.
+fn start_rollback(c: &mut Conn) -> Result<(), EngineError> {
+    c.rolling_back = true;
+    c.wbuf.clear();
+    c.wpos = 0;
+    c.t.session.encode_rollback(&mut c.wbuf)?;
+    c.sent_at = Instant::now();
+    write_some(c)
 }
 
 /// Writes what the socket takes now; the rest goes when it reports writable.
