@@ -607,6 +607,7 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
         FormatArg::Csv => Format::Csv,
         FormatArg::Json => Format::Json,
         FormatArg::Html => Format::Html,
+        FormatArg::Ycsb => Format::Ycsb,
     };
     let text = render(&data, format, &opts)?;
     match &args.output {

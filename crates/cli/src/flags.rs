@@ -431,6 +431,8 @@ pub enum FormatArg {
     Json,
     /// One self-contained HTML page with colored tables and SVG charts.
     Html,
+    /// YCSB's `[OP], Measurement, value` lines for steps with operation types.
+    Ycsb,
 }
 
 /// Which numbers CSV prints.

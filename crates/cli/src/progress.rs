@@ -95,11 +95,7 @@ impl Progress for Bars {
                 r.label,
                 r.threads,
                 r.throughput.value,
-                match r.throughput.unit {
-                    dbdelta_model::ThroughputUnit::Qps => "qps",
-                    dbdelta_model::ThroughputUnit::KrowsPerSec => "Krows/s",
-                    dbdelta_model::ThroughputUnit::RowsPerSec => "rows/s",
-                },
+                r.throughput.unit.name(),
                 r.latency.p95_us,
                 if *status == StepStatus::Interrupted {
                     "  (interrupted)"

@@ -97,6 +97,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
             description: "Insert Benchmark (spec workloads.md Part B)".to_string(),
             items: Vec::new(),
             families: vec![dbdelta_engine::Family::Sql],
+            dataset: Default::default(),
         },
         None => Suite::load(&suite_name).map_err(|e| anyhow::anyhow!("--suite: {e}"))?,
     };

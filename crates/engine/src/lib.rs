@@ -185,6 +185,12 @@ pub trait Connection: Send {
         Err(EngineError::unsupported(Family::KeyValue, op.kind.name()))
     }
 
+    /// Removes every record of a native key-value store before a load (SQL engines drop
+    /// and recreate their table instead).
+    fn kv_clear(&mut self) -> Result<(), EngineError> {
+        Err(EngineError::unsupported(Family::KeyValue, "clear"))
+    }
+
     /// Executes one operation of any family.
     #[inline]
     fn run(&mut self, op: &Op<'_>) -> Result<Outcome, EngineError> {

@@ -306,6 +306,13 @@ impl Connection for MockConnection {
         Ok(out)
     }
 
+    fn kv_clear(&mut self) -> Result<(), EngineError> {
+        if !self.cfg.families.contains(&Family::KeyValue) {
+            return Err(EngineError::unsupported(Family::KeyValue, "clear"));
+        }
+        Ok(())
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, EngineError> {
         if !self.cfg.families.contains(&Family::Sql) {
             return Err(EngineError::unsupported(Family::Sql, "prepare"));

@@ -130,7 +130,8 @@ impl Usertable {
             }
             KvKind::Update => self.update(op, ops, &text)?,
             KvKind::ReadModifyWrite => {
-                self.read(op, ops)?;
+                // YCSB reads the whole record (readallfields) and writes the named fields.
+                ops.execute(self.read_all).text(op.key);
                 self.update(op, ops, &text)?;
             }
         }

@@ -20,7 +20,7 @@ pub use ibench::{IbenchOptions, IbenchStats, KindLatency};
 pub use manifest::{HostInfo, RunManifest, RunStatus, TargetManifest, ToolInfo};
 pub use options::{RunOptions, Scale};
 pub use result::{
-    ConnectStats, Group, Interval, LatencySummary, Pacing, StepKind, StepResult, StepStatus,
-    Throughput, ThroughputUnit, RESULT_SCHEMA,
+    ConnectStats, Group, Interval, LatencySummary, OpTypeStats, Pacing, StepKind, StepResult,
+    StepStatus, Throughput, ThroughputUnit, RESULT_SCHEMA,
 };
 pub use target::{Location, Secret, TargetError, TargetSpec};

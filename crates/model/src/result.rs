@@ -92,6 +92,22 @@ pub enum ThroughputUnit {
     /// Rows inserted per second (load).
     #[serde(rename = "rows/s")]
     RowsPerSec,
+    /// Key-value operations per second (YCSB's `Throughput(ops/sec)`: a read-modify-write
+    /// is one operation, however many statements it takes).
+    #[serde(rename = "ops/s")]
+    OpsPerSec,
+}
+
+impl ThroughputUnit {
+    /// The unit as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThroughputUnit::Qps => "qps",
+            ThroughputUnit::KrowsPerSec => "Krows/s",
+            ThroughputUnit::RowsPerSec => "rows/s",
+            ThroughputUnit::OpsPerSec => "ops/s",
+        }
+    }
 }
 
 /// Latency percentiles in microseconds, with the full histogram for re-merging.
@@ -217,6 +233,25 @@ pub struct StepResult {
     /// and what each connection costs in memory (absent for embedded engines).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect: Option<ConnectStats>,
+    /// Steps that mix operation types (YCSB): each type's count, throughput and latency,
+    /// in the workload's order (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub op_types: Vec<OpTypeStats>,
+}
+
+/// One operation type of a mixed step (YCSB's `[READ]`, `[UPDATE]`, … blocks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpTypeStats {
+    /// The type's name (`READ`, `READ-MODIFY-WRITE`, …).
+    pub name: String,
+    /// Events of this type that completed in the window.
+    pub count: u64,
+    /// Events of this type that failed.
+    pub failed: u64,
+    /// Completed events of this type per second of the window.
+    pub per_sec: f64,
+    /// Their latency (from the intended start when paced).
+    pub latency: LatencySummary,
 }
 
 /// What opening a step's connections cost.
@@ -321,6 +356,7 @@ impl StepResult {
             ibench: None,
             repeat: 0,
             connect: None,
+            op_types: Vec::new(),
         }
     }
 

@@ -191,7 +191,9 @@ pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
 }
 
 /// Every (dop, step label, target, result) of the report's tables, in table order.
-fn each_result(data: &ReportData) -> impl Iterator<Item = (u32, &str, &str, &StepResult)> {
+pub(crate) fn each_result(
+    data: &ReportData,
+) -> impl Iterator<Item = (u32, &str, &str, &StepResult)> {
     data.tables.iter().flat_map(move |table| {
         table.rows.iter().flat_map(move |row| {
             data.columns.iter().filter_map(move |col| {

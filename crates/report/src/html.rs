@@ -733,7 +733,8 @@ fn unit_name(u: ThroughputUnit) -> &'static str {
     match u {
         ThroughputUnit::KrowsPerSec => "Krows/s",
         ThroughputUnit::RowsPerSec => "rows/s",
-        _ => "QPS",
+        ThroughputUnit::OpsPerSec => "ops/s",
+        ThroughputUnit::Qps => "QPS",
     }
 }
 

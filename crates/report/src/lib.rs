@@ -35,6 +35,7 @@ pub mod svg;
 pub mod table;
 pub mod text;
 pub mod verdict;
+pub mod ycsb;
 
 pub use data::{Column, ReportData};
 pub use error::ReportError;
@@ -109,6 +110,8 @@ pub enum Format {
     Json,
     /// One self-contained page with colored tables and SVG charts ([`html`]).
     Html,
+    /// YCSB's `[OP], Measurement, value` export of steps with operation types ([`ycsb`]).
+    Ycsb,
 }
 
 impl FromStr for Format {
@@ -122,6 +125,7 @@ impl FromStr for Format {
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
             "html" => Ok(Format::Html),
+            "ycsb" => Ok(Format::Ycsb),
             other => Err(ReportError::UnknownFormat(other.to_string())),
         }
     }
@@ -136,6 +140,7 @@ impl Format {
             Format::Csv => "csv",
             Format::Json => "json",
             Format::Html => "html",
+            Format::Ycsb => "ycsb.txt",
         }
     }
 }
@@ -163,6 +168,9 @@ pub fn render(
             });
         }
     }
+    if format == Format::Ycsb {
+        return Ok(ycsb::render(data));
+    }
     if ibench::present(data) {
         return Ok(match format {
             Format::Text => ibench::text(data, opts.details),
@@ -170,6 +178,7 @@ pub fn render(
             Format::Csv => ibench::csv(data),
             Format::Json => ibench::json(data),
             Format::Html => ibench::html(data),
+            Format::Ycsb => ycsb::render(data),
         });
     }
     Ok(match format {
@@ -177,6 +186,7 @@ pub fn render(
         Format::Markdown => markdown::render(data, opts) + &verdict::render_markdown(data),
         Format::Csv => csv::render(data, opts),
         Format::Json => json::render(data, opts),
+        Format::Ycsb => ycsb::render(data),
         Format::Html => {
             let page = html::render(data, opts);
             let section = verdict::render_html(data);

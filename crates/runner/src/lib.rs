@@ -14,6 +14,7 @@ mod gate;
 pub mod ibench;
 pub mod measure;
 mod mux;
+mod op_types;
 pub mod progress;
 pub mod recorder;
 pub mod sequence;

@@ -6,6 +6,7 @@ use crate::control::StopFlag;
 use crate::cpu::process_cpu_secs;
 use crate::gate::Gate;
 use crate::mux::event_loop::{run_loop, LoopConfig, Terminal};
+use crate::op_types::OpTypeRecorder;
 use crate::progress::Progress;
 use crate::recorder::{Merged, Recorder, SharedRecording, Slice};
 use dbdelta_engine::{Engine, EngineError, ErrorKind, OpBatch, Scratch, SessionParts};
@@ -18,6 +19,7 @@ use dbdelta_profile::perf::Stopped;
 use dbdelta_profile::{ProfileSpec, ProfileTargets, Recording};
 use dbdelta_stats::{new_compact_histogram, new_histogram, record_ns, summarize};
 use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
+use dbdelta_workload::ycsb::{Ycsb, YcsbShared};
 use dbdelta_workload::{run_event, Counters, Step, Workload, WorkloadKind};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -109,6 +111,8 @@ pub struct StepPlan {
     pub statement_timeout: Duration,
     /// Largest share of failed (not retried) events the step may have and still count.
     pub max_error_rate: f64,
+    /// YCSB steps: the state their workers share (insert key sequence, zeta of `latest`).
+    pub ycsb: Option<Arc<YcsbShared>>,
 }
 
 impl StepPlan {
@@ -140,6 +144,8 @@ pub(crate) struct WorkerOutput {
     /// Paced steps: schedule lag and service time, ns.
     pub lag: Histogram<u64>,
     pub service: Histogram<u64>,
+    /// Latency per operation type (mixed workloads).
+    pub op_types: OpTypeRecorder,
 }
 
 /// State shared by the workers of one step (never touched per statement except `slots`).
@@ -169,7 +175,7 @@ pub(crate) struct Shared<'a> {
 enum Job {
     Thread {
         w: u32,
-        pre: Option<(Box<dyn dbdelta_engine::Connection>, Box<Sysbench>)>,
+        pre: Option<(Box<dyn dbdelta_engine::Connection>, Box<dyn Workload>)>,
     },
     Loop(Vec<Terminal>),
 }
@@ -310,21 +316,25 @@ fn step_kind(plan: &StepPlan) -> StepKind {
 }
 
 /// A terminal's workload on a connection of the given dialect.
-fn workload_for(plan: &StepPlan, w: u32, dialect: dbdelta_engine::Dialect) -> Sysbench {
+fn workload_for(plan: &StepPlan, w: u32, dialect: dbdelta_engine::Dialect) -> Box<dyn Workload> {
+    let stream = (u64::from(plan.step.order) << 20) | u64::from(w);
+    if let Some(shared) = &plan.ycsb {
+        return Box::new(Ycsb::new(shared.clone(), plan.seed, stream));
+    }
     let ctx = WorkerContext {
         tables: plan.tables,
         table_size: plan.table_size,
         seed: plan.seed,
-        stream: (u64::from(plan.step.order) << 20) | u64::from(w),
+        stream,
         worker: w,
         dialect,
     };
-    Sysbench::new(plan.step.params.clone(), ctx)
+    Box::new(Sysbench::new(plan.step.params.clone(), ctx))
 }
 
 /// A connection after the connect phase.
 enum Prepared {
-    Active(Box<dyn dbdelta_engine::Connection>, Box<Sysbench>),
+    Active(Box<dyn dbdelta_engine::Connection>, Box<dyn Workload>),
     Idle(Box<dyn dbdelta_engine::Connection>),
 }
 
@@ -351,7 +361,7 @@ fn connect_phase(
     let active = plan.active_connections() as usize;
     let opened = open_all(engine, &connect, stop, &|i, mut conn| {
         if i < active {
-            let mut w = Box::new(workload_for(plan, i as u32, conn.dialect()));
+            let mut w = workload_for(plan, i as u32, conn.dialect());
             w.prepare(&mut *conn)?;
             Ok(Prepared::Active(conn, w))
         } else {
@@ -620,7 +630,7 @@ fn worker(
     engine: &dyn Engine,
     plan: &StepPlan,
     w: u32,
-    pre: Option<(Box<dyn dbdelta_engine::Connection>, Box<Sysbench>)>,
+    pre: Option<(Box<dyn dbdelta_engine::Connection>, Box<dyn Workload>)>,
     live: &Padded,
     shared: &Shared<'_>,
 ) -> Result<WorkerOutput, EngineError> {
@@ -629,7 +639,7 @@ fn worker(
             return Ok(pre);
         }
         let mut conn = engine.connect()?;
-        let mut workload = Box::new(workload_for(plan, w, conn.dialect()));
+        let mut workload = workload_for(plan, w, conn.dialect());
         workload.prepare(&mut *conn)?;
         Ok::<_, EngineError>((conn, workload))
     }))
@@ -650,6 +660,7 @@ fn worker(
         (new_compact_histogram(), new_compact_histogram())
     };
     let mut counters = Counters::default();
+    let mut op_types = OpTypeRecorder::default();
     let (mut events, mut errors, mut failed) = (0u64, 0u64, 0u64);
     let mut codes = ErrorCodes::new();
     let busy_before = conn.busy_retries();
@@ -694,6 +705,7 @@ fn worker(
                     let done = Instant::now();
                     events += 1;
                     rec.event(done, done - intended, ev.queries);
+                    op_types.completed(&*workload, done - intended);
                     if interval.is_some() {
                         record_ns(&mut lag, (start - intended).as_nanos() as u64);
                         record_ns(&mut service, (done - start).as_nanos() as u64);
@@ -723,6 +735,7 @@ fn worker(
                     failed += 1;
                     count_code(&mut codes, &e);
                     rec.error(intended);
+                    op_types.failed(&*workload);
                     check_error_rate(failed, events, plan.max_error_rate, &e)?;
                 }
                 if e.kind == ErrorKind::Connection {
@@ -745,6 +758,7 @@ fn worker(
         codes,
         lag,
         service,
+        op_types,
     })
 }
 
@@ -821,7 +835,9 @@ fn assemble(
     let (mut events, mut errors, mut busy, mut failed) = (0, 0, 0, 0);
     let mut codes = ErrorCodes::new();
     let (mut lag, mut service) = (new_histogram(), new_histogram());
+    let mut op_types = OpTypeRecorder::default();
     for o in ok {
+        op_types.merge(o.op_types);
         let _ = lag.add(&o.lag);
         let _ = service.add(&o.service);
         counters.merge(&o.counters);
@@ -850,6 +866,11 @@ fn assemble(
                 0.0
             },
             unit: ThroughputUnit::KrowsPerSec,
+        }
+    } else if plan.ycsb.is_some() {
+        Throughput {
+            value: events as f64 / secs,
+            unit: ThroughputUnit::OpsPerSec,
         }
     } else {
         Throughput {
@@ -921,15 +942,22 @@ fn assemble(
         throughput,
         latency,
         intervals,
-        client_cpu_us_per_op: cpu_used
-            .filter(|_| counters.queries > 0)
-            .map(|c| c * 1e6 / counters.queries as f64),
+        // Per operation of the headline unit: statements, or YCSB's operations.
+        client_cpu_us_per_op: {
+            let ops = if plan.ycsb.is_some() {
+                events
+            } else {
+                counters.queries
+            };
+            cpu_used.filter(|_| ops > 0).map(|c| c * 1e6 / ops as f64)
+        },
         os: None,
         costs: None,
         pacing,
         ibench: None,
         repeat: 0,
         connect: None,
+        op_types: op_types.stats(secs),
     }
 }
 

@@ -10,7 +10,8 @@ use dbdelta_model::{
     Group, RunOptions, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
 };
 use dbdelta_workload::schema::{ensure_ledger, load_table, TableLoad};
-use dbdelta_workload::suite::ThreadsRule;
+use dbdelta_workload::suite::{Dataset, ThreadsRule};
+use dbdelta_workload::ycsb::{Mix, YcsbConfig, YcsbShared};
 use dbdelta_workload::{Action, DurationClass, Step, Suite, SuiteItem};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -123,6 +124,17 @@ fn load(engine: &dyn Engine, opts: &RunOptions, i_own: bool) -> Result<(u64, f64
     Ok((rows, start.elapsed().as_secs_f64()))
 }
 
+/// YCSB's load phase on one connection: records in hashed key order.
+fn load_usertable(engine: &dyn Engine, opts: &RunOptions) -> Result<(u64, f64), EngineError> {
+    let start = Instant::now();
+    let mut conn = engine.connect()?;
+    // The load's mix is irrelevant: only the record layout matters.
+    let config = YcsbConfig::new(Mix::A, opts.table_size);
+    let rows =
+        dbdelta_workload::ycsb::load(&mut *conn, &config, opts.seed, opts.i_own_this_database)?;
+    Ok((rows, start.elapsed().as_secs_f64()))
+}
+
 fn window_of(step: &Step, opts: &RunOptions) -> Duration {
     let secs = match step.duration {
         DurationClass::Read => opts.read_secs,
@@ -216,7 +228,12 @@ pub fn run_interleaved(
         }
         alive[i] = false;
     }
-    let tables: Vec<String> = (1..=opts.tables).map(|t| format!("sbtest{t}")).collect();
+    let tables: Vec<String> = match suite.dataset {
+        Dataset::Sbtest => (1..=opts.tables).map(|t| format!("sbtest{t}")).collect(),
+        Dataset::Usertable => vec![dbdelta_engine::usertable::TABLE.to_string()],
+    };
+    // Each target's next YCSB insert key number: steps that insert continue the sequence.
+    let mut next_insert: Vec<u64> = vec![opts.table_size; targets.len()];
     let rounds = rounds.max(1);
     let mut settles = 0;
     'items: for item in &suite.items {
@@ -235,7 +252,9 @@ pub fn run_interleaved(
                     if stop.requested() {
                         break 'items;
                     }
-                    if let Some(reason) = run_load(t, *order, opts, progress, sink)? {
+                    next_insert[i] = opts.table_size;
+                    if let Some(reason) = run_load(t, *order, suite.dataset, opts, progress, sink)?
+                    {
                         alive[i] = false;
                         outcomes[i] = TargetOutcome::LoadFailed(reason);
                     }
@@ -259,14 +278,26 @@ pub fn run_interleaved(
                 }
                 for threads in thread_counts(step, opts) {
                     for round in 1..=rounds {
-                        for t in running(targets, &alive) {
+                        for (i, t) in targets.iter().enumerate() {
+                            if !alive[i] {
+                                continue;
+                            }
                             if stop.requested() {
                                 break 'items;
                             }
                             // One profile per step and target: the first round's.
                             let profiling = t.profiling.filter(|_| round == 1);
-                            let plan = step_plan(t.name, step, threads, opts, profiling);
+                            let mut plan = step_plan(t.name, step, threads, opts, profiling);
+                            plan.ycsb = step.params.kind.ycsb_mix().map(|mix| {
+                                YcsbShared::new(
+                                    YcsbConfig::new(mix, opts.table_size),
+                                    next_insert[i],
+                                )
+                            });
                             let mut result = measure_step(t.engine, &plan, stop, progress);
+                            if let Some(y) = &plan.ycsb {
+                                next_insert[i] = y.next_insert();
+                            }
                             if rounds > 1 {
                                 result.repeat = round;
                             }
@@ -303,16 +334,23 @@ fn running<'t, 'a>(
 fn run_load(
     t: &TargetUnderTest<'_>,
     order: u32,
+    dataset: Dataset,
     opts: &RunOptions,
     progress: &dyn Progress,
     sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
 ) -> Result<Option<String>, SinkError> {
-    progress.message(&format!(
-        "[{}] load: {} table(s) x {} rows",
-        t.name, opts.tables, opts.table_size
-    ));
+    progress.message(&match dataset {
+        Dataset::Sbtest => format!(
+            "[{}] load: {} table(s) x {} rows",
+            t.name, opts.tables, opts.table_size
+        ),
+        Dataset::Usertable => format!("[{}] load: usertable, {} records", t.name, opts.table_size),
+    });
     let sampler = crate::measure::start_sampler(t.engine, opts.os_metrics, &opts.device, None);
-    let loaded = load(t.engine, opts, opts.i_own_this_database);
+    let loaded = match dataset {
+        Dataset::Sbtest => load(t.engine, opts, opts.i_own_this_database),
+        Dataset::Usertable => load_usertable(t.engine, opts),
+    };
     let os = sampler.map(|s| s.stop());
     match loaded {
         Ok((rows, secs)) => {
@@ -408,6 +446,7 @@ fn step_plan(
         },
         statement_timeout: secs(opts.client.statement_timeout_secs),
         max_error_rate: opts.client.max_error_rate,
+        ycsb: None,
         profile: profiling
             .filter(|p| !step.warm && p.settings.wants(&step.name, &step.label))
             .map(|p| dbdelta_profile::ProfileSpec {

@@ -37,6 +37,7 @@ fn plan(rate: f64, secs: f64) -> StepPlan {
         },
         statement_timeout: Duration::from_secs(60),
         max_error_rate: 0.01,
+        ycsb: None,
     }
 }
 

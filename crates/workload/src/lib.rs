@@ -8,6 +8,7 @@ pub mod rng;
 pub mod schema;
 pub mod suite;
 pub mod sysbench;
+pub mod ycsb;
 
 pub use counters::Counters;
 pub use suite::{Action, DurationClass, Step, Suite, SuiteError, SuiteItem, WorkloadKind};
@@ -25,6 +26,18 @@ pub trait Workload: Send {
     fn next_event(&mut self, ops: &mut OpBatch) -> Result<(), EngineError>;
     /// True when events are BEGIN … COMMIT transactions (roll back after an error).
     fn uses_transactions(&self) -> bool;
+    /// Called when the last event has finished, successfully or not (YCSB acknowledges
+    /// its insert key here, so `latest` never reads a key still being inserted).
+    fn event_done(&mut self) {}
+    /// The type of the last event, an index into [`Workload::op_type_names`], for
+    /// workloads that mix operation types and report each (YCSB); `None` otherwise.
+    fn op_type(&self) -> Option<usize> {
+        None
+    }
+    /// The names of the operation types [`Workload::op_type`] indexes.
+    fn op_type_names(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// Produces and runs one event on a blocking connection, counting every executed operation
@@ -38,5 +51,7 @@ pub fn run_event(
 ) -> Result<(), EngineError> {
     ops.clear();
     workload.next_event(ops)?;
-    dbdelta_engine::ops::run_batch(conn, ops, scratch, |o| n.add(o))
+    let r = dbdelta_engine::ops::run_batch(conn, ops, scratch, |o| n.add(o));
+    workload.event_done();
+    r
 }

@@ -7,7 +7,10 @@ use serde::Deserialize;
 use std::path::Path;
 
 /// The suites shipped inside the binary: (name, TOML text).
-pub const BUILTIN: &[(&str, &str)] = &[("sysbench", include_str!("../../../suites/sysbench.toml"))];
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("sysbench", include_str!("../../../suites/sysbench.toml")),
+    ("ycsb", include_str!("../../../suites/ycsb.toml")),
+];
 
 /// Why a suite could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +102,45 @@ pub enum WorkloadKind {
     Delete,
     /// `INSERT … (k, c, pad) VALUES (…)`, plain text (oltp_insert).
     Insert,
+    /// YCSB workload A: 50 % read, 50 % update, zipfian.
+    YcsbA,
+    /// YCSB workload B: 95 % read, 5 % update, zipfian.
+    YcsbB,
+    /// YCSB workload C: read only, zipfian.
+    YcsbC,
+    /// YCSB workload D: 95 % read, 5 % insert, latest.
+    YcsbD,
+    /// YCSB workload E: 95 % scan, 5 % insert, zipfian.
+    YcsbE,
+    /// YCSB workload F: 50 % read, 50 % read-modify-write, zipfian.
+    YcsbF,
+}
+
+impl WorkloadKind {
+    /// The YCSB core workload of a `ycsb-*` kind; `None` for sysbench's kinds.
+    pub fn ycsb_mix(self) -> Option<crate::ycsb::Mix> {
+        use crate::ycsb::Mix;
+        Some(match self {
+            WorkloadKind::YcsbA => Mix::A,
+            WorkloadKind::YcsbB => Mix::B,
+            WorkloadKind::YcsbC => Mix::C,
+            WorkloadKind::YcsbD => Mix::D,
+            WorkloadKind::YcsbE => Mix::E,
+            WorkloadKind::YcsbF => Mix::F,
+            _ => return None,
+        })
+    }
+}
+
+/// The tables a suite loads and works on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dataset {
+    /// sysbench's `sbtest1…N` (`--tables` × `--table-size`).
+    #[default]
+    Sbtest,
+    /// YCSB's `usertable` (`--table-size` records), or a native key-value store.
+    Usertable,
 }
 
 /// How many threads a step uses.
@@ -245,6 +287,8 @@ pub struct Suite {
     /// whose engine serves none of them natively or by translation reports every step as
     /// not supported.
     pub families: Vec<Family>,
+    /// What `action = "load"` creates.
+    pub dataset: Dataset,
 }
 
 #[derive(Deserialize)]
@@ -257,6 +301,8 @@ struct SuiteFile {
     steps: Vec<StepDef>,
     #[serde(default)]
     families: Vec<String>,
+    #[serde(default)]
+    dataset: Dataset,
 }
 
 /// The published scripts' group rule (§A11.1): `point` unless `warm`; else write words; else range.
@@ -318,6 +364,11 @@ impl Suite {
                 (None, None) => return Err(err("give action = \"load\"|\"settle\" or a workload")),
                 (Some(action), None) => items.push(SuiteItem::Action { order, action }),
                 (None, Some(kind)) => {
+                    if kind.ycsb_mix().is_some() != (file.dataset == Dataset::Usertable) {
+                        return Err(err(
+                            "ycsb-* workloads run on dataset = \"usertable\", sysbench's on the default sbtest tables",
+                        ));
+                    }
                     let step = resolve(&def, kind, order).map_err(|m| err(&m))?;
                     if !labels.insert(step.label.clone()) {
                         return Err(err("duplicate step label; give it another name or range"));
@@ -349,6 +400,7 @@ impl Suite {
             description: file.description,
             items,
             families,
+            dataset: file.dataset,
         })
     }
 
@@ -387,7 +439,12 @@ fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, String
     Ok(Step {
         order,
         name: def.name.clone(),
-        label: format!("{}_range={range}", def.name),
+        // YCSB's steps have no range: their label is their name.
+        label: if kind.ycsb_mix().is_some() {
+            def.name.clone()
+        } else {
+            format!("{}_range={range}", def.name)
+        },
         group: def.group.unwrap_or_else(|| group_of(&def.name)),
         duration,
         warm: def.warm,

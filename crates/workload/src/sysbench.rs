@@ -148,7 +148,19 @@ pub fn statements(p: &WorkloadParams, dialect: Dialect) -> Vec<String> {
         } else {
             "INSERT INTO sbtest{t} (k, c, pad) VALUES (<k>, '<c>', '<pad>')".to_string()
         }],
+        // Key-value operations: the statements are the usertable's, not sbtest's.
+        WorkloadKind::YcsbA
+        | WorkloadKind::YcsbB
+        | WorkloadKind::YcsbC
+        | WorkloadKind::YcsbD
+        | WorkloadKind::YcsbE
+        | WorkloadKind::YcsbF => Vec::new(),
     }
+}
+
+/// The error for a non-sysbench kind handed to the sysbench workload (a runner defect).
+fn not_sysbench(kind: WorkloadKind) -> EngineError {
+    EngineError::config(format!("{kind:?} is not a sysbench workload"))
 }
 
 /// Statements counted per event (sysbench's `queries` per transaction).
@@ -238,6 +250,7 @@ impl Workload for Sysbench {
                 WorkloadKind::Delete => ts.delete = prep(DELETE)?,
                 WorkloadKind::Scan | WorkloadKind::Insert => {}
                 WorkloadKind::ReadOnly | WorkloadKind::ReadWrite | WorkloadKind::WriteOnly => {}
+                kind => return Err(not_sysbench(kind)),
             }
             if transactional {
                 if p.point_selects > 0 {
@@ -371,6 +384,7 @@ impl Workload for Sysbench {
                     });
                 }
             }
+            kind => return Err(not_sysbench(kind)),
         }
         Ok(())
     }

@@ -7,6 +7,7 @@ use crate::measure::{
     check_error_rate, count_code, ErrorCodes, Shared, WorkerOutput, ERROR_BUDGET_FLOOR,
     ERROR_BUDGET_PER_EVENT,
 };
+use crate::op_types::OpTypeRecorder;
 use crate::recorder::Recorder;
 use dbdelta_engine::{
     Canceller, Decoded, EngineError, ErrorKind, OpBatch, Outcome, Scratch, Session, SessionParts,
@@ -140,6 +141,7 @@ pub(crate) fn run_loop(
         errors: 0,
         failed: 0,
         codes: ErrorCodes::new(),
+        op_types: OpTypeRecorder::default(),
         timers: BinaryHeap::new(),
         scratch: Scratch::default(),
         done: 0,
@@ -197,6 +199,7 @@ pub(crate) fn run_loop(
         codes: lp.codes,
         lag: lp.lag,
         service: lp.service,
+        op_types: lp.op_types,
     })
 }
 
@@ -216,6 +219,7 @@ struct Loop<'a, 's> {
     /// Events that failed and were not retried.
     failed: u64,
     codes: ErrorCodes,
+    op_types: OpTypeRecorder,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
     scratch: Scratch,
     /// Connections whose terminal has finished.
@@ -381,10 +385,12 @@ impl Loop<'_, '_> {
                 }
                 let done = Instant::now();
                 self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
+                c.t.workload.event_done();
                 if measuring {
                     self.counters.merge(&c.ev);
                     self.events += 1;
                     self.rec.event(done, done - c.intended, c.ev.queries);
+                    self.op_types.completed(&*c.t.workload, done - c.intended);
                     if self.cfg.every.is_some() {
                         record_ns(&mut self.lag, (c.started - c.intended).as_nanos() as u64);
                         record_ns(&mut self.service, (done - c.started).as_nanos() as u64);
@@ -393,6 +399,7 @@ impl Loop<'_, '_> {
                 self.schedule(conns, i)
             }
             Err(e) if e.is_retryable() => {
+                c.t.workload.event_done();
                 self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
                 if measuring {
                     // Statements run before an error count too, as in sysbench.
@@ -414,9 +421,11 @@ impl Loop<'_, '_> {
             // A failed statement costs the event, not the step (see --max-error-rate).
             Err(e) if e.kind == ErrorKind::Statement => {
                 self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
+                c.t.workload.event_done();
                 if measuring {
                     self.counters.merge(&c.ev);
                     self.failed += 1;
+                    self.op_types.failed(&*c.t.workload);
                     count_code(&mut self.codes, &e);
                     self.rec.error(c.intended);
                     check_error_rate(self.failed, self.events, self.cfg.max_error_rate, &e)?;

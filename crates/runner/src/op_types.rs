@@ -1,0 +1,139 @@
+//! Per-operation-type latency for workloads that mix types (YCSB's `[READ]`, `[UPDATE]`, …
+//! blocks). A worker or event loop keeps one histogram per type it has seen; workloads
+//! without types (sysbench's) allocate nothing.
+
+use dbdelta_model::OpTypeStats;
+use dbdelta_stats::{new_histogram, record_ns, summarize};
+use dbdelta_workload::Workload;
+use hdrhistogram::Histogram;
+use std::time::Duration;
+
+#[derive(Debug)]
+struct Slot {
+    failed: u64,
+    latency: Histogram<u64>,
+}
+
+/// Latency per operation type of one worker (or loop), merged at the end of the step.
+#[derive(Debug, Default)]
+pub(crate) struct OpTypeRecorder {
+    names: &'static [&'static str],
+    slots: Vec<Option<Slot>>,
+}
+
+impl OpTypeRecorder {
+    fn slot(&mut self, names: &'static [&'static str], t: usize) -> Option<&mut Slot> {
+        if t >= names.len() {
+            return None;
+        }
+        if self.slots.is_empty() {
+            self.names = names;
+            self.slots.resize_with(names.len(), || None);
+        }
+        self.slots
+            .get_mut(t)?
+            .get_or_insert_with(|| Slot {
+                failed: 0,
+                latency: new_histogram(),
+            })
+            .into()
+    }
+
+    /// Records the event `workload` has just finished, if it has a type.
+    #[inline]
+    pub fn completed(&mut self, workload: &dyn Workload, latency: Duration) {
+        if let Some(t) = workload.op_type() {
+            if let Some(s) = self.slot(workload.op_type_names(), t) {
+                record_ns(&mut s.latency, latency.as_nanos() as u64);
+            }
+        }
+    }
+
+    /// Counts the event `workload` has just failed, if it has a type.
+    #[inline]
+    pub fn failed(&mut self, workload: &dyn Workload) {
+        if let Some(t) = workload.op_type() {
+            if let Some(s) = self.slot(workload.op_type_names(), t) {
+                s.failed += 1;
+            }
+        }
+    }
+
+    /// Adds another worker's types.
+    pub fn merge(&mut self, other: OpTypeRecorder) {
+        for (t, slot) in other.slots.into_iter().enumerate() {
+            let Some(o) = slot else { continue };
+            let Some(s) = self.slot(other.names, t) else {
+                continue;
+            };
+            s.failed += o.failed;
+            let _ = s.latency.add(&o.latency);
+        }
+    }
+
+    /// The step's per-type statistics over a window of `window_secs`, in the workload's
+    /// type order.
+    pub fn stats(&self, window_secs: f64) -> Vec<OpTypeStats> {
+        self.slots
+            .iter()
+            .zip(self.names)
+            .filter_map(|(s, name)| {
+                let s = s.as_ref()?;
+                let count = s.latency.len();
+                Some(OpTypeStats {
+                    name: (*name).to_string(),
+                    count,
+                    failed: s.failed,
+                    per_sec: if window_secs > 0.0 {
+                        count as f64 / window_secs
+                    } else {
+                        0.0
+                    },
+                    latency: summarize(&s.latency),
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dbdelta_engine::{Connection, EngineError, OpBatch};
+
+    struct Typed(usize);
+    impl Workload for Typed {
+        fn prepare(&mut self, _: &mut dyn Connection) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn next_event(&mut self, _: &mut OpBatch) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn uses_transactions(&self) -> bool {
+            false
+        }
+        fn op_type(&self) -> Option<usize> {
+            Some(self.0)
+        }
+        fn op_type_names(&self) -> &'static [&'static str] {
+            &["READ", "UPDATE", "SCAN"]
+        }
+    }
+
+    #[test]
+    fn merges_types_in_workload_order() {
+        let (mut a, mut b) = (OpTypeRecorder::default(), OpTypeRecorder::default());
+        a.completed(&Typed(1), Duration::from_micros(200));
+        b.completed(&Typed(0), Duration::from_micros(100));
+        b.completed(&Typed(1), Duration::from_micros(400));
+        b.failed(&Typed(1));
+        b.completed(&Typed(7), Duration::from_micros(1)); // out of range: ignored
+        a.merge(b);
+        let s = a.stats(2.0);
+        let names: Vec<&str> = s.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["READ", "UPDATE"]);
+        assert_eq!((s[1].count, s[1].failed, s[1].per_sec), (2, 1, 1.0));
+        assert!((s[0].latency.p50_us - 100.0).abs() < 1.0);
+        assert!(OpTypeRecorder::default().stats(1.0).is_empty());
+    }
+}
