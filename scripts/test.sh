@@ -15,6 +15,9 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(m
 command -v sysbench >/dev/null 2>&1 || need_apt+=(sysbench)
 command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
 [ -x /usr/sbin/pgbouncer ] || need_apt+=(pgbouncer)
+# librocksdb (loaded at run time by the rocksdb: engine) and db_bench (bench/vs-db_bench.sh).
+[ -e /usr/lib/x86_64-linux-gnu/librocksdb.so ] || need_apt+=(librocksdb-dev)
+command -v db_bench >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
 # Headless Chromium for the HTML report browser test (crates/cli/tests/report_html_browser.rs).
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then

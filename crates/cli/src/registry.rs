@@ -5,11 +5,12 @@ use anyhow::{bail, Result};
 use dbdelta_engine::mock::{MockConfig, MockEngine};
 use dbdelta_engine::sqlite::SqliteEngine;
 use dbdelta_engine::{Engine, EngineError, OpenOptions};
+use dbdelta_engine_rocksdb::RocksdbEngine;
 use dbdelta_model::{Location, TargetSpec};
 use std::path::Path;
 
 /// Engine names, for error messages.
-pub const KNOWN: &[&str] = &["sqlite", "postgres", "mysql", "mock"];
+pub const KNOWN: &[&str] = &["sqlite", "postgres", "mysql", "rocksdb", "mock"];
 
 /// Cheap validation before anything runs: known engine, well-formed parameters.
 pub fn check(t: &TargetSpec) -> Result<()> {
@@ -23,6 +24,9 @@ pub fn check(t: &TargetSpec) -> Result<()> {
             }
             SqliteEngine::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))
         }
+        "rocksdb" => RocksdbEngine::check_spec(t)
+            .map(|_| ())
+            .map_err(|e| anyhow::anyhow!("--target: {e}")),
         "mock" => MockConfig::from_spec(t)
             .map(|_| ())
             .map_err(|e| anyhow::anyhow!("--target: {e}")),
@@ -54,6 +58,7 @@ pub fn open(
 ) -> Result<Box<dyn Engine>, EngineError> {
     Ok(match t.engine.as_str() {
         "sqlite" => Box::new(SqliteEngine::open(t, scratch, opts)?),
+        "rocksdb" => Box::new(RocksdbEngine::open(t, scratch, opts)?),
         "mock" => Box::new(MockEngine::new(MockConfig::from_spec(t)?)),
         "postgres" => Box::new(dbdelta_engine_postgres::open(t, scratch, opts)?),
         "mysql" => Box::new(dbdelta_engine_mysql::open(t, scratch, opts)?),
@@ -69,5 +74,5 @@ pub fn open(
 /// Engines whose connections each need a thread of their own (no session form): embedded
 /// engines run statements on the caller's thread.
 pub fn thread_per_connection(t: &TargetSpec) -> bool {
-    matches!(t.engine.as_str(), "sqlite" | "mock")
+    matches!(t.engine.as_str(), "sqlite" | "rocksdb" | "mock")
 }

@@ -98,6 +98,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
             items: Vec::new(),
             families: vec![dbdelta_engine::Family::Sql],
             dataset: Default::default(),
+            table_size: None,
         },
         None => Suite::load(&suite_name).map_err(|e| anyhow::anyhow!("--suite: {e}"))?,
     };
@@ -123,7 +124,13 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
     if tables == 0 {
         bail!("--tables 0 is invalid: give at least 1");
     }
-    let table_size = args.table_size.or(cfg.table_size).unwrap_or(d.table_size);
+    let table_size = args
+        .table_size
+        .or(cfg.table_size)
+        .or(suite
+            .table_size
+            .filter(|_| args.scale.or(cfg.scale).is_none()))
+        .unwrap_or(d.table_size);
     if table_size < 2 {
         bail!("--table-size {table_size} is too small: give at least 2 rows");
     }

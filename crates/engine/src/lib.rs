@@ -232,6 +232,35 @@ pub struct EngineInfo {
     pub settings: BTreeMap<String, String>,
 }
 
+/// Engine-internal counters sampled at the start and the end of a step's window
+/// (RocksDB's statistics tickers and properties).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EngineCounters {
+    /// Counters that only grow (bytes written, stall µs, process CPU s): the step gets
+    /// their difference.
+    pub cumulative: BTreeMap<String, f64>,
+    /// Levels (LSM size, resident memory): the step gets their value at its end.
+    pub current: BTreeMap<String, f64>,
+}
+
+impl EngineCounters {
+    /// The step's view: `end`'s cumulative counters minus `start`'s, and `end`'s levels.
+    pub fn step(start: &EngineCounters, end: &EngineCounters) -> BTreeMap<String, f64> {
+        let mut m: BTreeMap<String, f64> = end
+            .cumulative
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v - start.cumulative.get(k).copied().unwrap_or(0.0),
+                )
+            })
+            .collect();
+        m.extend(end.current.iter().map(|(k, v)| (k.clone(), *v)));
+        m
+    }
+}
+
 /// What a settle action did, for the result file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SettleReport {
@@ -298,6 +327,19 @@ pub trait Engine: Send + Sync {
     /// managed engines also stop in `Drop` so that errors and panics never orphan a server.
     fn shutdown(&mut self) -> Result<(), EngineError> {
         Ok(())
+    }
+
+    /// Engine-internal counters, sampled around each step's window; `None` when the
+    /// engine has none.
+    fn counters(&self) -> Option<EngineCounters> {
+        None
+    }
+
+    /// Name prefixes of the engine's own background threads inside the dbdelta process
+    /// (embedded engines: RocksDB's `rocksdb:low`, …), counted as server CPU with the
+    /// worker threads.
+    fn background_thread_prefixes(&self) -> &'static [&'static str] {
+        &[]
     }
 
     /// True when the engine runs inside the dbdelta process (client and server share CPU).

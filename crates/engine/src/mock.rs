@@ -299,6 +299,8 @@ impl Connection for MockConnection {
                 out.has_result = true;
             }
             KvKind::Insert | KvKind::Update | KvKind::Delete => out.affected = 1,
+            // db_bench's raw operations are served by native ordered stores only.
+            kind => return Err(EngineError::unsupported(Family::RawKeyValue, kind.name())),
         }
         if op.kind == KvKind::ReadModifyWrite {
             out.affected = 1;

@@ -18,6 +18,9 @@ pub enum Family {
     /// Key-value operations on a YCSB-style `usertable` (read, update, insert, delete, scan,
     /// read-modify-write).
     KeyValue,
+    /// Raw key-value operations of an ordered store (db_bench's puts, gets, seeks and
+    /// multi-gets on binary keys); only engines that serve them natively run them.
+    RawKeyValue,
 }
 
 impl Family {
@@ -26,6 +29,7 @@ impl Family {
         match self {
             Family::Sql => "sql",
             Family::KeyValue => "key-value",
+            Family::RawKeyValue => "raw key-value",
         }
     }
 }
@@ -45,6 +49,18 @@ pub enum KvKind {
     Scan,
     /// Read one record, then update the given fields (one operation in YCSB's counting).
     ReadModifyWrite,
+    /// Write `values[0]` under `key` as it is (db_bench's put).
+    Put,
+    /// [`KvKind::Put`] with the write-ahead log disabled (db_bench's fillseq).
+    PutNoWal,
+    /// Read the value of `key` as it is (db_bench's get).
+    Get,
+    /// Seek to `key`, then step forward `count` times, reading each value (seekrandom).
+    SeekNext,
+    /// Seek to the last key ≤ `key`, then step backward `count` times (reverse seekrandom).
+    SeekPrev,
+    /// Read every key in `values` in one call (db_bench's multireadrandom).
+    MultiGet,
 }
 
 impl KvKind {
@@ -57,6 +73,32 @@ impl KvKind {
             KvKind::Delete => "DELETE",
             KvKind::Scan => "SCAN",
             KvKind::ReadModifyWrite => "READ-MODIFY-WRITE",
+            KvKind::Put => "PUT",
+            KvKind::PutNoWal => "PUT-NO-WAL",
+            KvKind::Get => "GET",
+            KvKind::SeekNext => "SEEK-NEXT",
+            KvKind::SeekPrev => "SEEK-PREV",
+            KvKind::MultiGet => "MULTIGET",
+        }
+    }
+}
+
+impl KvKind {
+    /// The family the kind belongs to: YCSB's record operations, or db_bench's raw ones.
+    pub fn family(self) -> Family {
+        match self {
+            KvKind::Read
+            | KvKind::Update
+            | KvKind::Insert
+            | KvKind::Delete
+            | KvKind::Scan
+            | KvKind::ReadModifyWrite => Family::KeyValue,
+            KvKind::Put
+            | KvKind::PutNoWal
+            | KvKind::Get
+            | KvKind::SeekNext
+            | KvKind::SeekPrev
+            | KvKind::MultiGet => Family::RawKeyValue,
         }
     }
 }
@@ -66,8 +108,9 @@ impl KvKind {
 pub struct KvOp<'a> {
     /// What to do.
     pub kind: KvKind,
-    /// The record key (YCSB's `user…`), or the start key of a scan.
-    pub key: &'a str,
+    /// The record key (YCSB's `user…`, db_bench's 8 big-endian bytes and padding), or the
+    /// start key of a scan.
+    pub key: &'a [u8],
     /// Field numbers to read, update or insert (0-based: `field0`…); empty = all fields on a
     /// read or scan.
     pub fields: &'a [u16],
@@ -98,7 +141,7 @@ impl Op<'_> {
     pub fn family(&self) -> Family {
         match self {
             Op::Execute { .. } | Op::Query(_) => Family::Sql,
-            Op::Kv(_) => Family::KeyValue,
+            Op::Kv(kv) => kv.kind.family(),
         }
     }
 }
@@ -242,9 +285,9 @@ impl OpBatch {
     }
 
     /// Adds a key-value operation. `values[i]` is the value of `fields[i]`.
-    pub fn kv(&mut self, kind: KvKind, key: &str, fields: &[u16], values: &[&[u8]], count: u32) {
+    pub fn kv(&mut self, kind: KvKind, key: &[u8], fields: &[u16], values: &[&[u8]], count: u32) {
         let k0 = self.bytes.len() as u32;
-        self.bytes.extend_from_slice(key.as_bytes());
+        self.bytes.extend_from_slice(key);
         let key = k0..self.bytes.len() as u32;
         let f0 = self.fields.len() as u32;
         self.fields.extend_from_slice(fields);
@@ -267,7 +310,7 @@ impl OpBatch {
     pub fn uses(&self, family: Family) -> bool {
         self.recs.iter().any(|r| match r {
             Rec::Execute { .. } | Rec::Query { .. } => family == Family::Sql,
-            Rec::Kv { .. } => family == Family::KeyValue,
+            Rec::Kv { kind, .. } => family == kind.family(),
         })
     }
 
@@ -309,8 +352,7 @@ impl OpBatch {
                 for r in &self.values[values.start as usize..values.end as usize] {
                     vals.push(&self.bytes[r.start as usize..r.end as usize]);
                 }
-                let key_bytes = &self.bytes[key.start as usize..key.end as usize];
-                let key = std::str::from_utf8(key_bytes).unwrap_or("");
+                let key = &self.bytes[key.start as usize..key.end as usize];
                 let r = f(Op::Kv(KvOp {
                     kind: *kind,
                     key,
@@ -387,7 +429,7 @@ mod tests {
             b.clear();
             b.query("BEGIN");
             b.execute(StmtId(2)).int(7 + round).text("abc");
-            b.kv(KvKind::Update, "user42", &[1, 3], &[b"x", b"yz"], 0);
+            b.kv(KvKind::Update, b"user42", &[1, 3], &[b"x", b"yz"], 0);
             assert_eq!(b.len(), 3);
             b.with_op(0, &mut s, |op| assert_eq!(op, Op::Query("BEGIN")));
             b.with_op(1, &mut s, |op| {
@@ -401,7 +443,7 @@ mod tests {
             });
             b.with_op(2, &mut s, |op| {
                 let Op::Kv(kv) = op else { panic!("not kv") };
-                assert_eq!(kv.key, "user42");
+                assert_eq!(kv.key, b"user42");
                 assert_eq!(kv.fields, &[1, 3]);
                 assert_eq!(kv.values, &[&b"x"[..], &b"yz"[..]]);
                 assert_eq!(op.family(), Family::KeyValue);

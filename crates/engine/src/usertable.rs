@@ -7,7 +7,7 @@
 //! serve the family themselves, the translation for SQL engines.
 
 use crate::ops::{Family, KvKind, KvOp, OpBatch};
-use crate::{Connection, Dialect, EngineError, OwnedValue, RowSource, StmtId};
+use crate::{Connection, EngineError, OwnedValue, RowSource, StmtId};
 
 /// The table dbdelta creates for key-value workloads on SQL engines.
 pub const TABLE: &str = "usertable";
@@ -63,12 +63,10 @@ impl Usertable {
             update_one
                 .push(conn.prepare(&format!("UPDATE {TABLE} SET FIELD{i}=? WHERE YCSB_KEY=?"))?);
         }
-        let scan_sql = match conn.dialect() {
-            // MySQL's prepared LIMIT takes an integer parameter like the others.
-            Dialect::Mysql | Dialect::Postgres | Dialect::Sqlite | Dialect::Mock => format!(
-                "SELECT YCSB_KEY, {all} FROM {TABLE} WHERE YCSB_KEY >= ? ORDER BY YCSB_KEY LIMIT ?"
-            ),
-        };
+        // The JDBC binding's scan; every dialect's prepared LIMIT takes an integer parameter.
+        let scan_sql = format!(
+            "SELECT YCSB_KEY, {all} FROM {TABLE} WHERE YCSB_KEY >= ? ORDER BY YCSB_KEY LIMIT ?"
+        );
         Ok(Usertable {
             fields,
             read_all: conn.prepare(&format!("SELECT {all} FROM {TABLE} WHERE YCSB_KEY=?"))?,
@@ -101,13 +99,15 @@ impl Usertable {
             String::from_utf8(v.to_vec())
                 .map_err(|_| EngineError::statement("a usertable value must be UTF-8 text"))
         };
+        let key = std::str::from_utf8(op.key)
+            .map_err(|_| EngineError::statement("a usertable key must be UTF-8 text"))?;
         match op.kind {
-            KvKind::Read => self.read(op, ops)?,
+            KvKind::Read => self.read(op, key, ops)?,
             KvKind::Scan => {
-                ops.execute(self.scan).text(op.key).int(i64::from(op.count));
+                ops.execute(self.scan).text(key).int(i64::from(op.count));
             }
             KvKind::Delete => {
-                ops.execute(self.delete).text(op.key);
+                ops.execute(self.delete).text(key);
             }
             KvKind::Insert => {
                 if op.fields.len() != usize::from(self.fields) || op.values.len() != op.fields.len()
@@ -123,34 +123,41 @@ impl Usertable {
                     ordered[self.field(*f)?] = Some(v);
                 }
                 let mut w = ops.execute(self.insert);
-                w.text(op.key);
+                w.text(key);
                 for v in ordered {
                     w.text(&text(v.unwrap_or_default())?);
                 }
             }
-            KvKind::Update => self.update(op, ops, &text)?,
+            KvKind::Update => self.update(op, key, ops, &text)?,
             KvKind::ReadModifyWrite => {
                 // YCSB reads the whole record (readallfields) and writes the named fields.
-                ops.execute(self.read_all).text(op.key);
-                self.update(op, ops, &text)?;
+                ops.execute(self.read_all).text(key);
+                self.update(op, key, ops, &text)?;
+            }
+            kind => {
+                return Err(EngineError::unsupported(
+                    crate::Family::RawKeyValue,
+                    kind.name(),
+                ))
             }
         }
         Ok(())
     }
 
-    fn read(&self, op: &KvOp<'_>, ops: &mut OpBatch) -> Result<(), EngineError> {
+    fn read(&self, op: &KvOp<'_>, key: &str, ops: &mut OpBatch) -> Result<(), EngineError> {
         let stmt = match op.fields {
             [one] => self.read_one[self.field(*one)?],
             // YCSB reads all fields by default; a subset of several reads them all too.
             _ => self.read_all,
         };
-        ops.execute(stmt).text(op.key);
+        ops.execute(stmt).text(key);
         Ok(())
     }
 
     fn update(
         &self,
         op: &KvOp<'_>,
+        key: &str,
         ops: &mut OpBatch,
         text: &dyn Fn(&[u8]) -> Result<String, EngineError>,
     ) -> Result<(), EngineError> {
@@ -168,13 +175,13 @@ impl Usertable {
             for v in ordered {
                 w.text(&text(v)?);
             }
-            w.text(op.key);
+            w.text(key);
             return Ok(());
         }
         for (f, v) in op.fields.iter().zip(op.values) {
             ops.execute(self.update_one[self.field(*f)?])
                 .text(&text(v)?)
-                .text(op.key);
+                .text(key);
         }
         Ok(())
     }
@@ -304,7 +311,7 @@ mod tests {
     ) -> KvOp<'a> {
         KvOp {
             kind,
-            key,
+            key: key.as_bytes(),
             fields,
             values,
             count,

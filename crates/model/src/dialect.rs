@@ -14,6 +14,8 @@ pub enum Dialect {
     Mysql,
     /// The mock engine: accepts any text, executes nothing.
     Mock,
+    /// Embedded RocksDB: key-value operations only, no SQL.
+    Rocksdb,
 }
 
 impl Dialect {
@@ -22,7 +24,9 @@ impl Dialect {
         match self {
             Dialect::Sqlite => "id INTEGER PRIMARY KEY",
             Dialect::Postgres => "id SERIAL",
-            Dialect::Mysql | Dialect::Mock => "id INTEGER NOT NULL AUTO_INCREMENT",
+            Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb => {
+                "id INTEGER NOT NULL AUTO_INCREMENT"
+            }
         }
     }
 }

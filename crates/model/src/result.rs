@@ -237,6 +237,10 @@ pub struct StepResult {
     /// in the workload's order (empty otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub op_types: Vec<OpTypeStats>,
+    /// Engine-internal counters over the window (RocksDB: statistics tickers as
+    /// differences, LSM size and memory at the end); empty for engines without them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub engine_stats: std::collections::BTreeMap<String, f64>,
 }
 
 /// One operation type of a mixed step (YCSB's `[READ]`, `[UPDATE]`, … blocks).
@@ -357,6 +361,7 @@ impl StepResult {
             repeat: 0,
             connect: None,
             op_types: Vec::new(),
+            engine_stats: Default::default(),
         }
     }
 

@@ -20,6 +20,7 @@
 
 pub mod csv;
 mod data;
+pub mod dbbench;
 pub mod detail;
 mod error;
 pub mod html;

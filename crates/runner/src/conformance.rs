@@ -171,9 +171,9 @@ pub fn check_step(
     opts: &RunOptions,
     events: u32,
 ) -> Result<StepCheck, EngineError> {
-    if step.params.kind.ycsb_mix().is_some() {
+    if step.params.kind.dataset() != dbdelta_workload::suite::Dataset::Sbtest {
         return Err(EngineError::config(format!(
-            "{}: conformance checks cover the sysbench steps; YCSB's generators are checked by their unit tests",
+            "{}: conformance checks cover the sysbench steps; YCSB's and db_bench's generators are checked by their unit tests",
             step.label
         )));
     }
@@ -358,12 +358,23 @@ pub fn check_step(
                         .push(format!("event {e}: scan returned rows"));
                 }
             }
+            // Refused above: conformance covers sysbench's kinds.
             WorkloadKind::YcsbA
             | WorkloadKind::YcsbB
             | WorkloadKind::YcsbC
             | WorkloadKind::YcsbD
             | WorkloadKind::YcsbE
-            | WorkloadKind::YcsbF => {}
+            | WorkloadKind::YcsbF
+            | WorkloadKind::Fillseq
+            | WorkloadKind::Readrandom
+            | WorkloadKind::Fwdrange
+            | WorkloadKind::Revrange
+            | WorkloadKind::Multireadrandom
+            | WorkloadKind::Overwrite
+            | WorkloadKind::Overwritesome
+            | WorkloadKind::Readwhilewriting
+            | WorkloadKind::Fwdrangewhilewriting
+            | WorkloadKind::Revrangewhilewriting => {}
         }
     }
     check.facts.push(format!("{expected} statements per event"));

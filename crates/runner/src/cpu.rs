@@ -75,3 +75,37 @@ fn pss_bytes(pid: u32) -> Option<u64> {
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
+
+/// Thread ids of this process whose name starts with one of `prefixes`
+/// (`/proc/self/task/<tid>/comm`); empty when `prefixes` is.
+pub fn threads_named(prefixes: &[&str]) -> Vec<u32> {
+    if prefixes.is_empty() {
+        return Vec::new();
+    }
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|t| t.ok())
+        .filter_map(|t| {
+            let tid: u32 = t.file_name().to_str()?.parse().ok()?;
+            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            prefixes.iter().any(|p| comm.starts_with(p)).then_some(tid)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn finds_threads_by_name() {
+        let t = std::thread::Builder::new()
+            .name("dbdtest:bg".into())
+            .spawn(|| std::thread::sleep(std::time::Duration::from_millis(300)))
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(super::threads_named(&["dbdtest:"]).len(), 1);
+        assert!(super::threads_named(&[]).is_empty());
+        t.join().unwrap();
+    }
+}

@@ -18,6 +18,7 @@ use dbdelta_osmetrics::{op_costs, DeviceChoice, Sampler, SamplerConfig, SamplerH
 use dbdelta_profile::perf::Stopped;
 use dbdelta_profile::{ProfileSpec, ProfileTargets, Recording};
 use dbdelta_stats::{new_compact_histogram, new_histogram, record_ns, summarize};
+use dbdelta_workload::dbbench::{DbBench, DbBenchShared};
 use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
 use dbdelta_workload::ycsb::{Ycsb, YcsbShared};
 use dbdelta_workload::{run_event, Counters, Step, Workload, WorkloadKind};
@@ -113,12 +114,29 @@ pub struct StepPlan {
     pub max_error_rate: f64,
     /// YCSB steps: the state their workers share (insert key sequence, zeta of `latest`).
     pub ycsb: Option<Arc<YcsbShared>>,
+    /// db_bench steps: sizes, the value buffer and fillseq's key counter.
+    pub db_bench: Option<Arc<DbBenchShared>>,
 }
 
 impl StepPlan {
     /// Connections running the workload.
     pub fn active_connections(&self) -> u32 {
         self.active.clamp(1, self.threads.max(1))
+    }
+
+    /// True when the step's unit is key-value operations (YCSB, db_bench), not statements.
+    pub fn counts_operations(&self) -> bool {
+        self.ycsb.is_some() || self.db_bench.is_some()
+    }
+
+    /// Workers beside the step's threads whose operations are not the step's (the
+    /// background writer of db_bench's `*whilewriting`; embedded engines only).
+    pub fn background_workers(&self) -> u32 {
+        u32::from(
+            self.db_bench
+                .as_ref()
+                .is_some_and(|d| d.config().bench.while_writing()),
+        )
     }
 }
 
@@ -146,6 +164,8 @@ pub(crate) struct WorkerOutput {
     pub service: Histogram<u64>,
     /// Latency per operation type (mixed workloads).
     pub op_types: OpTypeRecorder,
+    /// When the workload said it had done all it was given (counted steps).
+    pub done_at: Option<Instant>,
 }
 
 /// State shared by the workers of one step (never touched per statement except `slots`).
@@ -204,8 +224,11 @@ pub(crate) fn start_sampler(
     let worker_tids: Option<dbdelta_osmetrics::WorkerTids> = match tids {
         Some(tids) if engine.embedded() => {
             let tids = Arc::clone(tids);
+            let prefixes = engine.background_thread_prefixes();
             Some(Arc::new(move || {
-                tids.lock().map(|v| v.clone()).unwrap_or_default()
+                let mut all = tids.lock().map(|v| v.clone()).unwrap_or_default();
+                all.extend(crate::cpu::threads_named(prefixes));
+                all
             }))
         }
         _ => None,
@@ -279,7 +302,7 @@ pub fn measure_step(
     let mut idle: Vec<dbdelta_engine::Socket> = Vec::new();
     let mut idle_blocking: Vec<Box<dyn dbdelta_engine::Connection>> = Vec::new();
     let jobs = if engine.embedded() {
-        (0..plan.active_connections())
+        (0..plan.active_connections() + plan.background_workers())
             .map(|w| Job::Thread { w, pre: None })
             .collect()
     } else {
@@ -320,6 +343,11 @@ fn workload_for(plan: &StepPlan, w: u32, dialect: dbdelta_engine::Dialect) -> Bo
     let stream = (u64::from(plan.step.order) << 20) | u64::from(w);
     if let Some(shared) = &plan.ycsb {
         return Box::new(Ycsb::new(shared.clone(), plan.seed, stream));
+    }
+    if let Some(shared) = &plan.db_bench {
+        // Workers past the step's threads are the background writer of *whilewriting.
+        let writer = w >= plan.threads;
+        return Box::new(DbBench::new(shared.clone(), plan.seed, stream, writer));
     }
     let ctx = WorkerContext {
         tables: plan.tables,
@@ -492,6 +520,7 @@ fn run_jobs(
         reconnect: &reconnect,
     };
     let mut cpu_at_window = None;
+    let (mut counters_at_window, mut counters_at_end) = (None, None);
     let mut sampler: Option<SamplerHandle> = None;
     let mut recording: Option<Result<Recording, String>> = None;
     let mut actual_window = plan.window;
@@ -554,6 +583,7 @@ fn run_jobs(
             let now = Instant::now();
             if cpu_at_window.is_none() && now >= window_start {
                 cpu_at_window = Some(process_cpu_secs());
+                counters_at_window = engine.counters();
                 sampler = start_sampler(engine, plan.os_metrics, &plan.device, Some(&shared.tids));
                 if let Some(Ok(r)) = recording.as_mut() {
                     r.enable();
@@ -579,6 +609,7 @@ fn run_jobs(
             std::thread::sleep(Duration::from_millis(100).min(next_edge - now));
         }
         let os = sampler.take().map(SamplerHandle::stop);
+        counters_at_end = counters_at_window.as_ref().and_then(|_| engine.counters());
         let stopped = recording
             .take()
             .map(|r| r.and_then(|r| r.stop().map_err(|e| e.to_string())));
@@ -597,6 +628,22 @@ fn run_jobs(
         (outputs, os, stopped)
     });
     let (outputs, stopped) = ((outputs.0, outputs.1), outputs.2);
+    // A counted step (db_bench's fillseq) ends when its last worker is done: its window is
+    // that long, not the planned one.
+    let foreground: Vec<Option<Instant>> = outputs
+        .0
+        .iter()
+        .filter_map(|o| o.as_ref().ok())
+        .filter(|o| o.events > 0 || o.done_at.is_some())
+        .map(|o| o.done_at)
+        .collect();
+    if let (Some(t0), false) = (shared.start.get(), foreground.is_empty()) {
+        if foreground.iter().all(Option::is_some) {
+            if let Some(last) = foreground.iter().flatten().max() {
+                actual_window = last.saturating_duration_since(*t0 + plan.warmup);
+            }
+        }
+    }
     let cpu_used = cpu_at_window.map(|c| process_cpu_secs() - c);
     let interrupted = stop.requested();
     let merged = std::mem::take(
@@ -619,6 +666,9 @@ fn run_jobs(
             result.costs = op_costs(&os.summary, result.throughput.value);
         }
         result.os = Some(os);
+    }
+    if let (Some(a), Some(b)) = (&counters_at_window, &counters_at_end) {
+        result.engine_stats = dbdelta_engine::EngineCounters::step(a, b);
     }
     if let Some(spec) = &plan.profile {
         keep_profile(spec, stopped, result.queries);
@@ -665,10 +715,17 @@ fn worker(
     let mut codes = ErrorCodes::new();
     let busy_before = conn.busy_retries();
     let transactional = workload.uses_transactions();
-    let interval = plan.rate.map(|r| 1.0 / r);
+    // A background worker paces itself and is never the step's: only its type counts.
+    let background = workload.background();
+    let interval = plan.rate.filter(|_| !background).map(|r| 1.0 / r);
     let (mut ops, mut scratch) = (OpBatch::new(), Scratch::default());
+    let mut done_at = None;
     loop {
         if stop.requested() || shared.abort.load(Ordering::Relaxed) {
+            break;
+        }
+        if workload.finished() {
+            done_at = Some(Instant::now());
             break;
         }
         // Open loop: take the next slot of the shared schedule and start at its intended
@@ -694,6 +751,13 @@ fn worker(
         let measuring = intended >= window_start;
         let mut ev = Counters::default();
         let outcome = run_event(&mut *workload, &mut *conn, &mut ops, &mut scratch, &mut ev);
+        if background {
+            if measuring && outcome.is_ok() {
+                op_types.completed(&*workload, intended.elapsed());
+            }
+            outcome?;
+            continue;
+        }
         live.0.fetch_add(ev.queries, Ordering::Relaxed);
         if measuring {
             // Statements run before an error count too, as in sysbench.
@@ -759,6 +823,7 @@ fn worker(
         lag,
         service,
         op_types,
+        done_at: done_at.filter(|_| !background),
     })
 }
 
@@ -867,7 +932,7 @@ fn assemble(
             },
             unit: ThroughputUnit::KrowsPerSec,
         }
-    } else if plan.ycsb.is_some() {
+    } else if plan.counts_operations() {
         Throughput {
             value: events as f64 / secs,
             unit: ThroughputUnit::OpsPerSec,
@@ -944,7 +1009,7 @@ fn assemble(
         intervals,
         // Per operation of the headline unit: statements, or YCSB's operations.
         client_cpu_us_per_op: {
-            let ops = if plan.ycsb.is_some() {
+            let ops = if plan.counts_operations() {
                 events
             } else {
                 counters.queries
@@ -958,6 +1023,7 @@ fn assemble(
         repeat: 0,
         connect: None,
         op_types: op_types.stats(secs),
+        engine_stats: Default::default(),
     }
 }
 

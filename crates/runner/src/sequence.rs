@@ -9,6 +9,7 @@ use dbdelta_engine::{Engine, EngineError};
 use dbdelta_model::{
     Group, RunOptions, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
 };
+use dbdelta_workload::dbbench::{DbBenchConfig, DbBenchShared};
 use dbdelta_workload::schema::{ensure_ledger, load_table, TableLoad};
 use dbdelta_workload::suite::{Dataset, ThreadsRule};
 use dbdelta_workload::ycsb::{Mix, YcsbConfig, YcsbShared};
@@ -231,6 +232,7 @@ pub fn run_interleaved(
     let tables: Vec<String> = match suite.dataset {
         Dataset::Sbtest => (1..=opts.tables).map(|t| format!("sbtest{t}")).collect(),
         Dataset::Usertable => vec![dbdelta_engine::usertable::TABLE.to_string()],
+        Dataset::Keys => Vec::new(),
     };
     // Each target's next YCSB insert key number: steps that insert continue the sequence.
     let mut next_insert: Vec<u64> = vec![opts.table_size; targets.len()];
@@ -294,6 +296,18 @@ pub fn run_interleaved(
                                     next_insert[i],
                                 )
                             });
+                            plan.db_bench = step.params.kind.db_bench().map(|bench| {
+                                DbBenchShared::new(DbBenchConfig::new(
+                                    bench,
+                                    opts.table_size,
+                                    threads,
+                                ))
+                            });
+                            if step.params.kind.db_bench().is_some_and(|b| b.counted()) {
+                                // Counted steps end when their operations are done: every
+                                // operation is measured.
+                                plan.warmup = Duration::ZERO;
+                            }
                             let mut result = measure_step(t.engine, &plan, stop, progress);
                             if let Some(y) = &plan.ycsb {
                                 next_insert[i] = y.next_insert();
@@ -345,11 +359,16 @@ fn run_load(
             t.name, opts.tables, opts.table_size
         ),
         Dataset::Usertable => format!("[{}] load: usertable, {} records", t.name, opts.table_size),
+        Dataset::Keys => format!("[{}] load", t.name),
     });
     let sampler = crate::measure::start_sampler(t.engine, opts.os_metrics, &opts.device, None);
     let loaded = match dataset {
         Dataset::Sbtest => load(t.engine, opts, opts.i_own_this_database),
         Dataset::Usertable => load_usertable(t.engine, opts),
+        // Refused when the suite is parsed: fillseq writes the keys.
+        Dataset::Keys => Err(EngineError::config(
+            "db_bench's keys are written by the fillseq step, not by a load",
+        )),
     };
     let os = sampler.map(|s| s.stop());
     match loaded {
@@ -447,6 +466,7 @@ fn step_plan(
         statement_timeout: secs(opts.client.statement_timeout_secs),
         max_error_rate: opts.client.max_error_rate,
         ycsb: None,
+        db_bench: None,
         profile: profiling
             .filter(|p| !step.warm && p.settings.wants(&step.name, &step.label))
             .map(|p| dbdelta_profile::ProfileSpec {
@@ -472,6 +492,7 @@ fn secs(s: f64) -> Duration {
 fn thread_counts(step: &Step, opts: &RunOptions) -> Vec<u32> {
     match step.threads {
         Some(ThreadsRule::Tables) => vec![opts.tables.max(1)],
+        Some(ThreadsRule::One) => vec![1],
         None => opts.threads.clone(),
     }
 }

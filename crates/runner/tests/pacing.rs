@@ -38,6 +38,7 @@ fn plan(rate: f64, secs: f64) -> StepPlan {
         statement_timeout: Duration::from_secs(60),
         max_error_rate: 0.01,
         ycsb: None,
+        db_bench: None,
     }
 }
 

@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod counters;
+pub mod dbbench;
 pub mod ibench;
 pub mod rng;
 pub mod schema;
@@ -33,6 +34,16 @@ pub trait Workload: Send {
     /// workloads that mix operation types and report each (YCSB); `None` otherwise.
     fn op_type(&self) -> Option<usize> {
         None
+    }
+    /// True when the workload has done all it was given (db_bench's fillseq and
+    /// overwritesome end after a number of operations); the worker stops.
+    fn finished(&self) -> bool {
+        false
+    }
+    /// True for a background worker whose events are not the step's (the writer of
+    /// db_bench's `*whilewriting` steps): only counted under its operation type.
+    fn background(&self) -> bool {
+        false
     }
     /// The names of the operation types [`Workload::op_type`] indexes.
     fn op_type_names(&self) -> &'static [&'static str] {

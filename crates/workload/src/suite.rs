@@ -10,6 +10,7 @@ use std::path::Path;
 pub const BUILTIN: &[(&str, &str)] = &[
     ("sysbench", include_str!("../../../suites/sysbench.toml")),
     ("ycsb", include_str!("../../../suites/ycsb.toml")),
+    ("kv", include_str!("../../../suites/kv.toml")),
 ];
 
 /// Why a suite could not be loaded.
@@ -114,9 +115,58 @@ pub enum WorkloadKind {
     YcsbE,
     /// YCSB workload F: 50 % read, 50 % read-modify-write, zipfian.
     YcsbF,
+    /// db_bench `fillseq` with the WAL disabled (one thread, num keys in order).
+    Fillseq,
+    /// db_bench `readrandom`.
+    Readrandom,
+    /// db_bench `seekrandom` with 10 nexts.
+    Fwdrange,
+    /// db_bench `seekrandom` with 10 prevs.
+    Revrange,
+    /// db_bench `multireadrandom` with batches of 10.
+    Multireadrandom,
+    /// db_bench `overwrite`.
+    Overwrite,
+    /// db_bench `overwrite` of a tenth of the keys per thread.
+    Overwritesome,
+    /// db_bench `readwhilewriting` (writer at 2 MB/s).
+    Readwhilewriting,
+    /// db_bench `fwdrangewhilewriting`.
+    Fwdrangewhilewriting,
+    /// db_bench `revrangewhilewriting`.
+    Revrangewhilewriting,
 }
 
 impl WorkloadKind {
+    /// The db_bench benchmark of a kind; `None` for the others.
+    pub fn db_bench(self) -> Option<crate::dbbench::Bench> {
+        use crate::dbbench::Bench;
+        Some(match self {
+            WorkloadKind::Fillseq => Bench::FillSeq,
+            WorkloadKind::Readrandom => Bench::ReadRandom,
+            WorkloadKind::Fwdrange => Bench::FwdRange,
+            WorkloadKind::Revrange => Bench::RevRange,
+            WorkloadKind::Multireadrandom => Bench::MultiReadRandom,
+            WorkloadKind::Overwrite => Bench::Overwrite,
+            WorkloadKind::Overwritesome => Bench::OverwriteSome,
+            WorkloadKind::Readwhilewriting => Bench::ReadWhileWriting,
+            WorkloadKind::Fwdrangewhilewriting => Bench::FwdRangeWhileWriting,
+            WorkloadKind::Revrangewhilewriting => Bench::RevRangeWhileWriting,
+            _ => return None,
+        })
+    }
+
+    /// The data set the kind works on.
+    pub fn dataset(self) -> Dataset {
+        if self.ycsb_mix().is_some() {
+            Dataset::Usertable
+        } else if self.db_bench().is_some() {
+            Dataset::Keys
+        } else {
+            Dataset::Sbtest
+        }
+    }
+
     /// The YCSB core workload of a `ycsb-*` kind; `None` for sysbench's kinds.
     pub fn ycsb_mix(self) -> Option<crate::ycsb::Mix> {
         use crate::ycsb::Mix;
@@ -141,6 +191,9 @@ pub enum Dataset {
     Sbtest,
     /// YCSB's `usertable` (`--table-size` records), or a native key-value store.
     Usertable,
+    /// db_bench's binary keys in a native ordered store (`--table-size` keys), written by
+    /// the suite's fillseq step: `action = "load"` does not apply.
+    Keys,
 }
 
 /// How many threads a step uses.
@@ -149,6 +202,8 @@ pub enum Dataset {
 pub enum ThreadsRule {
     /// One thread per table (sysbench's warm step).
     Tables,
+    /// One thread whatever `--threads` says (db_bench's fillseq).
+    One,
 }
 
 /// One `[[step]]` table as written in a suite file.
@@ -289,6 +344,9 @@ pub struct Suite {
     pub families: Vec<Family>,
     /// What `action = "load"` creates.
     pub dataset: Dataset,
+    /// The suite's own default for `--table-size` (db_bench's 1M keys), used unless the
+    /// user gives a table size or a scale.
+    pub table_size: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -303,6 +361,7 @@ struct SuiteFile {
     families: Vec<String>,
     #[serde(default)]
     dataset: Dataset,
+    table_size: Option<u64>,
 }
 
 /// The published scripts' group rule (§A11.1): `point` unless `warm`; else write words; else range.
@@ -362,11 +421,16 @@ impl Suite {
             match (def.action, def.workload) {
                 (Some(_), Some(_)) => return Err(err("give either action or workload, not both")),
                 (None, None) => return Err(err("give action = \"load\"|\"settle\" or a workload")),
+                (Some(Action::Load), None) if file.dataset == Dataset::Keys => {
+                    return Err(err(
+                        "dataset = \"keys\" is written by a fillseq step: remove action = \"load\"",
+                    ))
+                }
                 (Some(action), None) => items.push(SuiteItem::Action { order, action }),
                 (None, Some(kind)) => {
-                    if kind.ycsb_mix().is_some() != (file.dataset == Dataset::Usertable) {
+                    if kind.dataset() != file.dataset {
                         return Err(err(
-                            "ycsb-* workloads run on dataset = \"usertable\", sysbench's on the default sbtest tables",
+                            "ycsb-* workloads run on dataset = \"usertable\", db_bench's (fillseq, readrandom, …) on dataset = \"keys\", sysbench's on the default sbtest tables",
                         ));
                     }
                     let step = resolve(&def, kind, order).map_err(|m| err(&m))?;
@@ -382,11 +446,12 @@ impl Suite {
             families.push(match f.as_str() {
                 "sql" => Family::Sql,
                 "kv" | "key-value" => Family::KeyValue,
+                "raw-kv" => Family::RawKeyValue,
                 other => {
                     return Err(SuiteError::Parse {
                         origin: origin.to_string(),
                         message: format!(
-                            "families: unknown operation family '{other}': use \"sql\" or \"kv\""
+                            "families: unknown operation family '{other}': use \"sql\", \"kv\" or \"raw-kv\""
                         ),
                     })
                 }
@@ -401,6 +466,7 @@ impl Suite {
             items,
             families,
             dataset: file.dataset,
+            table_size: file.table_size,
         })
     }
 
@@ -439,8 +505,8 @@ fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, String
     Ok(Step {
         order,
         name: def.name.clone(),
-        // YCSB's steps have no range: their label is their name.
-        label: if kind.ycsb_mix().is_some() {
+        // YCSB's and db_bench's steps have no range: their label is their name.
+        label: if kind.dataset() != Dataset::Sbtest {
             def.name.clone()
         } else {
             format!("{}_range={range}", def.name)

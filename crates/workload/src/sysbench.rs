@@ -148,13 +148,8 @@ pub fn statements(p: &WorkloadParams, dialect: Dialect) -> Vec<String> {
         } else {
             "INSERT INTO sbtest{t} (k, c, pad) VALUES (<k>, '<c>', '<pad>')".to_string()
         }],
-        // Key-value operations: the statements are the usertable's, not sbtest's.
-        WorkloadKind::YcsbA
-        | WorkloadKind::YcsbB
-        | WorkloadKind::YcsbC
-        | WorkloadKind::YcsbD
-        | WorkloadKind::YcsbE
-        | WorkloadKind::YcsbF => Vec::new(),
+        // YCSB's and db_bench's kinds send key-value operations, not sbtest statements.
+        _ => Vec::new(),
     }
 }
 

@@ -200,6 +200,7 @@ pub(crate) fn run_loop(
         lag: lp.lag,
         service: lp.service,
         op_types: lp.op_types,
+        done_at: None,
     })
 }
 
@@ -238,7 +239,7 @@ impl Loop<'_, '_> {
             }
             None => now.max(self.t0),
         };
-        if at >= self.end || now >= self.end {
+        if at >= self.end || now >= self.end || conns[i].t.workload.finished() {
             conns[i].phase = Phase::Done;
             self.done += 1;
             return Ok(());

@@ -270,7 +270,7 @@ impl Workload for Ycsb {
                 self.push(
                     &KvOp {
                         kind,
-                        key: &self.key,
+                        key: self.key.as_bytes(),
                         fields: &[],
                         values: &[],
                         count,
@@ -297,7 +297,7 @@ impl Workload for Ycsb {
                 self.push(
                     &KvOp {
                         kind,
-                        key: &self.key,
+                        key: self.key.as_bytes(),
                         fields: &[f],
                         values: &values,
                         count: 0,
@@ -320,7 +320,7 @@ impl Workload for Ycsb {
                 self.push(
                     &KvOp {
                         kind: KvKind::Insert,
-                        key: &self.key,
+                        key: self.key.as_bytes(),
                         fields: &self.all_fields,
                         values: &values,
                         count: 0,

@@ -1,0 +1,230 @@
+//! `--suite ycsb` end to end: the load and workloads A–F on SQLite and RocksDB (embedded),
+//! managed PostgreSQL and managed MariaDB; each step's operation mix, per-type latency, the
+//! continued insert sequence of D and E, the text report and YCSB's own export format.
+
+mod common;
+
+use common::{dbdelta, require, succeed};
+use dbdelta_model::StepResult;
+use std::path::Path;
+
+fn results(run: &Path, target: &str) -> Vec<StepResult> {
+    let mut files: Vec<_> = std::fs::read_dir(run.join("results").join(target))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap())
+        .collect()
+}
+
+/// (type, share of the step's events) the core workload files give each step.
+fn expected_mix(step: &str) -> &'static [(&'static str, f64)] {
+    match step {
+        "workload-a" => &[("READ", 0.5), ("UPDATE", 0.5)],
+        "workload-b" => &[("READ", 0.95), ("UPDATE", 0.05)],
+        "workload-c" => &[("READ", 1.0)],
+        "workload-d" => &[("READ", 0.95), ("INSERT", 0.05)],
+        "workload-e" => &[("INSERT", 0.05), ("SCAN", 0.95)],
+        "workload-f" => &[("READ", 0.5), ("READ-MODIFY-WRITE", 0.5)],
+        other => panic!("unexpected step {other}"),
+    }
+}
+
+/// Runs the suite on `targets` at tiny scale and checks every target's results.
+fn run_suite(targets: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let mut cmd = dbdelta();
+    cmd.args([
+        "run",
+        "--quiet",
+        "--no-store",
+        "--suite",
+        "ycsb",
+        "--table-size",
+        "2000",
+        "--threads",
+        "2",
+        "--read-secs",
+        "1",
+        "--write-secs",
+        "1",
+        "--insert-secs",
+        "1",
+        "--warmup-secs",
+        "0.2",
+    ]);
+    for t in targets {
+        cmd.args(["-t", t]);
+    }
+    cmd.arg("--run-dir").arg(&rd);
+    succeed(&mut cmd);
+    for t in targets {
+        let name = t.split('=').next().unwrap();
+        let all = results(&rd, name);
+        let load = all
+            .iter()
+            .find(|r| r.step == "load")
+            .expect("a load result");
+        assert_eq!(load.rows_affected, 2000, "{name}: recordcount rows loaded");
+        let steps: Vec<&StepResult> = all
+            .iter()
+            .filter(|r| r.step.starts_with("workload-"))
+            .collect();
+        assert_eq!(steps.len(), 6, "{name}: A-F");
+        for r in steps {
+            assert!(r.is_ok(), "{name} {}: {:?}", r.step, r.status);
+            assert_eq!(r.throughput.unit.name(), "ops/s");
+            assert_eq!(r.failed_events, 0, "{name} {}: {:?}", r.step, r.error_codes);
+            let mix = expected_mix(&r.step);
+            let names: Vec<&str> = r.op_types.iter().map(|t| t.name.as_str()).collect();
+            let want: Vec<&str> = mix.iter().map(|m| m.0).collect();
+            // A type of 5 % can be missing from a tiny window only if it is rare; at these
+            // rates (thousands of events) every type shows up.
+            assert_eq!(names, want, "{name} {}", r.step);
+            let total: u64 = r.op_types.iter().map(|t| t.count).sum();
+            assert_eq!(
+                total, r.events,
+                "{name} {}: types add up to the events",
+                r.step
+            );
+            for (t, (_, share)) in r.op_types.iter().zip(mix) {
+                let got = t.count as f64 / total as f64;
+                // Binomial: 5 sigma at the event count, so the test never flakes.
+                let sigma = (share * (1.0 - share) / total as f64).sqrt();
+                assert!(
+                    (got - share).abs() <= 5.0 * sigma + 1e-9,
+                    "{name} {} {}: share {got:.4} vs {share} ({total} events)",
+                    r.step,
+                    t.name
+                );
+                assert!(t.latency.p50_us > 0.0 && t.latency.max_us >= t.latency.p99_us);
+            }
+            if r.step == "workload-e" {
+                assert!(r.rows_returned > r.events, "{name}: scans return rows");
+            }
+        }
+    }
+    dir
+}
+
+fn check_reports(run: &Path) {
+    let text = std::fs::read_to_string(run.join("report.txt")).unwrap();
+    assert!(text.contains("--- operation types"), "{text}");
+    assert!(text.contains("READ-MODIFY-WRITE\t"), "{text}");
+    let out = succeed(dbdelta().args(["report", "--format", "ycsb"]).arg(run));
+    let ycsb = String::from_utf8_lossy(&out.stdout);
+    assert!(ycsb.contains("[OVERALL], Throughput(ops/sec), "), "{ycsb}");
+    assert!(
+        ycsb.contains("[SCAN], 95thPercentileLatency(us), "),
+        "{ycsb}"
+    );
+    assert!(ycsb.contains("[INSERT], Return=OK, "), "{ycsb}");
+}
+
+#[test]
+fn workloads_a_to_f_on_sqlite_and_rocksdb() {
+    if !require(
+        &["/usr/lib/x86_64-linux-gnu/librocksdb.so"],
+        "apt-get install librocksdb-dev",
+    ) {
+        return;
+    }
+    let dir = run_suite(&["lite=sqlite:", "rx=rocksdb:"]);
+    let run = dir.path().join("run");
+    check_reports(&run);
+    let manifest = common::read_json(&run.join("run.json"));
+    let rx = manifest["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "rx")
+        .unwrap();
+    assert!(
+        rx["version"].as_str().unwrap().starts_with("7."),
+        "the library version from RocksDB's LOG: {rx}"
+    );
+    assert_eq!(
+        rx["settings"]["cf.compression"], "kLZ4Compression",
+        "effective OPTIONS"
+    );
+}
+
+#[test]
+fn workloads_a_to_f_on_managed_postgres() {
+    let bin = "/usr/lib/postgresql/15/bin";
+    if require(&[&format!("{bin}/initdb")], "apt-get install postgresql-15") {
+        let dir = run_suite(&[&format!("pg=postgres:{bin}")]);
+        check_reports(&dir.path().join("run"));
+    }
+}
+
+#[test]
+fn workloads_a_to_f_on_managed_mariadb() {
+    if require(&["/usr/sbin/mariadbd"], "apt-get install mariadb-server") {
+        run_suite(&["maria=mysql:/usr"]);
+    }
+}
+
+#[test]
+fn a_bad_rocksdb_option_exits_2_naming_it() {
+    let out = dbdelta()
+        .args([
+            "run",
+            "--no-store",
+            "--suite",
+            "ycsb",
+            "-t",
+            "rx=rocksdb:?block_cache=1G",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown RocksDB option 'block_cache'") && err.contains("cache_size"),
+        "{err}"
+    );
+    let out = dbdelta()
+        .args([
+            "run",
+            "--no-store",
+            "--suite",
+            "ycsb",
+            "-t",
+            "rx=rocksdb:?compression=brotli",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("compression=brotli"));
+}
+
+#[test]
+fn a_rocksdb_directory_dbdelta_did_not_create_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("precious.txt"), "user data").unwrap();
+    let out = dbdelta()
+        .args([
+            "run",
+            "--no-store",
+            "--suite",
+            "ycsb",
+            "--table-size",
+            "10",
+            "-t",
+        ])
+        .arg(format!("rx=rocksdb:{}", dir.path().display()))
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not created by dbdelta") && err.contains("--i-own-this-database"),
+        "{err}"
+    );
+    assert!(dir.path().join("precious.txt").exists());
+}

@@ -1,0 +1,471 @@
+//! Embedded RocksDB (`rocksdb:` or `rocksdb:/path`): key-value operations run natively on a
+//! database in the run directory (or at a path dbdelta created), with db_bench's option
+//! names as target parameters. librocksdb is loaded at run time ([`ffi`]), so `lib=` can
+//! point each target at another library build.
+//!
+//! Records of YCSB's usertable are stored as YCSB's RocksDB binding stores them: one value
+//! per key holding every field as `[len][name][len][value]` with 4-byte big-endian lengths.
+#![deny(missing_docs)]
+
+mod counters;
+mod db;
+mod ffi;
+pub mod options;
+pub mod record;
+mod settings;
+
+use db::{Batch, Db, ReadOpts, WriteOpts};
+use dbdelta_engine::ops::{KvKind, KvOp};
+use dbdelta_engine::{
+    Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo, Family, OpenOptions,
+    Outcome, OwnedValue, RowSource, SettleReport, StmtId, Value,
+};
+use dbdelta_model::{Location, TargetSpec};
+pub use options::RocksOptions;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The file that marks a directory as a database dbdelta created (and may empty).
+pub const OWNED_MARKER: &str = "DBDELTA_OWNED";
+
+/// An open RocksDB target.
+pub struct RocksdbEngine {
+    db: Arc<Db>,
+    dir: PathBuf,
+    options: RocksOptions,
+}
+
+impl std::fmt::Debug for RocksdbEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RocksdbEngine")
+            .field("dir", &self.dir)
+            .finish()
+    }
+}
+
+fn config(e: impl std::fmt::Display) -> EngineError {
+    EngineError::config(e.to_string())
+}
+
+impl RocksdbEngine {
+    /// Validates a target's options without opening anything.
+    pub fn check_spec(spec: &TargetSpec) -> Result<RocksOptions, EngineError> {
+        if matches!(spec.location, Location::Url { .. }) {
+            return Err(config(format!(
+                "target '{}': rocksdb is embedded: give rocksdb: or rocksdb:/path/dir, not a URL",
+                spec.name
+            )));
+        }
+        RocksOptions::from_params(&spec.name, &spec.params)
+    }
+
+    /// Opens the target: `<scratch>/<name>.rocksdb` unless the spec gives a directory. An
+    /// existing non-empty directory that dbdelta did not create is refused unless the user
+    /// owns it (`--i-own-this-database`): a load empties the database.
+    pub fn open(
+        spec: &TargetSpec,
+        scratch: &Path,
+        opts: &OpenOptions,
+    ) -> Result<Self, EngineError> {
+        let options = Self::check_spec(spec)?;
+        let dir = match &spec.location {
+            Location::Path { path } => path.clone(),
+            _ => scratch.join(format!("{}.rocksdb", spec.name)),
+        };
+        let existing = std::fs::read_dir(&dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false);
+        if existing && !dir.join(OWNED_MARKER).exists() && !opts.i_own_this_database {
+            return Err(config(format!(
+                "target '{}': {} already holds files and was not created by dbdelta; refusing to use it. \
+                 Give an empty or new directory, or pass --i-own-this-database to allow dbdelta to empty it",
+                spec.name,
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| config(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::write(dir.join(OWNED_MARKER), b"created by dbdelta\n")
+            .map_err(|e| config(format!("cannot write in {}: {e}", dir.display())))?;
+        let api = ffi::Api::load(options.lib.as_deref()).map_err(|e| {
+            config(format!(
+                "target '{}': cannot load librocksdb ({e}); install it (Debian: apt-get install librocksdb-dev) \
+                 or give lib=/path/to/librocksdb.so",
+                spec.name
+            ))
+        })?;
+        let db = Db::open(Arc::new(api), &dir, &options).map_err(|e| {
+            config(format!(
+                "target '{}': RocksDB cannot open {}: {e}",
+                spec.name,
+                dir.display()
+            ))
+        })?;
+        Ok(RocksdbEngine {
+            db: Arc::new(db),
+            dir,
+            options,
+        })
+    }
+
+    /// RocksDB's statistics dump (`rocksdb.…` tickers and histograms).
+    pub fn statistics(&self) -> Option<String> {
+        self.db.statistics()
+    }
+
+    /// A DB property (`rocksdb.stats`, `rocksdb.levelstats`, …).
+    pub fn property(&self, name: &str) -> Option<String> {
+        self.db.property(name)
+    }
+
+    /// An integer DB property (`rocksdb.estimate-live-data-size`, …).
+    pub fn property_int(&self, name: &str) -> Option<u64> {
+        self.db.property_int(name)
+    }
+
+    /// Waits until no flush or compaction is pending or running (db_bench's
+    /// `waitforcompaction`), for at most `limit`.
+    pub fn wait_for_compaction(&self, limit: Duration) -> Result<(), EngineError> {
+        let start = Instant::now();
+        loop {
+            let busy = [
+                "rocksdb.compaction-pending",
+                "rocksdb.num-running-compactions",
+                "rocksdb.num-running-flushes",
+                "rocksdb.mem-table-flush-pending",
+            ]
+            .iter()
+            .any(|p| self.db.property_int(p).unwrap_or(0) > 0);
+            if !busy {
+                return Ok(());
+            }
+            if start.elapsed() >= limit {
+                return Err(EngineError::statement(format!(
+                    "compaction still running after {} s",
+                    limit.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Engine for RocksdbEngine {
+    fn dialect(&self) -> Dialect {
+        Dialect::Rocksdb
+    }
+
+    fn connect(&self) -> Result<Box<dyn Connection>, EngineError> {
+        Ok(Box::new(RocksdbConnection::new(
+            self.db.clone(),
+            &self.options,
+        )))
+    }
+
+    fn families(&self) -> &'static [Family] {
+        &[Family::KeyValue, Family::RawKeyValue]
+    }
+
+    fn info(&self) -> Result<EngineInfo, EngineError> {
+        Ok(EngineInfo {
+            version: settings::version(&self.dir).unwrap_or_else(|| "unknown".into()),
+            settings: settings::effective(&self.dir, &self.options),
+        })
+    }
+
+    /// Flushes the memtables and waits for compaction (at most 10 minutes).
+    fn settle(&self, _tables: &[String]) -> Result<SettleReport, EngineError> {
+        self.db.flush().map_err(EngineError::statement)?;
+        self.wait_for_compaction(Duration::from_secs(600))?;
+        Ok(SettleReport {
+            actions: vec!["flush".into(), "waitforcompaction".into()],
+        })
+    }
+
+    fn data_dir(&self) -> Option<PathBuf> {
+        Some(self.dir.clone())
+    }
+
+    fn embedded(&self) -> bool {
+        true
+    }
+
+    fn counters(&self) -> Option<EngineCounters> {
+        Some(counters::sample(&self.db))
+    }
+
+    /// RocksDB names its flush and compaction threads `rocksdb:low`, `rocksdb:high`, ….
+    fn background_thread_prefixes(&self) -> &'static [&'static str] {
+        &["rocksdb:"]
+    }
+}
+
+/// One worker's handle on the database: its own read and write options and buffers.
+pub struct RocksdbConnection {
+    db: Arc<Db>,
+    read: ReadOpts,
+    write: WriteOpts,
+    write_no_wal: WriteOpts,
+    value: Vec<u8>,
+    record: Vec<u8>,
+    batch: Batch,
+}
+
+impl RocksdbConnection {
+    fn new(db: Arc<Db>, o: &RocksOptions) -> Self {
+        let api = db.api.clone();
+        RocksdbConnection {
+            read: ReadOpts::new(&api),
+            write: WriteOpts::new(&api, o.sync, o.disable_wal),
+            write_no_wal: WriteOpts::new(&api, false, true),
+            batch: Batch::new(&api),
+            db,
+            value: Vec::with_capacity(2048),
+            record: Vec::with_capacity(2048),
+        }
+    }
+
+    fn not_sql(&self, what: &str) -> EngineError {
+        EngineError::unsupported(Family::Sql, what)
+    }
+
+    /// YCSB's RocksDB binding's update: read the record, replace the given fields, write
+    /// the whole record back.
+    fn update(&mut self, op: &KvOp<'_>) -> Result<(), EngineError> {
+        let found = self
+            .db
+            .get(&self.read, op.key, &mut self.value)
+            .map_err(EngineError::statement)?;
+        self.record.clear();
+        record::merge(
+            if found { &self.value } else { &[] },
+            op.fields,
+            op.values,
+            &mut self.record,
+        );
+        self.db
+            .put(&self.write, op.key, &self.record)
+            .map_err(EngineError::statement)
+    }
+
+    fn read(&mut self, op: &KvOp<'_>) -> Result<u64, EngineError> {
+        let found = self
+            .db
+            .get(&self.read, op.key, &mut self.value)
+            .map_err(EngineError::statement)?;
+        if found {
+            // Walk the fields as the binding's deserialisation does.
+            std::hint::black_box(record::count_fields(&self.value, op.fields));
+        }
+        Ok(u64::from(found))
+    }
+
+    fn scan(&mut self, op: &KvOp<'_>) -> u64 {
+        let mut it = self.db.iter(&self.read);
+        it.seek(op.key);
+        let mut n = 0;
+        while n < u64::from(op.count) && it.valid() {
+            std::hint::black_box(record::count_fields(it.value(), op.fields));
+            n += 1;
+            it.next();
+        }
+        n
+    }
+}
+
+impl RocksdbConnection {
+    /// db_bench's seekrandom: a new iterator, a seek (or seek-for-prev), then up to `count`
+    /// steps, copying out at most 256 bytes of each value. Returns the values read.
+    fn seek(&mut self, op: &KvOp<'_>) -> u64 {
+        let reverse = op.kind == KvKind::SeekPrev;
+        let mut it = self.db.iter(&self.read);
+        if reverse {
+            it.seek_for_prev(op.key);
+        } else {
+            it.seek(op.key);
+        }
+        let mut buf = [0u8; 256];
+        let mut n = 0;
+        while n < u64::from(op.count) && it.valid() {
+            let v = it.value();
+            let len = v.len().min(buf.len());
+            buf[..len].copy_from_slice(&v[..len]);
+            std::hint::black_box(&buf);
+            n += 1;
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        n
+    }
+}
+
+impl Connection for RocksdbConnection {
+    fn dialect(&self) -> Dialect {
+        Dialect::Rocksdb
+    }
+
+    fn prepare(&mut self, _sql: &str) -> Result<StmtId, EngineError> {
+        Err(self.not_sql("prepare"))
+    }
+
+    fn execute(&mut self, _stmt: StmtId, _params: &[Value<'_>]) -> Result<Outcome, EngineError> {
+        Err(self.not_sql("execute"))
+    }
+
+    fn query(&mut self, _sql: &str) -> Result<Outcome, EngineError> {
+        Err(self.not_sql("query"))
+    }
+
+    fn query_scalar(&mut self, _sql: &str) -> Result<Option<String>, EngineError> {
+        Err(self.not_sql("query"))
+    }
+
+    fn families(&self) -> &'static [Family] {
+        &[Family::KeyValue, Family::RawKeyValue]
+    }
+
+    fn kv(&mut self, op: &KvOp<'_>) -> Result<Outcome, EngineError> {
+        let mut out = Outcome::default();
+        match op.kind {
+            KvKind::Read => {
+                out.rows = self.read(op)?;
+                out.has_result = true;
+            }
+            KvKind::Scan => {
+                out.rows = self.scan(op);
+                out.has_result = true;
+            }
+            KvKind::Insert => {
+                self.record.clear();
+                record::encode(op.fields, op.values, &mut self.record);
+                self.db
+                    .put(&self.write, op.key, &self.record)
+                    .map_err(EngineError::statement)?;
+                out.affected = 1;
+            }
+            KvKind::Update => {
+                self.update(op)?;
+                out.affected = 1;
+            }
+            KvKind::ReadModifyWrite => {
+                // YCSB reads the whole record, then updates the named fields.
+                let all = KvOp { fields: &[], ..*op };
+                out.rows = self.read(&all)?;
+                out.has_result = true;
+                self.update(op)?;
+                out.affected = 1;
+            }
+            KvKind::Delete => {
+                self.db
+                    .delete(&self.write, op.key)
+                    .map_err(EngineError::statement)?;
+                out.affected = 1;
+            }
+            KvKind::Put | KvKind::PutNoWal => {
+                let w = if op.kind == KvKind::PutNoWal {
+                    &self.write_no_wal
+                } else {
+                    &self.write
+                };
+                let value = op.values.first().copied().unwrap_or_default();
+                self.db
+                    .put(w, op.key, value)
+                    .map_err(EngineError::statement)?;
+                out.affected = 1;
+            }
+            KvKind::Get => {
+                let found = self
+                    .db
+                    .get(&self.read, op.key, &mut self.value)
+                    .map_err(EngineError::statement)?;
+                out.rows = u64::from(found);
+                out.has_result = true;
+            }
+            KvKind::SeekNext | KvKind::SeekPrev => {
+                out.rows = self.seek(op);
+                out.has_result = true;
+            }
+            KvKind::MultiGet => {
+                let value = &mut self.value;
+                let found = self
+                    .db
+                    .multi_get(&self.read, op.values, |_, v| {
+                        // Copy out each value, as db_bench's multireadrandom keeps them.
+                        value.clear();
+                        value.extend_from_slice(v);
+                    })
+                    .map_err(EngineError::statement)?;
+                out.rows = found as u64;
+                out.has_result = true;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Empties the database: one range deletion over every key, then a full compaction so
+    /// the next load starts from an empty tree.
+    fn kv_clear(&mut self) -> Result<(), EngineError> {
+        self.batch.clear();
+        self.batch.delete_range(&[], &[0xff; 64]);
+        self.db
+            .write(&self.write, &self.batch)
+            .map_err(EngineError::statement)?;
+        self.batch.clear();
+        self.db.compact_all();
+        Ok(())
+    }
+
+    /// Loads usertable rows (key, field values) as records, 1000 to a write batch.
+    fn bulk_insert(&mut self, _table: &str, rows: &mut dyn RowSource) -> Result<u64, EngineError> {
+        let fields: Vec<u16> = (0..rows.columns().len().saturating_sub(1) as u16).collect();
+        let mut row = Vec::new();
+        let mut n = 0u64;
+        self.batch.clear();
+        loop {
+            row.clear();
+            if !rows.next_row(&mut row) {
+                break;
+            }
+            let text = |v: &OwnedValue| -> Vec<u8> {
+                match v {
+                    OwnedValue::Text(s) => s.as_bytes().to_vec(),
+                    OwnedValue::Int(i) => i.to_string().into_bytes(),
+                }
+            };
+            let Some((key, values)) = row.split_first() else {
+                continue;
+            };
+            let values: Vec<Vec<u8>> = values.iter().map(text).collect();
+            let slices: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
+            self.record.clear();
+            record::encode(
+                &fields[..slices.len().min(fields.len())],
+                &slices,
+                &mut self.record,
+            );
+            self.batch.put(&text(key), &self.record);
+            n += 1;
+            if self.batch.len() >= 1000 {
+                self.db
+                    .write(&self.write, &self.batch)
+                    .map_err(EngineError::statement)?;
+                self.batch.clear();
+            }
+        }
+        if self.batch.len() > 0 {
+            self.db
+                .write(&self.write, &self.batch)
+                .map_err(EngineError::statement)?;
+            self.batch.clear();
+        }
+        Ok(n)
+    }
+
+    fn into_session(self: Box<Self>) -> Result<dbdelta_engine::SessionParts, Box<dyn Connection>> {
+        Err(self)
+    }
+}

@@ -1,0 +1,339 @@
+//! The options a `rocksdb:` target takes as parameters, with db_bench's names, validated
+//! once so a bad one is refused before anything runs (exit 2, naming the option).
+//!
+//! Defaults are those of RocksDB's `tools/benchmark_compare.sh` (spec workloads-more.md D3)
+//! so that dbdelta and db_bench compare on the same configuration, except the block cache
+//! (1 GiB instead of 16 GiB: enough for the default 1M keys, safe on small machines).
+
+use dbdelta_engine::EngineError;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Block cache implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheType {
+    /// `lru_cache`.
+    Lru,
+}
+
+/// Validated RocksDB options of one target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RocksOptions {
+    /// `lib`: the librocksdb shared library to load (default: the system's).
+    pub lib: Option<PathBuf>,
+    /// `cache_size`: block cache bytes.
+    pub cache_size: u64,
+    /// `cache_type`.
+    pub cache_type: CacheType,
+    /// `compression`: the C API's compression type number.
+    pub compression: i32,
+    /// `use_direct_reads`.
+    pub use_direct_reads: bool,
+    /// `use_direct_io_for_flush_and_compaction`.
+    pub use_direct_io_for_flush_and_compaction: bool,
+    /// `bytes_per_sync`.
+    pub bytes_per_sync: u64,
+    /// `write_buffer_size`.
+    pub write_buffer_size: u64,
+    /// `max_write_buffer_number`.
+    pub max_write_buffer_number: i32,
+    /// `target_file_size_base`.
+    pub target_file_size_base: u64,
+    /// `max_bytes_for_level_base`.
+    pub max_bytes_for_level_base: u64,
+    /// `max_background_jobs`.
+    pub max_background_jobs: i32,
+    /// `block_size`.
+    pub block_size: u64,
+    /// `bloom_bits`: bits per key of the bloom filter (0 = none).
+    pub bloom_bits: f64,
+    /// `cache_index_and_filter_blocks`.
+    pub cache_index_and_filter_blocks: bool,
+    /// `sync`: fsync the WAL on every write.
+    pub sync: bool,
+    /// `disable_wal`.
+    pub disable_wal: bool,
+    /// `statistics`: RocksDB's statistics object (tickers for write amplification, stall
+    /// time and cache misses per step); off saves its small overhead.
+    pub statistics: bool,
+}
+
+impl Default for RocksOptions {
+    fn default() -> Self {
+        const MIB: u64 = 1 << 20;
+        RocksOptions {
+            lib: None,
+            cache_size: 1024 * MIB,
+            cache_type: CacheType::Lru,
+            compression: 4, // lz4
+            use_direct_reads: false,
+            use_direct_io_for_flush_and_compaction: false,
+            bytes_per_sync: MIB,
+            write_buffer_size: 32 * MIB,
+            max_write_buffer_number: 8,
+            target_file_size_base: 32 * MIB,
+            max_bytes_for_level_base: 128 * MIB,
+            max_background_jobs: 8,
+            block_size: 8192,
+            bloom_bits: 10.0,
+            cache_index_and_filter_blocks: false,
+            sync: false,
+            disable_wal: false,
+            statistics: true,
+        }
+    }
+}
+
+/// Compression names and the C API's numbers.
+const COMPRESSIONS: &[(&str, i32)] = &[
+    ("none", 0),
+    ("snappy", 1),
+    ("zlib", 2),
+    ("bz2", 3),
+    ("lz4", 4),
+    ("lz4hc", 5),
+    ("xpress", 6),
+    ("zstd", 7),
+];
+
+/// The name of a compression number.
+pub fn compression_name(n: i32) -> &'static str {
+    COMPRESSIONS
+        .iter()
+        .find(|c| c.1 == n)
+        .map(|c| c.0)
+        .unwrap_or("unknown")
+}
+
+/// Every option name a target may give.
+pub const NAMES: &[&str] = &[
+    "lib",
+    "cache_size",
+    "cache_type",
+    "compression",
+    "use_direct_reads",
+    "use_direct_io_for_flush_and_compaction",
+    "bytes_per_sync",
+    "write_buffer_size",
+    "max_write_buffer_number",
+    "target_file_size_base",
+    "max_bytes_for_level_base",
+    "max_background_jobs",
+    "block_size",
+    "bloom_bits",
+    "cache_index_and_filter_blocks",
+    "sync",
+    "disable_wal",
+    "statistics",
+];
+
+/// Bytes with an optional K/M/G suffix (binary: `64M` = 64 MiB; `KB`, `MiB`, … accepted).
+pub fn parse_bytes(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (num, unit) = v.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+fn parse_bool(v: &str) -> Option<bool> {
+    match v.to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Some(true),
+        "0" | "false" | "off" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+impl RocksOptions {
+    /// Options from a target's parameters; an unknown name or a bad value is an error that
+    /// names the target, the option and the values it takes.
+    pub fn from_params(target: &str, params: &[(String, String)]) -> Result<Self, EngineError> {
+        let mut o = RocksOptions::default();
+        for (k, v) in params {
+            let bad = |want: &str| {
+                EngineError::config(format!(
+                    "target '{target}': RocksDB option {k}={v} is invalid: {want}"
+                ))
+            };
+            let bytes = || parse_bytes(v).ok_or_else(|| bad("give bytes, e.g. 64M or 1G"));
+            let flag = || parse_bool(v).ok_or_else(|| bad("give true or false"));
+            let small = |min: i32| {
+                v.parse::<i32>()
+                    .ok()
+                    .filter(|n| *n >= min)
+                    .ok_or_else(|| bad(&format!("give an integer of at least {min}")))
+            };
+            match k.as_str() {
+                "lib" => o.lib = Some(PathBuf::from(v)),
+                "cache_size" => o.cache_size = bytes()?,
+                "cache_type" => {
+                    o.cache_type =
+                        match v.as_str() {
+                            "lru" | "lru_cache" => CacheType::Lru,
+                            "hyper_clock" | "hyper_clock_cache" | "hcc" => return Err(bad(
+                                "HyperClockCache is not in RocksDB's C API before 8.x and dbdelta \
+                                 drives RocksDB through the C API; use cache_type=lru",
+                            )),
+                            _ => return Err(bad("use lru")),
+                        }
+                }
+                "compression" => {
+                    o.compression = COMPRESSIONS
+                        .iter()
+                        .find(|c| c.0 == v.to_ascii_lowercase())
+                        .map(|c| c.1)
+                        .ok_or_else(|| {
+                            bad("use none, snappy, zlib, bz2, lz4, lz4hc, xpress or zstd")
+                        })?
+                }
+                "use_direct_reads" => o.use_direct_reads = flag()?,
+                "use_direct_io_for_flush_and_compaction" => {
+                    o.use_direct_io_for_flush_and_compaction = flag()?
+                }
+                "bytes_per_sync" => o.bytes_per_sync = bytes()?,
+                "write_buffer_size" => {
+                    o.write_buffer_size = bytes()?;
+                    if o.write_buffer_size < 64 << 10 {
+                        return Err(bad("use at least 64K"));
+                    }
+                }
+                "max_write_buffer_number" => o.max_write_buffer_number = small(2)?,
+                "target_file_size_base" => o.target_file_size_base = bytes()?.max(1),
+                "max_bytes_for_level_base" => o.max_bytes_for_level_base = bytes()?.max(1),
+                "max_background_jobs" => o.max_background_jobs = small(1)?,
+                "block_size" => {
+                    o.block_size = bytes()?;
+                    if o.block_size == 0 {
+                        return Err(bad("use at least 1"));
+                    }
+                }
+                "bloom_bits" => {
+                    o.bloom_bits = v
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|b| b.is_finite() && (0.0..=64.0).contains(b))
+                        .ok_or_else(|| bad("give bits per key from 0 (no filter) to 64"))?
+                }
+                "cache_index_and_filter_blocks" => o.cache_index_and_filter_blocks = flag()?,
+                "sync" => o.sync = flag()?,
+                "disable_wal" => o.disable_wal = flag()?,
+                "statistics" => o.statistics = flag()?,
+                _ => {
+                    return Err(EngineError::config(format!(
+                        "target '{target}': unknown RocksDB option '{k}'; options are {}",
+                        NAMES.join(", ")
+                    )))
+                }
+            }
+        }
+        Ok(o)
+    }
+
+    /// The options as the manifest shows them (db_bench's names).
+    pub fn settings(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        let mut put = |k: &str, v: String| {
+            m.insert(k.to_string(), v);
+        };
+        put("cache_size", self.cache_size.to_string());
+        put("cache_type", "lru".into());
+        put("compression", compression_name(self.compression).into());
+        put("use_direct_reads", self.use_direct_reads.to_string());
+        put(
+            "use_direct_io_for_flush_and_compaction",
+            self.use_direct_io_for_flush_and_compaction.to_string(),
+        );
+        put("bytes_per_sync", self.bytes_per_sync.to_string());
+        put("write_buffer_size", self.write_buffer_size.to_string());
+        put(
+            "max_write_buffer_number",
+            self.max_write_buffer_number.to_string(),
+        );
+        put(
+            "target_file_size_base",
+            self.target_file_size_base.to_string(),
+        );
+        put(
+            "max_bytes_for_level_base",
+            self.max_bytes_for_level_base.to_string(),
+        );
+        put("max_background_jobs", self.max_background_jobs.to_string());
+        put("block_size", self.block_size.to_string());
+        put("bloom_bits", self.bloom_bits.to_string());
+        put(
+            "cache_index_and_filter_blocks",
+            self.cache_index_and_filter_blocks.to_string(),
+        );
+        put("sync", self.sync.to_string());
+        put("disable_wal", self.disable_wal.to_string());
+        put("statistics", self.statistics.to_string());
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn options_parse_with_db_bench_names() {
+        let o = RocksOptions::from_params(
+            "r",
+            &params(&[
+                ("cache_size", "8M"),
+                ("compression", "zstd"),
+                ("use_direct_reads", "true"),
+                ("bytes_per_sync", "0"),
+                ("write_buffer_size", "16MiB"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(o.cache_size, 8 << 20);
+        assert_eq!(o.compression, 7);
+        assert!(o.use_direct_reads);
+        assert_eq!(o.bytes_per_sync, 0);
+        assert_eq!(o.write_buffer_size, 16 << 20);
+        assert_eq!(o.settings()["compression"], "zstd");
+    }
+
+    #[test]
+    fn bad_options_name_the_option_and_the_fix() {
+        let e = RocksOptions::from_params("r", &params(&[("block_cache", "1G")])).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("unknown RocksDB option 'block_cache'"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("cache_size"), "{e}");
+        let e = RocksOptions::from_params("r", &params(&[("cache_size", "lots")])).unwrap_err();
+        assert!(e.to_string().contains("cache_size=lots") && e.to_string().contains("64M"));
+        let e =
+            RocksOptions::from_params("r", &params(&[("cache_type", "hyper_clock")])).unwrap_err();
+        assert!(e.to_string().contains("C API"), "{e}");
+        let e = RocksOptions::from_params("r", &params(&[("compression", "brotli")])).unwrap_err();
+        assert!(e.to_string().contains("zstd"), "{e}");
+    }
+
+    #[test]
+    fn byte_sizes() {
+        assert_eq!(parse_bytes("4096"), Some(4096));
+        assert_eq!(parse_bytes("2G"), Some(2 << 30));
+        assert_eq!(parse_bytes("1kb"), Some(1024));
+        assert_eq!(parse_bytes("x"), None);
+        assert_eq!(parse_bytes("1Q"), None);
+    }
+}

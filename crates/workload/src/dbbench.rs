@@ -1,0 +1,397 @@
+//! RocksDB db_bench's benchmarks as run by `tools/benchmark_compare.sh` (spec
+//! workloads-more.md Part D): keys of 8 big-endian bytes padded with '0' to `key_size`,
+//! values sliced from db_bench's `RandomGenerator` buffer (seed 301, half-compressible),
+//! uniform key choice, seeks with 10 nexts, multi-gets of 10 keys, and the `*whilewriting`
+//! steps' background writer limited to 2 MB/s whose operations are not counted as the
+//! step's (db_bench excludes them from its report; dbdelta reports the writer's rate).
+
+use crate::rng::Rng;
+use crate::Workload;
+use dbdelta_engine::ops::KvKind;
+use dbdelta_engine::{Connection, EngineError, Family, OpBatch};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One db_bench benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bench {
+    /// `fillseq` with the WAL disabled: keys 0…num−1 in order, one thread, then done.
+    FillSeq,
+    /// `readrandom`: a get of a uniform key.
+    ReadRandom,
+    /// `seekrandom` forward: seek, then 10 nexts (`fwdrange`).
+    FwdRange,
+    /// `seekrandom --reverse_iterator`: seek for prev, then 10 prevs (`revrange`).
+    RevRange,
+    /// `multireadrandom --batch_size=10`: one multi-get of 10 uniform keys.
+    MultiReadRandom,
+    /// `overwrite`: a put of a uniform key, for the step's duration.
+    Overwrite,
+    /// `overwritesome`: overwrite, num/threads/10 puts per thread, then done.
+    OverwriteSome,
+    /// `readwhilewriting`: readrandom while a writer puts at 2 MB/s.
+    ReadWhileWriting,
+    /// `fwdrangewhilewriting`.
+    FwdRangeWhileWriting,
+    /// `revrangewhilewriting`.
+    RevRangeWhileWriting,
+}
+
+impl Bench {
+    /// True when a background writer runs beside the step's threads.
+    pub fn while_writing(self) -> bool {
+        matches!(
+            self,
+            Bench::ReadWhileWriting | Bench::FwdRangeWhileWriting | Bench::RevRangeWhileWriting
+        )
+    }
+
+    /// True when the step ends after a number of operations rather than at a time.
+    pub fn counted(self) -> bool {
+        matches!(self, Bench::FillSeq | Bench::OverwriteSome)
+    }
+
+    /// The operation type names: the step's, then the background writer's.
+    fn type_names(self) -> &'static [&'static str] {
+        match self {
+            Bench::FillSeq | Bench::Overwrite | Bench::OverwriteSome => &["PUT"],
+            Bench::ReadRandom => &["GET"],
+            Bench::FwdRange | Bench::RevRange => &["SEEK"],
+            Bench::MultiReadRandom => &["MULTIGET"],
+            Bench::ReadWhileWriting => &["GET", "BACKGROUND-PUT"],
+            Bench::FwdRangeWhileWriting | Bench::RevRangeWhileWriting => {
+                &["SEEK", "BACKGROUND-PUT"]
+            }
+        }
+    }
+}
+
+/// db_bench's sizes and limits for one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DbBenchConfig {
+    /// The benchmark.
+    pub bench: Bench,
+    /// `--num`: keys in the database.
+    pub num: u64,
+    /// `--key_size` (20).
+    pub key_size: usize,
+    /// `--value_size` (400).
+    pub value_size: usize,
+    /// `--seek_nexts` (10).
+    pub seek_nexts: u32,
+    /// `--batch_size` of multireadrandom (10).
+    pub batch_size: u32,
+    /// `--benchmark_write_rate_limit` of the background writer, bytes/s (2 MiB).
+    pub writer_bytes_per_sec: u64,
+    /// Threads running the step (overwritesome's per-thread share).
+    pub threads: u32,
+}
+
+impl DbBenchConfig {
+    /// benchmark_compare.sh's settings for `bench` over `num` keys.
+    pub fn new(bench: Bench, num: u64, threads: u32) -> Self {
+        DbBenchConfig {
+            bench,
+            num: num.max(1),
+            key_size: 20,
+            value_size: 400,
+            seek_nexts: 10,
+            batch_size: 10,
+            writer_bytes_per_sec: 2 << 20,
+            threads: threads.max(1),
+        }
+    }
+}
+
+/// Park–Miller `Random` of RocksDB's `util/random.h`.
+struct LegacyRandom(u32);
+
+impl LegacyRandom {
+    fn new(seed: u32) -> Self {
+        let s = seed & 0x7fff_ffff;
+        LegacyRandom(if s == 0 || s == 0x7fff_ffff { 1 } else { s })
+    }
+
+    fn next(&mut self) -> u32 {
+        const M: u64 = 0x7fff_ffff;
+        let product = u64::from(self.0) * 16807;
+        let mut seed = ((product >> 31) + (product & M)) as u32;
+        if u64::from(seed) > M {
+            seed -= M as u32;
+        }
+        self.0 = seed;
+        seed
+    }
+}
+
+/// db_bench's `RandomGenerator` buffer: 100-byte pieces of 50 random printable bytes
+/// repeated (`CompressibleString` at ratio 0.5), at least 1 MiB.
+pub fn value_buffer(value_size: usize) -> Vec<u8> {
+    let mut rnd = LegacyRandom::new(301);
+    let mut data = Vec::with_capacity((1 << 20).max(value_size) + 100);
+    while data.len() < (1 << 20).max(value_size) {
+        let raw: Vec<u8> = (0..50).map(|_| b' ' + (rnd.next() % 95) as u8).collect();
+        let mut piece = Vec::with_capacity(100);
+        while piece.len() < 100 {
+            piece.extend_from_slice(&raw);
+        }
+        piece.truncate(100);
+        data.extend_from_slice(&piece);
+    }
+    data
+}
+
+/// `GenerateKeyFromInt`: 8 bytes of `v` big-endian, then '0' up to `key_size`.
+pub fn key_from_int(v: u64, key_size: usize, out: &mut Vec<u8>) {
+    out.clear();
+    let bytes = v.to_be_bytes();
+    out.extend_from_slice(&bytes[..key_size.min(8)]);
+    out.resize(key_size.max(out.len()), b'0');
+}
+
+/// What every worker of one step shares.
+#[derive(Debug)]
+pub struct DbBenchShared {
+    config: DbBenchConfig,
+    values: Vec<u8>,
+    fill_next: AtomicU64,
+}
+
+impl DbBenchShared {
+    /// Shared state of one step.
+    pub fn new(config: DbBenchConfig) -> Arc<Self> {
+        Arc::new(DbBenchShared {
+            values: value_buffer(config.value_size),
+            config,
+            fill_next: AtomicU64::new(0),
+        })
+    }
+
+    /// The step's configuration.
+    pub fn config(&self) -> &DbBenchConfig {
+        &self.config
+    }
+}
+
+/// One worker (or the background writer) of a db_bench step.
+pub struct DbBench {
+    shared: Arc<DbBenchShared>,
+    rng: Rng,
+    writer: bool,
+    key: Vec<u8>,
+    keys: Vec<u8>,
+    pos: usize,
+    writes_left: Option<u64>,
+    next_write: Option<Instant>,
+    write_every: Duration,
+}
+
+impl DbBench {
+    /// Worker `worker` of the step; with `writer`, the background writer of a
+    /// `*whilewriting` step.
+    pub fn new(shared: Arc<DbBenchShared>, seed: u64, stream: u64, writer: bool) -> Self {
+        let c = &shared.config;
+        let writes_left = (c.bench == Bench::OverwriteSome && !writer)
+            .then(|| (c.num / u64::from(c.threads) / 10).max(1));
+        let bytes = (c.key_size + c.value_size) as f64;
+        let write_every = Duration::from_secs_f64(bytes / c.writer_bytes_per_sec.max(1) as f64);
+        DbBench {
+            rng: Rng::new(seed, stream),
+            writer,
+            key: Vec::with_capacity(c.key_size),
+            keys: Vec::with_capacity(c.key_size * c.batch_size as usize),
+            pos: 0,
+            writes_left,
+            next_write: None,
+            write_every,
+            shared,
+        }
+    }
+
+    /// `RandomGenerator::Generate`: the next `value_size` bytes of the buffer.
+    fn value_range(&mut self) -> std::ops::Range<usize> {
+        let len = self.shared.config.value_size;
+        if self.pos + len > self.shared.values.len() {
+            self.pos = 0;
+        }
+        self.pos += len;
+        self.pos - len..self.pos
+    }
+
+    fn uniform_key(&mut self) -> u64 {
+        self.rng.next_u64() % self.shared.config.num
+    }
+
+    fn put(&mut self, kind: KvKind, k: u64, ops: &mut OpBatch) {
+        key_from_int(k, self.shared.config.key_size, &mut self.key);
+        let r = self.value_range();
+        ops.kv(kind, &self.key, &[], &[&self.shared.values[r]], 0);
+    }
+}
+
+impl Workload for DbBench {
+    fn prepare(&mut self, conn: &mut dyn Connection) -> Result<(), EngineError> {
+        if conn.families().contains(&Family::RawKeyValue) {
+            Ok(())
+        } else {
+            Err(EngineError::unsupported(Family::RawKeyValue, "db_bench"))
+        }
+    }
+
+    fn next_event(&mut self, ops: &mut OpBatch) -> Result<(), EngineError> {
+        let c = self.shared.config.clone();
+        if self.writer {
+            // GenericRateLimiter charging key+value bytes a put: a fixed schedule.
+            let now = Instant::now();
+            let at = *self.next_write.get_or_insert(now);
+            if at > now {
+                std::thread::sleep(at - now);
+            }
+            self.next_write = Some(at.max(now - self.write_every * 10) + self.write_every);
+            let k = self.uniform_key();
+            self.put(KvKind::Put, k, ops);
+            return Ok(());
+        }
+        match c.bench {
+            Bench::FillSeq => {
+                let k = self.shared.fill_next.fetch_add(1, Ordering::Relaxed);
+                self.put(KvKind::PutNoWal, k.min(c.num - 1), ops);
+            }
+            Bench::Overwrite | Bench::OverwriteSome => {
+                if let Some(n) = self.writes_left.as_mut() {
+                    *n = n.saturating_sub(1);
+                }
+                let k = self.uniform_key();
+                self.put(KvKind::Put, k, ops);
+            }
+            Bench::ReadRandom | Bench::ReadWhileWriting => {
+                let k = self.uniform_key();
+                key_from_int(k, c.key_size, &mut self.key);
+                ops.kv(KvKind::Get, &self.key, &[], &[], 0);
+            }
+            Bench::FwdRange
+            | Bench::FwdRangeWhileWriting
+            | Bench::RevRange
+            | Bench::RevRangeWhileWriting => {
+                let k = self.uniform_key();
+                key_from_int(k, c.key_size, &mut self.key);
+                let kind = if matches!(c.bench, Bench::RevRange | Bench::RevRangeWhileWriting) {
+                    KvKind::SeekPrev
+                } else {
+                    KvKind::SeekNext
+                };
+                ops.kv(kind, &self.key, &[], &[], c.seek_nexts);
+            }
+            Bench::MultiReadRandom => {
+                self.keys.clear();
+                for _ in 0..c.batch_size {
+                    let k = self.uniform_key();
+                    key_from_int(k, c.key_size, &mut self.key);
+                    self.keys.extend_from_slice(&self.key);
+                }
+                let keys: Vec<&[u8]> = self.keys.chunks(c.key_size.max(1)).collect();
+                ops.kv(KvKind::MultiGet, &[], &[], &keys, c.batch_size);
+            }
+        }
+        Ok(())
+    }
+
+    fn uses_transactions(&self) -> bool {
+        false
+    }
+
+    fn finished(&self) -> bool {
+        match self.shared.config.bench {
+            Bench::FillSeq => {
+                self.shared.fill_next.load(Ordering::Relaxed) >= self.shared.config.num
+            }
+            Bench::OverwriteSome => self.writes_left == Some(0),
+            _ => false,
+        }
+    }
+
+    fn background(&self) -> bool {
+        self.writer
+    }
+
+    fn op_type(&self) -> Option<usize> {
+        Some(usize::from(self.writer))
+    }
+
+    fn op_type_names(&self) -> &'static [&'static str] {
+        self.shared.config.bench.type_names()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_big_endian_then_zero_padded() {
+        let mut k = Vec::new();
+        key_from_int(1, 20, &mut k);
+        assert_eq!(k, b"\0\0\0\0\0\0\0\x01000000000000");
+        let mut k2 = Vec::new();
+        key_from_int(256, 20, &mut k2);
+        assert!(k < k2, "byte order is numeric order");
+    }
+
+    #[test]
+    fn values_are_half_compressible_printable_pieces() {
+        let v = value_buffer(400);
+        assert!(v.len() >= 1 << 20 && v.len() % 100 == 0);
+        assert!(v.iter().all(|b| (b' '..=b'~').contains(b)));
+        // Each 100-byte piece is 50 bytes twice.
+        assert_eq!(v[..50], v[50..100]);
+        assert_ne!(v[..50], v[100..150]);
+        // Park-Miller from seed 301: the first draws are fixed.
+        let mut r = LegacyRandom::new(301);
+        assert_eq!(r.next(), 301 * 16807);
+        assert_eq!(v[0], b' ' + ((301u32 * 16807) % 95) as u8);
+    }
+
+    #[test]
+    fn overwritesome_stops_after_a_tenth_of_the_keys_per_thread() {
+        let shared = DbBenchShared::new(DbBenchConfig::new(Bench::OverwriteSome, 1000, 2));
+        let mut w = DbBench::new(shared, 1, 2, false);
+        let mut ops = OpBatch::new();
+        let mut n = 0;
+        while !w.finished() {
+            ops.clear();
+            w.next_event(&mut ops).unwrap();
+            n += 1;
+        }
+        assert_eq!(n, 50);
+    }
+
+    #[test]
+    fn fillseq_hands_out_each_key_once_then_finishes() {
+        let shared = DbBenchShared::new(DbBenchConfig::new(Bench::FillSeq, 5, 1));
+        let mut w = DbBench::new(shared, 1, 2, false);
+        let mut ops = OpBatch::new();
+        for _ in 0..5 {
+            assert!(!w.finished());
+            ops.clear();
+            w.next_event(&mut ops).unwrap();
+        }
+        assert!(w.finished());
+    }
+
+    #[test]
+    fn the_writer_is_paced_at_the_byte_rate() {
+        let mut c = DbBenchConfig::new(Bench::ReadWhileWriting, 1000, 1);
+        c.writer_bytes_per_sec = 420 * 200; // 200 puts/s
+        let mut w = DbBench::new(DbBenchShared::new(c), 1, 2, true);
+        assert!(w.background() && w.op_type() == Some(1));
+        let mut ops = OpBatch::new();
+        let t0 = Instant::now();
+        for _ in 0..21 {
+            ops.clear();
+            w.next_event(&mut ops).unwrap();
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        assert!(secs >= 0.099, "20 intervals of 5 ms: {secs}");
+    }
+}
