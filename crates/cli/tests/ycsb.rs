@@ -125,6 +125,19 @@ fn check_reports(run: &Path) {
     assert!(ycsb.contains("[INSERT], Return=OK, "), "{ycsb}");
 }
 
+/// The write-up's headline metric: operations per hour per dollar of each target.
+fn check_cost(run: &Path, prices: &[&str]) {
+    let mut cmd = dbdelta();
+    cmd.args(["report", "--format", "md"]);
+    for p in prices {
+        cmd.args(["--cost", p]);
+    }
+    let out = succeed(cmd.arg(run));
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("Operations per hour per dollar"), "{md}");
+    assert!(md.contains("workload-a"), "{md}");
+}
+
 #[test]
 fn workloads_a_to_f_on_sqlite_and_rocksdb() {
     if !require(
@@ -136,6 +149,7 @@ fn workloads_a_to_f_on_sqlite_and_rocksdb() {
     let dir = run_suite(&["lite=sqlite:", "rx=rocksdb:"]);
     let run = dir.path().join("run");
     check_reports(&run);
+    check_cost(&run, &["lite=0.10", "rx=0.25"]);
     let manifest = common::read_json(&run.join("run.json"));
     let rx = manifest["targets"]
         .as_array()
@@ -169,44 +183,9 @@ fn workloads_a_to_f_on_managed_mariadb() {
     }
 }
 
-#[test]
-fn a_bad_rocksdb_option_exits_2_naming_it() {
-    let out = dbdelta()
-        .args([
-            "run",
-            "--no-store",
-            "--suite",
-            "ycsb",
-            "-t",
-            "rx=rocksdb:?block_cache=1G",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("unknown RocksDB option 'block_cache'") && err.contains("cache_size"),
-        "{err}"
-    );
-    let out = dbdelta()
-        .args([
-            "run",
-            "--no-store",
-            "--suite",
-            "ycsb",
-            "-t",
-            "rx=rocksdb:?compression=brotli",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("compression=brotli"));
-}
-
-#[test]
-fn a_rocksdb_directory_dbdelta_did_not_create_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("precious.txt"), "user data").unwrap();
+/// Runs the suite on `target` and returns stderr; the run must not succeed.
+fn refused(target: &str) -> (Option<i32>, String) {
+    let runs = tempfile::tempdir().unwrap();
     let out = dbdelta()
         .args([
             "run",
@@ -216,12 +195,37 @@ fn a_rocksdb_directory_dbdelta_did_not_create_is_refused() {
             "--table-size",
             "10",
             "-t",
+            target,
         ])
-        .arg(format!("rx=rocksdb:{}", dir.path().display()))
+        .arg("--run-dir")
+        .arg(runs.path().join("run"))
         .output()
         .unwrap();
-    assert_ne!(out.status.code(), Some(0));
-    let err = String::from_utf8_lossy(&out.stderr);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_bad_rocksdb_option_exits_2_naming_it() {
+    let (code, err) = refused("rx=rocksdb:?block_cache=1G");
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("unknown RocksDB option 'block_cache'") && err.contains("cache_size"),
+        "{err}"
+    );
+    let (code, err) = refused("rx=rocksdb:?compression=brotli");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("compression=brotli"), "{err}");
+}
+
+#[test]
+fn a_rocksdb_directory_dbdelta_did_not_create_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("precious.txt"), "user data").unwrap();
+    let (code, err) = refused(&format!("rx=rocksdb:{}", dir.path().display()));
+    assert_ne!(code, Some(0));
     assert!(
         err.contains("not created by dbdelta") && err.contains("--i-own-this-database"),
         "{err}"

@@ -63,7 +63,8 @@ impl Db {
             (api.block_based_options_set_block_size)(table, o.block_size as usize);
             if o.bloom_bits > 0.0 {
                 // The table options take ownership of the policy.
-                let bloom = (api.filterpolicy_create_bloom)(o.bloom_bits);
+                // The full filter db_bench builds (--bloom_bits).
+                let bloom = (api.filterpolicy_create_bloom_full)(o.bloom_bits);
                 (api.block_based_options_set_filter_policy)(table, bloom);
             }
             (api.block_based_options_set_cache_index_and_filter_blocks)(
@@ -129,6 +130,34 @@ impl Db {
             out.extend_from_slice(std::slice::from_raw_parts(v.cast::<u8>(), len));
             (self.api.free)(v.cast());
             Ok(true)
+        }
+    }
+
+    /// Reads one key without copying its value (db_bench's `PinnableSlice`): `f` sees the
+    /// value, or `None` when the key is absent.
+    pub fn get_pinned<R>(
+        &self,
+        r: &ReadOpts,
+        key: &[u8],
+        f: impl FnOnce(Option<&[u8]>) -> R,
+    ) -> Result<R, String> {
+        let mut err = ptr::null_mut();
+        // SAFETY: valid handles; the pinned slice is destroyed after `f` has used it.
+        unsafe {
+            let p = (self.api.get_pinned)(self.db, r.0, key.as_ptr().cast(), key.len(), &mut err);
+            self.api.check(err)?;
+            if p.is_null() {
+                return Ok(f(None));
+            }
+            let mut len = 0usize;
+            let v = (self.api.pinnableslice_value)(p, &mut len);
+            let out = f(Some(if v.is_null() {
+                &[]
+            } else {
+                std::slice::from_raw_parts(v.cast::<u8>(), len)
+            }));
+            (self.api.pinnableslice_destroy)(p);
+            Ok(out)
         }
     }
 

@@ -69,13 +69,16 @@ api! {
     block_based_options_set_block_size: fn(Handle, usize);
     block_based_options_set_filter_policy: fn(Handle, Handle);
     block_based_options_set_cache_index_and_filter_blocks: fn(Handle, u8);
-    filterpolicy_create_bloom: fn(f64) -> Handle;
+    filterpolicy_create_bloom_full: fn(f64) -> Handle;
     cache_create_lru: fn(usize) -> Handle;
     cache_destroy: fn(Handle);
     open: fn(Handle, *const c_char, *mut *mut c_char) -> Handle;
     close: fn(Handle);
     put: fn(Handle, Handle, *const c_char, usize, *const c_char, usize, *mut *mut c_char);
     get: fn(Handle, Handle, *const c_char, usize, *mut usize, *mut *mut c_char) -> *mut c_char;
+    get_pinned: fn(Handle, Handle, *const c_char, usize, *mut *mut c_char) -> Handle;
+    pinnableslice_value: fn(Handle, *mut usize) -> *const c_char;
+    pinnableslice_destroy: fn(Handle);
     delete: fn(Handle, Handle, *const c_char, usize, *mut *mut c_char);
     write: fn(Handle, Handle, Handle, *mut *mut c_char);
     multi_get: fn(Handle, Handle, usize, *const *const c_char, *const usize, *mut *mut c_char, *mut usize, *mut *mut c_char);

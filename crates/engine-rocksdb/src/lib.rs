@@ -191,6 +191,10 @@ impl Engine for RocksdbEngine {
         true
     }
 
+    fn flush_writes(&self) -> Result<(), EngineError> {
+        self.db.flush().map_err(EngineError::statement)
+    }
+
     fn counters(&self) -> Option<EngineCounters> {
         Some(counters::sample(&self.db))
     }
@@ -372,15 +376,22 @@ impl Connection for RocksdbConnection {
                     &self.write
                 };
                 let value = op.values.first().copied().unwrap_or_default();
+                // db_bench writes through one reused batch (DB::Put would build a new one,
+                // with an allocation, for every key).
+                self.batch.clear();
+                self.batch.put(op.key, value);
                 self.db
-                    .put(w, op.key, value)
+                    .write(w, &self.batch)
                     .map_err(EngineError::statement)?;
                 out.affected = 1;
             }
             KvKind::Get => {
                 let found = self
                     .db
-                    .get(&self.read, op.key, &mut self.value)
+                    .get_pinned(&self.read, op.key, |v| {
+                        std::hint::black_box(v);
+                        v.is_some()
+                    })
                     .map_err(EngineError::statement)?;
                 out.rows = u64::from(found);
                 out.has_result = true;

@@ -329,6 +329,13 @@ pub trait Engine: Send + Sync {
         Ok(())
     }
 
+    /// Persists buffered writes before a step, as db_bench's reopen of the database
+    /// between its jobs does (RocksDB: flushes the memtables, not waiting for compaction).
+    /// Engines without such buffers do nothing.
+    fn flush_writes(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
     /// Engine-internal counters, sampled around each step's window; `None` when the
     /// engine has none.
     fn counters(&self) -> Option<EngineCounters> {

@@ -742,7 +742,12 @@ fn worker(
             }
             None => Instant::now(),
         };
-        let start = Instant::now();
+        // Closed loop: the event starts when it is due (one clock read an event, not two).
+        let start = if interval.is_some() {
+            Instant::now()
+        } else {
+            intended
+        };
         // The window ends on time even when a paced step is behind: the events still due
         // are reported as the backlog, not run past the end.
         if start >= end {

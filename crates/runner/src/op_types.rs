@@ -39,9 +39,13 @@ impl OpTypeRecorder {
             .into()
     }
 
-    /// Records the event `workload` has just finished, if it has a type.
+    /// Records the event `workload` has just finished, if it has a type and is not the
+    /// only type (whose latency is the step's).
     #[inline]
     pub fn completed(&mut self, workload: &dyn Workload, latency: Duration) {
+        if workload.op_type_names().len() < 2 && !workload.background() {
+            return;
+        }
         if let Some(t) = workload.op_type() {
             if let Some(s) = self.slot(workload.op_type_names(), t) {
                 record_ns(&mut s.latency, latency.as_nanos() as u64);

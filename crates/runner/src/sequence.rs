@@ -308,7 +308,20 @@ pub fn run_interleaved(
                                 // operation is measured.
                                 plan.warmup = Duration::ZERO;
                             }
-                            let mut result = measure_step(t.engine, &plan, stop, progress);
+                            // db_bench runs each job in a new process that reopens the
+                            // database, which flushes the memtables: do the same.
+                            let flushed = match plan.db_bench {
+                                Some(_) => t.engine.flush_writes(),
+                                None => Ok(()),
+                            };
+                            let mut result = match flushed {
+                                Ok(()) => measure_step(t.engine, &plan, stop, progress),
+                                Err(e) => crate::measure::failed_result(
+                                    &plan,
+                                    StepKind::Measured,
+                                    format!("flushing before the step: {e}"),
+                                ),
+                            };
                             if let Some(y) = &plan.ycsb {
                                 next_insert[i] = y.next_insert();
                             }

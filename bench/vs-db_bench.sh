@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# vs-db_bench.sh -- dbdelta's kv suite vs RocksDB's db_bench on the same library and options.
+#
+# Debian's rocksdb-tools ships db_bench 7.8.3, built from the same source as the librocksdb
+# dbdelta loads. For each repeat (the two tools alternate, and which goes first alternates),
+# both run fillseq (WAL disabled, 1 thread), readrandom and overwrite on a fresh database
+# with benchmark_compare.sh's options, which are dbdelta's rocksdb: defaults. Prints ops/s
+# of each tool per step, the ratio dbdelta/db_bench per repeat and the median ratio.
+# Goal (issue 14): within 10 %.
+set -euo pipefail
+{
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+NUM=1000000 SECS=10 REPS=3 DBDELTA=$ROOT/target/release/dbdelta OUT=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --num) NUM=$2; shift ;;
+    --secs) SECS=$2; shift ;;
+    --reps) REPS=$2; shift ;;
+    --dbdelta) DBDELTA=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    -h | --help) sed -n 2,10p "$0"; echo "usage: $0 [--num KEYS] [--secs S] [--reps R] [--dbdelta PATH] [--out FILE]"; exit 0 ;;
+    *) echo "unknown option: $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+for c in db_bench jq; do command -v $c >/dev/null || { echo "missing: $c (apt-get install rocksdb-tools jq)" >&2; exit 1; }; done
+[ -x "$DBDELTA" ] || { echo "no dbdelta binary at $DBDELTA (cargo build --release)" >&2; exit 1; }
+: "${OUT:=$HERE/results-vs-db_bench-$(date -u +%Y%m%d).md}"
+SCRATCH=$(mktemp -d /var/tmp/vs-db_bench.XXXXXX)
+trap 'rm -rf "$SCRATCH"' EXIT
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+# benchmark_compare.sh's constants (spec workloads-more.md D3) = dbdelta's rocksdb: defaults.
+COMMON=(--key_size=20 --value_size=400 --num="$NUM" --compression_type=lz4
+    --cache_size=$((1 << 30)) --write_buffer_size=$((32 << 20)) --max_write_buffer_number=8
+    --target_file_size_base=$((32 << 20)) --max_bytes_for_level_base=$((128 << 20))
+    --max_background_jobs=8 --block_size=8192 --bloom_bits=10 --bytes_per_sync=$((1 << 20))
+    --level_compaction_dynamic_level_bytes=true --num_levels=8 --open_files=-1
+    --level0_file_num_compaction_trigger=4 --level0_slowdown_writes_trigger=20
+    --level0_stop_writes_trigger=30 --compression_ratio=0.5 --verify_checksum=1
+    --statistics=0 --histogram=1 --threads=1 --sync=0 --cache_index_and_filter_blocks=0)
+
+ops_of() { awk -v b="$1" '$1 == b && $2 == ":" { for (i = 1; i <= NF; i++) if ($(i+1) == "ops/sec") print $i }' "$2" | tail -1; }
+
+run_db_bench() { # $1 = rep; prints "fillseq readrandom overwrite" ops/s
+    local dir=$SCRATCH/dbb$1 log=$SCRATCH/dbb$1.log
+    rm -rf "$dir"
+    db_bench "${COMMON[@]}" --db="$dir" --wal_dir="$dir" --benchmarks=fillseq --use_existing_db=0 --disable_wal=1 --seed=$((1000 + $1)) >"$log" 2>&1
+    db_bench "${COMMON[@]}" --db="$dir" --wal_dir="$dir" --benchmarks=readrandom --use_existing_db=1 --duration="$SECS" --seed=$((2000 + $1)) >>"$log" 2>&1
+    db_bench "${COMMON[@]}" --db="$dir" --wal_dir="$dir" --benchmarks=overwrite --use_existing_db=1 --duration="$SECS" --seed=$((3000 + $1)) >>"$log" 2>&1
+    echo "$(ops_of fillseq "$log") $(ops_of readrandom "$log") $(ops_of overwrite "$log")"
+}
+
+run_dbdelta() { # $1 = rep
+    local run=$SCRATCH/dbd$1
+    rm -rf "$run"
+    "$DBDELTA" run --quiet --no-store --suite kv --steps fillseq,readrandom,overwrite \
+        -t "rx=rocksdb:$SCRATCH/dbd$1.db?statistics=false" --table-size "$NUM" --threads 1 \
+        --read-secs "$SECS" --write-secs "$SECS" --warmup-secs 0 --run-dir "$run" >/dev/null 2>&1
+    local v=()
+    for s in fillseq readrandom overwrite; do
+        v+=("$(jq -r '.throughput.value | floor' "$run"/results/rx/*-"$s".dop1.json | head -1)")
+    done
+    rm -rf "$SCRATCH/dbd$1.db"
+    echo "${v[*]}"
+}
+
+declare -a DBB DBD
+for rep in $(seq 1 "$REPS"); do
+    if [ $((rep % 2)) = 1 ]; then
+        log "rep $rep: db_bench"; DBB[$rep]=$(run_db_bench "$rep")
+        log "rep $rep: dbdelta"; DBD[$rep]=$(run_dbdelta "$rep")
+    else
+        log "rep $rep: dbdelta"; DBD[$rep]=$(run_dbdelta "$rep")
+        log "rep $rep: db_bench"; DBB[$rep]=$(run_db_bench "$rep")
+    fi
+    log "  db_bench ${DBB[$rep]} | dbdelta ${DBD[$rep]}"
+done
+
+{
+    echo "# dbdelta kv vs db_bench $(db_bench --version 2>/dev/null | head -1 || true)"
+    echo
+    echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores; $NUM keys (20 B keys, 400 B values), 1 thread, ${SECS} s read/overwrite, $REPS interleaved repeats."
+    echo "Command: bench/vs-db_bench.sh --num $NUM --secs $SECS --reps $REPS"
+    echo
+    echo "| step | rep | db_bench ops/s | dbdelta ops/s | ratio |"
+    echo "|---|---|---|---|---|"
+    i=0
+    for s in fillseq readrandom overwrite; do
+        i=$((i + 1))
+        ratios=()
+        for rep in $(seq 1 "$REPS"); do
+            a=$(echo "${DBB[$rep]}" | cut -d' ' -f$i) b=$(echo "${DBD[$rep]}" | cut -d' ' -f$i)
+            r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.3f", b / a; else print "n/a" }')
+            ratios+=("$r")
+            echo "| $s | $rep | $a | $b | $r |"
+        done
+        med=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+        echo "| **$s** | median | | | **$med** |"
+    done
+} | tee "$OUT"
+log "written to $OUT"
+}
