@@ -615,7 +615,7 @@ mod tests {
         let mut out = b"keep".to_vec();
         let kv = KvOp {
             kind: KvKind::Read,
-            key: "user1",
+            key: b"user1",
             fields: &[],
             values: &[],
             count: 0,

@@ -311,7 +311,7 @@ fn key_value_is_refused(engine: &MysqlEngine) {
     let mut d = Driver::new(engine.connect().unwrap(), 1024);
     let kv = dbdelta_engine::KvOp {
         kind: dbdelta_engine::KvKind::Read,
-        key: "user1",
+        key: b"user1",
         fields: &[],
         values: &[],
         count: 0,

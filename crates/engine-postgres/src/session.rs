@@ -427,7 +427,7 @@ mod tests {
         let mut s = session();
         let op = Op::Kv(dbdelta_engine::KvOp {
             kind: dbdelta_engine::KvKind::Read,
-            key: "user1",
+            key: b"user1",
             fields: &[],
             values: &[],
             count: 0,

@@ -341,7 +341,7 @@ mod tests {
     #[test]
     fn values_are_half_compressible_printable_pieces() {
         let v = value_buffer(400);
-        assert!(v.len() >= 1 << 20 && v.len() % 100 == 0);
+        assert!(v.len() >= 1 << 20 && v.len().is_multiple_of(100));
         assert!(v.iter().all(|b| (b' '..=b'~').contains(b)));
         // Each 100-byte piece is 50 bytes twice.
         assert_eq!(v[..50], v[50..100]);

@@ -210,6 +210,8 @@ pub fn result(
         ibench: None,
         repeat: 0,
         connect: None,
+        op_types: Vec::new(),
+        engine_stats: Default::default(),
     }
 }
 
