@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::dbdelta;
+use common::{dbdelta, step_results};
 use dbdelta_engine::{Engine, OpenOptions};
 use dbdelta_model::ibench::IbenchOptions;
-use dbdelta_model::{StepKind, StepResult, StepStatus, TargetSpec};
+use dbdelta_model::{StepKind, StepStatus, TargetSpec};
 use dbdelta_runner::ibench::{create_tables, run_step, StepContext};
 use dbdelta_runner::StopFlag;
 use dbdelta_workload::ibench::statements::{point_query, range_queries};
@@ -18,18 +18,6 @@ const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 const MEASURED: [&str; 10] = [
     "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
 ];
-
-fn results(run: &Path, target: &str) -> Vec<StepResult> {
-    let mut files: Vec<_> = std::fs::read_dir(run.join("results").join(target))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|f| serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap())
-        .collect()
-}
 
 /// Runs every step at tiny scale and checks each target's results and the report.
 fn run_all_steps(targets: &[&str]) {
@@ -61,7 +49,7 @@ fn run_all_steps(targets: &[&str]) {
     );
     for t in targets {
         let name = t.split('=').next().unwrap();
-        let rs = results(&rd, name);
+        let rs = step_results(&rd, name);
         let measured: Vec<&str> = rs
             .iter()
             .filter(|r| r.kind == StepKind::Measured)

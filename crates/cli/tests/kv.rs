@@ -6,16 +6,8 @@
 
 mod common;
 
-use common::{dbdelta, require, succeed};
+use common::{dbdelta, require, step_results, succeed};
 use dbdelta_model::StepResult;
-use std::path::Path;
-
-fn results(run: &Path, target: &str) -> Vec<StepResult> {
-    std::fs::read_dir(run.join("results").join(target))
-        .unwrap()
-        .map(|e| serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap())
-        .collect()
-}
 
 fn step<'a>(all: &'a [StepResult], name: &str) -> &'a StepResult {
     all.iter()
@@ -63,7 +55,7 @@ fn the_db_bench_sequence_on_rocksdb_with_a_known_effect() {
             .arg(&rd),
     );
     for target in ["cached", "small"] {
-        let all = results(&rd, target);
+        let all = step_results(&rd, target);
         let measured: Vec<&StepResult> = all.iter().filter(|r| r.step != "settle-1").collect();
         assert_eq!(measured.len(), 10, "{target}: every step of the sequence");
         for r in &measured {
@@ -115,7 +107,7 @@ fn the_db_bench_sequence_on_rocksdb_with_a_known_effect() {
             assert_eq!(readers, r.events, "the writer's puts are not the step's");
         }
     }
-    let (cached, small) = (results(&rd, "cached"), results(&rd, "small"));
+    let (cached, small) = (step_results(&rd, "cached"), step_results(&rd, "small"));
     let (a, b) = (step(&cached, "readrandom"), step(&small, "readrandom"));
     assert!(
         b.throughput.value < 0.7 * a.throughput.value,
@@ -161,7 +153,7 @@ fn sql_engines_report_the_kv_suite_as_not_supported() {
             ])
             .arg(&rd),
     );
-    let all = results(&rd, "lite");
+    let all = step_results(&rd, "lite");
     assert_eq!(all.len(), 10);
     for r in all {
         assert_eq!(

@@ -4,21 +4,9 @@
 
 mod common;
 
-use common::{dbdelta, require, succeed};
+use common::{dbdelta, require, step_results, succeed};
 use dbdelta_model::StepResult;
 use std::path::Path;
-
-fn results(run: &Path, target: &str) -> Vec<StepResult> {
-    let mut files: Vec<_> = std::fs::read_dir(run.join("results").join(target))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|f| serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap())
-        .collect()
-}
 
 /// (type, share of the step's events) the core workload files give each step.
 fn expected_mix(step: &str) -> &'static [(&'static str, f64)] {
@@ -64,7 +52,7 @@ fn run_suite(targets: &[&str]) -> tempfile::TempDir {
     succeed(&mut cmd);
     for t in targets {
         let name = t.split('=').next().unwrap();
-        let all = results(&rd, name);
+        let all = step_results(&rd, name);
         let load = all
             .iter()
             .find(|r| r.step == "load")

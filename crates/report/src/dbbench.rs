@@ -5,7 +5,6 @@
 use crate::data::ReportData;
 use crate::detail::each_result;
 use dbdelta_model::StepResult;
-use std::fmt::Write;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -63,19 +62,10 @@ pub fn kv_text(out: &mut String, data: &ReportData) {
             fmt(r.costs.as_ref().and_then(|c| c.r_o), 3),
         ));
     }
-    if lines.is_empty() {
-        return;
-    }
-    let _ = writeln!(
+    crate::detail::section(
         out,
-        "--- key-value engine (db_bench's report.tsv columns from RocksDB's statistics; GB = 2^30 bytes) ---\n"
+        "key-value engine (db_bench's report.tsv columns from RocksDB's statistics; GB = 2^30 bytes)",
+        "ops_sec\tusec_op\tp50\tp99\tp99.9\tp99.99\tpmax\tlsm_sz\tc_wgb\tw_amp\tstall%\tmiss/op\tu_cpu\ts_cpu\trss\tcpu_us/op\tr/o\tdop\ttarget\tstep",
+        lines,
     );
-    let _ = writeln!(
-        out,
-        "ops_sec\tusec_op\tp50\tp99\tp99.9\tp99.99\tpmax\tlsm_sz\tc_wgb\tw_amp\tstall%\tmiss/op\tu_cpu\ts_cpu\trss\tcpu_us/op\tr/o\tdop\ttarget\tstep"
-    );
-    for l in lines {
-        let _ = writeln!(out, "{l}");
-    }
-    out.push('\n');
 }

@@ -204,6 +204,20 @@ pub(crate) fn each_result(
     })
 }
 
+/// Writes a `--- title ---` section: a blank line, the tab-separated header, one line per
+/// row and a blank line; nothing when there are no rows.
+pub(crate) fn section(out: &mut String, title: &str, header: &str, lines: Vec<String>) {
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "--- {title} ---\n");
+    let _ = writeln!(out, "{header}");
+    for l in lines {
+        let _ = writeln!(out, "{l}");
+    }
+    out.push('\n');
+}
+
 /// Paced steps (`--rate`): target and achieved rate, whether it was sustained (≥ 95 %), the
 /// backlog at the end of the window and the schedule lag.
 pub fn pacing_text(out: &mut String, data: &ReportData) {
@@ -220,21 +234,12 @@ pub fn pacing_text(out: &mut String, data: &ReportData) {
             p.lag.p99_us,
         ));
     }
-    if lines.is_empty() {
-        return;
-    }
-    let _ = writeln!(
+    section(
         out,
-        "--- paced steps (events/s; latency above is from the intended start; lag in us) ---\n"
+        "paced steps (events/s; latency above is from the intended start; lag in us)",
+        "target\tachieved\tsustained\tbacklog\tlag-p50\tlag-p99\tdop\ttarget\tstep",
+        lines,
     );
-    let _ = writeln!(
-        out,
-        "target\tachieved\tsustained\tbacklog\tlag-p50\tlag-p99\tdop\ttarget\tstep"
-    );
-    for l in lines {
-        let _ = writeln!(out, "{l}");
-    }
-    out.push('\n');
 }
 
 /// Errors of the steps that had any: retried errors, failed events (not retried; the step
@@ -255,18 +260,12 @@ pub fn errors_text(out: &mut String, data: &ReportData) {
             codes.join(", "),
         ));
     }
-    if lines.is_empty() {
-        return;
-    }
-    let _ = writeln!(
+    section(
         out,
-        "--- errors (retried, failed and not retried, failed % of events; by server code) ---\n"
+        "errors (retried, failed and not retried, failed % of events; by server code)",
+        "retried\tfailed\tfailed-%\tcodes\tdop\ttarget\tstep",
+        lines,
     );
-    let _ = writeln!(out, "retried\tfailed\tfailed-%\tcodes\tdop\ttarget\tstep");
-    for l in lines {
-        let _ = writeln!(out, "{l}");
-    }
-    out.push('\n');
 }
 
 /// The connect phase of server engines, per thread count and target: connections opened
@@ -304,21 +303,12 @@ pub fn connections_text(out: &mut String, data: &ReportData) {
             ));
         }
     }
-    if lines.is_empty() {
-        return;
-    }
-    let _ = writeln!(
+    section(
         out,
-        "--- connections (median over steps; connect latency in us, memory in KB per connection) ---\n"
+        "connections (median over steps; connect latency in us, memory in KB per connection)",
+        "conns (active)\tconnect-s\tconnect-p50\tconnect-p99\tconnect-max\tclient-KB\tserver-KB\ttarget",
+        lines,
     );
-    let _ = writeln!(
-        out,
-        "conns (active)	connect-s	connect-p50	connect-p99	connect-max	client-KB	server-KB	target"
-    );
-    for l in lines {
-        let _ = writeln!(out, "{l}");
-    }
-    out.push('\n');
 }
 
 /// One target's row of the hardware-cost table, shared by the Markdown and HTML formats:

@@ -20,21 +20,12 @@ pub fn op_types_text(out: &mut String, data: &ReportData) {
             ));
         }
     }
-    if lines.is_empty() {
-        return;
-    }
-    let _ = writeln!(
+    crate::detail::section(
         out,
-        "--- operation types (count, ops/s and latency in us per type; failed events) ---\n"
+        "operation types (count, ops/s and latency in us per type; failed events)",
+        "type\tcount\tops/s\tavg\tp50\tp95\tp99\tp99.9\tmax\tfailed\tdop\ttarget\tstep",
+        lines,
     );
-    let _ = writeln!(
-        out,
-        "type\tcount\tops/s\tavg\tp50\tp95\tp99\tp99.9\tmax\tfailed\tdop\ttarget\tstep"
-    );
-    for l in lines {
-        let _ = writeln!(out, "{l}");
-    }
-    out.push('\n');
 }
 
 /// YCSB's text exporter layout, one block per result with operation types.

@@ -95,3 +95,16 @@ pub fn require(needed: &[&str], install: &str) -> bool {
     eprintln!("SKIPPED: {missing:?} missing ({install})");
     false
 }
+
+/// A target's results in a run directory, in file (= suite) order.
+pub fn step_results(run: &Path, target: &str) -> Vec<dbdelta_model::StepResult> {
+    let mut files: Vec<_> = std::fs::read_dir(run.join("results").join(target))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap())
+        .collect()
+}
