@@ -1,7 +1,6 @@
 //! What a step costs inside RocksDB, sampled at the window's edges: statistics tickers
 //! (user bytes written, flush and compaction bytes, stall time, block cache hits and
-//! misses), the LSM size and memtables, and the process's CPU and memory (db_bench's
-//! `/usr/bin/time` and `ps` columns).
+//! misses), the LSM size and memtables. The runner adds the process's CPU and memory.
 
 use crate::db::Db;
 use dbdelta_engine::EngineCounters;
@@ -40,7 +39,7 @@ pub fn parse_tickers(dump: &str) -> impl Iterator<Item = (&str, f64)> {
     })
 }
 
-/// One sample of the database and the process.
+/// One sample of the database.
 pub fn sample(db: &Db) -> EngineCounters {
     let mut c = EngineCounters::default();
     if let Some(dump) = db.statistics() {
@@ -55,24 +54,6 @@ pub fn sample(db: &Db) -> EngineCounters {
             c.current
                 .insert(p.trim_start_matches("rocksdb.").to_string(), v as f64);
         }
-    }
-    // SAFETY: getrusage writes into the zeroed struct we pass.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0 {
-        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        c.cumulative
-            .insert("process.user-cpu-secs".into(), tv(ru.ru_utime));
-        c.cumulative
-            .insert("process.sys-cpu-secs".into(), tv(ru.ru_stime));
-    }
-    if let Some(rss) = std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-    {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as f64;
-        c.current
-            .insert("process.rss-bytes".into(), rss as f64 * page);
     }
     c
 }

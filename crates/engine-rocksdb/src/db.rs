@@ -8,6 +8,9 @@ use std::path::Path;
 use std::ptr;
 use std::sync::Arc;
 
+/// The most keys [`Db::multi_get`] takes in one call.
+pub(crate) const MAX_MULTI_GET: usize = 64;
+
 /// An open database and everything it was opened with (kept until close: the statistics
 /// object lives in the options).
 pub(crate) struct Db {
@@ -108,31 +111,6 @@ impl Db {
         self.api.check(err)
     }
 
-    /// Reads one key into `out` (replaced); false when absent.
-    pub fn get(&self, r: &ReadOpts, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
-        let mut err = ptr::null_mut();
-        let mut len = 0usize;
-        // SAFETY: valid handles; the returned buffer is malloc'ed and freed here.
-        unsafe {
-            let v = (self.api.get)(
-                self.db,
-                r.0,
-                key.as_ptr().cast(),
-                key.len(),
-                &mut len,
-                &mut err,
-            );
-            self.api.check(err)?;
-            out.clear();
-            if v.is_null() {
-                return Ok(false);
-            }
-            out.extend_from_slice(std::slice::from_raw_parts(v.cast::<u8>(), len));
-            (self.api.free)(v.cast());
-            Ok(true)
-        }
-    }
-
     /// Reads one key without copying its value (db_bench's `PinnableSlice`): `f` sees the
     /// value, or `None` when the key is absent.
     pub fn get_pinned<R>(
@@ -177,7 +155,8 @@ impl Db {
         self.api.check(err)
     }
 
-    /// Reads several keys; each found value is handed to `each` (index, value).
+    /// Reads several keys (at most [`MAX_MULTI_GET`]); each found value is handed to
+    /// `each` (index, value). The C arrays live on the stack: nothing is allocated a call.
     pub fn multi_get(
         &self,
         r: &ReadOpts,
@@ -185,12 +164,21 @@ impl Db {
         mut each: impl FnMut(usize, &[u8]),
     ) -> Result<usize, String> {
         let n = keys.len();
-        let ptrs: Vec<*const c_char> = keys.iter().map(|k| k.as_ptr().cast()).collect();
-        let lens: Vec<usize> = keys.iter().map(|k| k.len()).collect();
-        let mut vals: Vec<*mut c_char> = vec![ptr::null_mut(); n];
-        let mut vlens = vec![0usize; n];
-        let mut errs: Vec<*mut c_char> = vec![ptr::null_mut(); n];
-        // SAFETY: arrays of n elements each, valid for the call; results freed below.
+        if n > MAX_MULTI_GET {
+            return Err(format!(
+                "a multi-get takes at most {MAX_MULTI_GET} keys, got {n}"
+            ));
+        }
+        let mut ptrs: [*const c_char; MAX_MULTI_GET] = [ptr::null(); MAX_MULTI_GET];
+        let mut lens = [0usize; MAX_MULTI_GET];
+        for (i, k) in keys.iter().enumerate() {
+            ptrs[i] = k.as_ptr().cast();
+            lens[i] = k.len();
+        }
+        let mut vals: [*mut c_char; MAX_MULTI_GET] = [ptr::null_mut(); MAX_MULTI_GET];
+        let mut vlens = [0usize; MAX_MULTI_GET];
+        let mut errs: [*mut c_char; MAX_MULTI_GET] = [ptr::null_mut(); MAX_MULTI_GET];
+        // SAFETY: arrays of at least n elements each, valid for the call; results freed below.
         unsafe {
             (self.api.multi_get)(
                 self.db,

@@ -75,7 +75,6 @@ api! {
     open: fn(Handle, *const c_char, *mut *mut c_char) -> Handle;
     close: fn(Handle);
     put: fn(Handle, Handle, *const c_char, usize, *const c_char, usize, *mut *mut c_char);
-    get: fn(Handle, Handle, *const c_char, usize, *mut usize, *mut *mut c_char) -> *mut c_char;
     get_pinned: fn(Handle, Handle, *const c_char, usize, *mut *mut c_char) -> Handle;
     pinnableslice_value: fn(Handle, *mut usize) -> *const c_char;
     pinnableslice_destroy: fn(Handle);

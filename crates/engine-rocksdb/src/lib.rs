@@ -211,7 +211,6 @@ pub struct RocksdbConnection {
     read: ReadOpts,
     write: WriteOpts,
     write_no_wal: WriteOpts,
-    value: Vec<u8>,
     record: Vec<u8>,
     batch: Batch,
 }
@@ -225,7 +224,6 @@ impl RocksdbConnection {
             write_no_wal: WriteOpts::new(&api, false, true),
             batch: Batch::new(&api),
             db,
-            value: Vec::with_capacity(2048),
             record: Vec::with_capacity(2048),
         }
     }
@@ -237,31 +235,27 @@ impl RocksdbConnection {
     /// YCSB's RocksDB binding's update: read the record, replace the given fields, write
     /// the whole record back.
     fn update(&mut self, op: &KvOp<'_>) -> Result<(), EngineError> {
-        let found = self
-            .db
-            .get(&self.read, op.key, &mut self.value)
+        let record = &mut self.record;
+        record.clear();
+        self.db
+            .get_pinned(&self.read, op.key, |old| {
+                record::merge(old.unwrap_or_default(), op.fields, op.values, record)
+            })
             .map_err(EngineError::statement)?;
-        self.record.clear();
-        record::merge(
-            if found { &self.value } else { &[] },
-            op.fields,
-            op.values,
-            &mut self.record,
-        );
         self.db
             .put(&self.write, op.key, &self.record)
             .map_err(EngineError::statement)
     }
 
     fn read(&mut self, op: &KvOp<'_>) -> Result<u64, EngineError> {
+        // Walk the fields as the binding's deserialisation does, on the pinned value.
         let found = self
             .db
-            .get(&self.read, op.key, &mut self.value)
+            .get_pinned(&self.read, op.key, |v| {
+                v.map(|v| std::hint::black_box(record::count_fields(v, op.fields)))
+                    .is_some()
+            })
             .map_err(EngineError::statement)?;
-        if found {
-            // Walk the fields as the binding's deserialisation does.
-            std::hint::black_box(record::count_fields(&self.value, op.fields));
-        }
         Ok(u64::from(found))
     }
 
@@ -401,13 +395,10 @@ impl Connection for RocksdbConnection {
                 out.has_result = true;
             }
             KvKind::MultiGet => {
-                let value = &mut self.value;
                 let found = self
                     .db
                     .multi_get(&self.read, op.values, |_, v| {
-                        // Copy out each value, as db_bench's multireadrandom keeps them.
-                        value.clear();
-                        value.extend_from_slice(v);
+                        std::hint::black_box(v);
                     })
                     .map_err(EngineError::statement)?;
                 out.rows = found as u64;
@@ -432,7 +423,6 @@ impl Connection for RocksdbConnection {
 
     /// Loads usertable rows (key, field values) as records, 1000 to a write batch.
     fn bulk_insert(&mut self, _table: &str, rows: &mut dyn RowSource) -> Result<u64, EngineError> {
-        let fields: Vec<u16> = (0..rows.columns().len().saturating_sub(1) as u16).collect();
         let mut row = Vec::new();
         let mut n = 0u64;
         self.batch.clear();
@@ -441,24 +431,23 @@ impl Connection for RocksdbConnection {
             if !rows.next_row(&mut row) {
                 break;
             }
-            let text = |v: &OwnedValue| -> Vec<u8> {
-                match v {
-                    OwnedValue::Text(s) => s.as_bytes().to_vec(),
-                    OwnedValue::Int(i) => i.to_string().into_bytes(),
-                }
+            let Some((OwnedValue::Text(key), values)) = row.split_first() else {
+                return Err(EngineError::statement(
+                    "a usertable row starts with its text key",
+                ));
             };
-            let Some((key, values)) = row.split_first() else {
-                continue;
-            };
-            let values: Vec<Vec<u8>> = values.iter().map(text).collect();
-            let slices: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
             self.record.clear();
-            record::encode(
-                &fields[..slices.len().min(fields.len())],
-                &slices,
-                &mut self.record,
-            );
-            self.batch.put(&text(key), &self.record);
+            for (f, v) in values.iter().enumerate() {
+                match v {
+                    OwnedValue::Text(t) => {
+                        record::put_field(&mut self.record, f as u16, t.as_bytes())
+                    }
+                    OwnedValue::Int(i) => {
+                        record::put_field(&mut self.record, f as u16, i.to_string().as_bytes())
+                    }
+                }
+            }
+            self.batch.put(key.as_bytes(), &self.record);
             n += 1;
             if self.batch.len() >= 1000 {
                 self.db

@@ -3,7 +3,8 @@
 
 use std::io::Write;
 
-fn put_field(out: &mut Vec<u8>, field: u16, value: &[u8]) {
+/// Appends one field (`field<N>` = `value`) to a record.
+pub fn put_field(out: &mut Vec<u8>, field: u16, value: &[u8]) {
     let mut name = [0u8; 16];
     let mut cur = std::io::Cursor::new(&mut name[..]);
     let _ = write!(cur, "field{field}");

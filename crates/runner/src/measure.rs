@@ -166,6 +166,8 @@ pub(crate) struct WorkerOutput {
     pub op_types: OpTypeRecorder,
     /// When the workload said it had done all it was given (counted steps).
     pub done_at: Option<Instant>,
+    /// A background worker (not the step's: db_bench's writer).
+    pub background: bool,
 }
 
 /// State shared by the workers of one step (never touched per statement except `slots`).
@@ -583,7 +585,7 @@ fn run_jobs(
             let now = Instant::now();
             if cpu_at_window.is_none() && now >= window_start {
                 cpu_at_window = Some(process_cpu_secs());
-                counters_at_window = engine.counters();
+                counters_at_window = engine_counters(engine);
                 sampler = start_sampler(engine, plan.os_metrics, &plan.device, Some(&shared.tids));
                 if let Some(Ok(r)) = recording.as_mut() {
                     r.enable();
@@ -609,7 +611,9 @@ fn run_jobs(
             std::thread::sleep(Duration::from_millis(100).min(next_edge - now));
         }
         let os = sampler.take().map(SamplerHandle::stop);
-        counters_at_end = counters_at_window.as_ref().and_then(|_| engine.counters());
+        counters_at_end = counters_at_window
+            .as_ref()
+            .and_then(|_| engine_counters(engine));
         let stopped = recording
             .take()
             .map(|r| r.and_then(|r| r.stop().map_err(|e| e.to_string())));
@@ -630,19 +634,15 @@ fn run_jobs(
     let (outputs, stopped) = ((outputs.0, outputs.1), outputs.2);
     // A counted step (db_bench's fillseq) ends when its last worker is done: its window is
     // that long, not the planned one.
-    let foreground: Vec<Option<Instant>> = outputs
+    let done: Option<Vec<Instant>> = outputs
         .0
         .iter()
         .filter_map(|o| o.as_ref().ok())
-        .filter(|o| o.events > 0 || o.done_at.is_some())
+        .filter(|o| !o.background)
         .map(|o| o.done_at)
         .collect();
-    if let (Some(t0), false) = (shared.start.get(), foreground.is_empty()) {
-        if foreground.iter().all(Option::is_some) {
-            if let Some(last) = foreground.iter().flatten().max() {
-                actual_window = last.saturating_duration_since(*t0 + plan.warmup);
-            }
-        }
+    if let (Some(t0), Some(last)) = (shared.start.get(), done.and_then(|d| d.into_iter().max())) {
+        actual_window = last.saturating_duration_since(*t0 + plan.warmup);
     }
     let cpu_used = cpu_at_window.map(|c| process_cpu_secs() - c);
     let interrupted = stop.requested();
@@ -674,6 +674,19 @@ fn run_jobs(
         keep_profile(spec, stopped, result.queries);
     }
     result
+}
+
+/// The engine's own counters, with this process's CPU and memory beside them (db_bench's
+/// `/usr/bin/time` and `ps` columns: for an embedded engine the process is the database).
+fn engine_counters(engine: &dyn Engine) -> Option<dbdelta_engine::EngineCounters> {
+    let mut c = engine.counters()?;
+    let (user, sys) = crate::cpu::process_cpu_split();
+    c.cumulative.insert("process.user-cpu-secs".into(), user);
+    c.cumulative.insert("process.sys-cpu-secs".into(), sys);
+    if let Some(rss) = crate::cpu::process_rss_bytes() {
+        c.current.insert("process.rss-bytes".into(), rss as f64);
+    }
+    Some(c)
 }
 
 fn worker(
@@ -828,7 +841,8 @@ fn worker(
         lag,
         service,
         op_types,
-        done_at: done_at.filter(|_| !background),
+        done_at,
+        background,
     })
 }
 

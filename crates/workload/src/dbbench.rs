@@ -67,6 +67,9 @@ impl Bench {
     }
 }
 
+/// The most keys one multi-get takes (db_bench's `--batch_size` is 10 here).
+pub const MAX_BATCH: usize = 64;
+
 /// db_bench's sizes and limits for one step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DbBenchConfig {
@@ -80,7 +83,7 @@ pub struct DbBenchConfig {
     pub value_size: usize,
     /// `--seek_nexts` (10).
     pub seek_nexts: u32,
-    /// `--batch_size` of multireadrandom (10).
+    /// `--batch_size` of multireadrandom (10; at most [`MAX_BATCH`]).
     pub batch_size: u32,
     /// `--benchmark_write_rate_limit` of the background writer, bytes/s (2 MiB).
     pub writer_bytes_per_sec: u64,
@@ -240,7 +243,7 @@ impl Workload for DbBench {
     }
 
     fn next_event(&mut self, ops: &mut OpBatch) -> Result<(), EngineError> {
-        let c = self.shared.config.clone();
+        let (bench, key_size) = (self.shared.config.bench, self.shared.config.key_size);
         if self.writer {
             // GenericRateLimiter charging key+value bytes a put: a fixed schedule.
             let now = Instant::now();
@@ -253,10 +256,10 @@ impl Workload for DbBench {
             self.put(KvKind::Put, k, ops);
             return Ok(());
         }
-        match c.bench {
+        match bench {
             Bench::FillSeq => {
                 let k = self.shared.fill_next.fetch_add(1, Ordering::Relaxed);
-                self.put(KvKind::PutNoWal, k.min(c.num - 1), ops);
+                self.put(KvKind::PutNoWal, k.min(self.shared.config.num - 1), ops);
             }
             Bench::Overwrite | Bench::OverwriteSome => {
                 if let Some(n) = self.writes_left.as_mut() {
@@ -267,7 +270,7 @@ impl Workload for DbBench {
             }
             Bench::ReadRandom | Bench::ReadWhileWriting => {
                 let k = self.uniform_key();
-                key_from_int(k, c.key_size, &mut self.key);
+                key_from_int(k, key_size, &mut self.key);
                 ops.kv(KvKind::Get, &self.key, &[], &[], 0);
             }
             Bench::FwdRange
@@ -275,23 +278,28 @@ impl Workload for DbBench {
             | Bench::RevRange
             | Bench::RevRangeWhileWriting => {
                 let k = self.uniform_key();
-                key_from_int(k, c.key_size, &mut self.key);
-                let kind = if matches!(c.bench, Bench::RevRange | Bench::RevRangeWhileWriting) {
+                key_from_int(k, key_size, &mut self.key);
+                let kind = if matches!(bench, Bench::RevRange | Bench::RevRangeWhileWriting) {
                     KvKind::SeekPrev
                 } else {
                     KvKind::SeekNext
                 };
-                ops.kv(kind, &self.key, &[], &[], c.seek_nexts);
+                ops.kv(kind, &self.key, &[], &[], self.shared.config.seek_nexts);
             }
             Bench::MultiReadRandom => {
+                let n = (self.shared.config.batch_size as usize).min(MAX_BATCH);
                 self.keys.clear();
-                for _ in 0..c.batch_size {
+                for _ in 0..n {
                     let k = self.uniform_key();
-                    key_from_int(k, c.key_size, &mut self.key);
+                    key_from_int(k, key_size, &mut self.key);
                     self.keys.extend_from_slice(&self.key);
                 }
-                let keys: Vec<&[u8]> = self.keys.chunks(c.key_size.max(1)).collect();
-                ops.kv(KvKind::MultiGet, &[], &[], &keys, c.batch_size);
+                // The keys' slices on the stack: no allocation an event.
+                let mut keys: [&[u8]; MAX_BATCH] = [&[]; MAX_BATCH];
+                for (slot, key) in keys.iter_mut().zip(self.keys.chunks(key_size.max(1))) {
+                    *slot = key;
+                }
+                ops.kv(KvKind::MultiGet, &[], &[], &keys[..n], n as u32);
             }
         }
         Ok(())

@@ -201,6 +201,7 @@ pub(crate) fn run_loop(
         service: lp.service,
         op_types: lp.op_types,
         done_at: None,
+        background: false,
     })
 }
 

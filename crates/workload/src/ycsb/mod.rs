@@ -13,6 +13,9 @@ use dbdelta_engine::{Connection, EngineError, OpBatch};
 use gen::{AcknowledgedCounter, Discrete, ScrambledZipfian, SkewedLatest};
 use std::sync::Arc;
 
+/// The most fields a record has (the usertable's limit).
+const MAX_FIELDS: usize = usertable::MAX_FIELDS as usize;
+
 /// The six core workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mix {
@@ -309,20 +312,19 @@ impl Workload for Ycsb {
                 let k = self.shared.inserts.next_value();
                 self.pending_insert = Some(k);
                 self.set_key(k);
-                let n = usize::from(self.shared.config.field_count);
+                let n = usize::from(self.shared.config.field_count).min(MAX_FIELDS);
                 self.fill_values(n);
-                let values: Vec<&[u8]> = self.value.chunks(field_len.max(1)).take(n).collect();
-                let values = if field_len == 0 {
-                    vec![&[][..]; n]
-                } else {
-                    values
-                };
+                // Each field's slice of the value buffer, on the stack (no allocation).
+                let mut values: [&[u8]; MAX_FIELDS] = [&[]; MAX_FIELDS];
+                for (i, v) in values.iter_mut().take(n).enumerate() {
+                    *v = &self.value[i * field_len..(i + 1) * field_len];
+                }
                 self.push(
                     &KvOp {
                         kind: KvKind::Insert,
                         key: self.key.as_bytes(),
-                        fields: &self.all_fields,
-                        values: &values,
+                        fields: &self.all_fields[..n],
+                        values: &values[..n],
                         count: 0,
                     },
                     ops,
