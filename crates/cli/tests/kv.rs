@@ -81,6 +81,34 @@ fn the_db_bench_sequence_on_rocksdb_with_a_known_effect() {
         );
         let over = step(&all, "overwrite");
         assert!(over.engine_stats["bytes.written"] > 0.0);
+        // The report's columns that must not be zero: LSM size, write amplification (1 MB
+        // memtables flush during the step), the process's CPU and memory, and server CPU
+        // (RocksDB's own threads: the workers and its flush and compaction threads).
+        for r in &measured {
+            assert!(
+                r.engine_stats["total-sst-files-size"] > 0.0,
+                "{target} {}",
+                r.step
+            );
+            assert!(
+                r.engine_stats["process.user-cpu-secs"] > 0.0,
+                "{target} {}",
+                r.step
+            );
+            assert!(
+                r.engine_stats["process.rss-bytes"] > 0.0,
+                "{target} {}",
+                r.step
+            );
+            let costs = r.costs.as_ref().expect("costs");
+            assert!(
+                costs.server_cpu_us_op.unwrap_or(0.0) > 0.0,
+                "{target} {}",
+                r.step
+            );
+        }
+        let w_amp = dbdelta_report::dbbench::write_amp(over).expect("write amplification");
+        assert!(w_amp > 0.0, "{target}: {w_amp}");
         for name in [
             "readwhilewriting",
             "fwdrangewhilewriting",

@@ -171,6 +171,64 @@ fn workloads_a_to_f_on_managed_mariadb() {
     }
 }
 
+#[test]
+fn paced_ycsb_measures_every_type_from_the_intended_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    succeed(
+        dbdelta()
+            .args([
+                "run",
+                "--quiet",
+                "--no-store",
+                "--suite",
+                "ycsb",
+                "--steps",
+                "workload-b",
+                "-t",
+                "lite=sqlite:",
+                "--table-size",
+                "1000",
+                "--threads",
+                "2",
+                "--rate",
+                "400",
+                "--read-secs",
+                "2",
+                "--warmup-secs",
+                "0.2",
+                "--run-dir",
+            ])
+            .arg(&rd),
+    );
+    let r = step_results(&rd, "lite")
+        .into_iter()
+        .find(|r| r.step == "workload-b")
+        .unwrap();
+    let pacing = r.pacing.as_ref().expect("a paced step reports its pacing");
+    assert_eq!(pacing.target_per_s, 400.0);
+    assert!(pacing.sustained, "{pacing:?}");
+    // Each type's latency counts from the intended start, as the step's does: weighted by
+    // count, the types' means are the step's mean.
+    let ops: u64 = r.op_types.iter().map(|t| t.count).sum();
+    let weighted: f64 = r
+        .op_types
+        .iter()
+        .map(|t| t.latency.mean_us * t.count as f64)
+        .sum::<f64>()
+        / ops as f64;
+    assert!(
+        (weighted - r.latency.mean_us).abs() <= 0.02 * r.latency.mean_us,
+        "types {weighted} us vs step {} us",
+        r.latency.mean_us
+    );
+    assert!(
+        r.latency.mean_us >= pacing.service.mean_us,
+        "intended-start latency includes the lag"
+    );
+    assert!((700..=900).contains(&ops), "about 400/s for 2 s: {ops}");
+}
+
 /// Runs the suite on `target` and returns stderr; the run must not succeed.
 fn refused(target: &str) -> (Option<i32>, String) {
     let runs = tempfile::tempdir().unwrap();
