@@ -186,7 +186,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
             dir.write_manifest(&manifest)?;
         }
     }
-    crate::interrupt::closing();
+    let _closing = crate::interrupt::closing();
     // Engines kept for a repeat that never came (Ctrl-C): stop their servers now.
     for mut engine in kept.into_iter().flatten() {
         let _ = engine.shutdown();

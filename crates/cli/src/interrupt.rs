@@ -12,8 +12,8 @@
 use dbdelta_runner::StopFlag;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
 
 /// How long the run may wind down by itself after the first signal.
 const GRACE: Duration = Duration::from_millis(600);
@@ -27,6 +27,10 @@ static CLOSING: AtomicBool = AtomicBool::new(false);
 /// Closes the run directory as interrupted; registered once the directory exists.
 type Closer = Box<dyn FnOnce() + Send>;
 static CLOSER: Mutex<Option<Closer>> = Mutex::new(None);
+/// Held by whoever writes the run directory's final state: the main thread's orderly close
+/// or the deadline's closer, never both at once (under load the two raced, and the main
+/// thread's failed write ended an interrupted run with exit 2).
+static CLOSE: Mutex<()> = Mutex::new(());
 
 /// Installs the handler for SIGINT and SIGTERM and returns the flag the run checks.
 pub fn install() -> StopFlag {
@@ -91,16 +95,48 @@ pub fn set_closer(close: impl FnOnce() + Send + 'static) {
     }
 }
 
-/// The main thread is closing the run itself: the deadline gives it [`CLOSING_GRACE`].
-pub fn closing() {
+/// The main thread is closing the run itself: the deadline gives it [`CLOSING_GRACE`] and
+/// will not close it a second time. Hold the guard until the close is done. Waits while the
+/// deadline's closer runs (which then ends the process).
+pub fn closing() -> MutexGuard<'static, ()> {
     CLOSING.store(true, Ordering::SeqCst);
+    let guard = CLOSE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Ok(mut slot) = CLOSER.lock() {
+        slot.take();
+    }
+    guard
+}
+
+/// After an error of the main thread: when a signal came, the exit code it asks for, once a
+/// closer under way has finished (it ends the process itself); `None` without a signal.
+pub fn exit_code_after_error() -> Option<u8> {
+    let code = exit_code()?;
+    drop(CLOSE.lock());
+    Some(code)
 }
 
 fn close_and_exit() -> ! {
     wake_children();
-    let closer = CLOSER.lock().ok().and_then(|mut slot| slot.take());
-    if let Some(close) = closer {
-        close();
+    // Wait for an orderly close of the main thread, but not past the grace: a close that
+    // hangs ends with the exit alone.
+    let until = Instant::now() + CLOSING_GRACE;
+    let guard = loop {
+        match CLOSE.try_lock() {
+            Ok(g) => break Some(g),
+            Err(TryLockError::Poisoned(p)) => break Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) if Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(TryLockError::WouldBlock) => break None,
+        }
+    };
+    if guard.is_some() {
+        let closer = CLOSER.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(close) = closer {
+            close();
+        }
     }
     std::process::exit(i32::from(exit_code().unwrap_or(130)));
 }

@@ -31,7 +31,11 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            // An error after Ctrl-C (the run was being cut) still exits as interrupted.
+            match interrupt::exit_code_after_error() {
+                Some(code) => ExitCode::from(code),
+                None => ExitCode::from(2),
+            }
         }
     }
 }
