@@ -390,6 +390,7 @@ fn tsv_row(row: &[OwnedValue], out: &mut Vec<u8>) -> bool {
             OwnedValue::Int(n) => {
                 let _ = write!(out, "{n}");
             }
+            OwnedValue::Null => out.extend_from_slice(b"\\N"),
             OwnedValue::Text(s) => {
                 ascii &= s.is_ascii();
                 for &b in s.as_bytes() {

@@ -35,6 +35,7 @@ const COM_STMT_EXECUTE: u8 = 0x17;
 
 const TYPE_LONGLONG: u8 = 0x08;
 const TYPE_STRING: u8 = 0xFE;
+const TYPE_NULL: u8 = 0x06;
 
 /// utf8mb4_general_ci: known to MySQL 5.5+ and every MariaDB.
 const CHARSET_UTF8MB4: u8 = 45;
@@ -215,7 +216,13 @@ pub(crate) fn encode_execute(b: &mut Vec<u8>, st: &mut ServerStmt, params: &[Val
     b.push(0); // CURSOR_TYPE_NO_CURSOR
     b.extend_from_slice(&1u32.to_le_bytes());
     if n > 0 {
-        b.resize(b.len() + n.div_ceil(8), 0); // NULL bitmap: no NULLs
+        let bitmap = b.len();
+        b.resize(bitmap + n.div_ceil(8), 0);
+        for (i, p) in params.iter().enumerate() {
+            if matches!(p, Value::Null) {
+                b[bitmap + i / 8] |= 1 << (i % 8);
+            }
+        }
         if same_types {
             b.push(0);
         } else {
@@ -231,6 +238,8 @@ pub(crate) fn encode_execute(b: &mut Vec<u8>, st: &mut ServerStmt, params: &[Val
                     put_lenenc(b, s.len() as u64);
                     b.extend_from_slice(s.as_bytes());
                 }
+                // Marked in the NULL bitmap; no value bytes.
+                Value::Null => {}
             }
         }
     }
@@ -633,6 +642,7 @@ fn type_of(v: &Value<'_>) -> u8 {
     match v {
         Value::Int(_) => TYPE_LONGLONG,
         Value::Text(_) => TYPE_STRING,
+        Value::Null => TYPE_NULL,
     }
 }
 

@@ -87,6 +87,7 @@ pub(crate) fn copy_in(
             match v {
                 OwnedValue::Int(n) => put_int(w, *n),
                 OwnedValue::Text(s) => put_copy_text(w, s),
+                OwnedValue::Null => w.put_slice(b"\\N"),
             }
         }
         w.put_u8(b'\n');

@@ -46,6 +46,7 @@ pub(crate) fn encode_execute(w: &mut BytesMut, st: &Stmt, params: &[Value<'_>]) 
                 w.put_i32(s.len() as i32);
                 w.put_slice(s.as_bytes());
             }
+            Value::Null => w.put_i32(-1),
         }
     }
     w.put_i16(0); // all results in text format (never decoded)

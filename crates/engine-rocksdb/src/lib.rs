@@ -445,6 +445,8 @@ impl Connection for RocksdbConnection {
                     OwnedValue::Int(i) => {
                         record::put_field(&mut self.record, f as u16, i.to_string().as_bytes())
                     }
+                    // YCSB records have no NULL fields: an absent value is an empty one.
+                    OwnedValue::Null => record::put_field(&mut self.record, f as u16, b""),
                 }
             }
             self.batch.put(key.as_bytes(), &self.record);

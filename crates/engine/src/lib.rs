@@ -65,6 +65,8 @@ pub enum Value<'a> {
     Int(i64),
     /// A text value.
     Text(&'a str),
+    /// SQL NULL (loads of columns the data leaves empty: TPC-C's undelivered orders).
+    Null,
 }
 
 /// Handle of a statement prepared on one connection.
@@ -118,6 +120,8 @@ pub enum OwnedValue {
     Int(i64),
     /// A text value.
     Text(String),
+    /// SQL NULL.
+    Null,
 }
 
 impl OwnedValue {
@@ -126,6 +130,7 @@ impl OwnedValue {
         match self {
             OwnedValue::Int(i) => Value::Int(*i),
             OwnedValue::Text(s) => Value::Text(s),
+            OwnedValue::Null => Value::Null,
         }
     }
 }

@@ -277,6 +277,7 @@ fn bind(stmt: &mut rusqlite::Statement<'_>, params: &[Value<'_>]) -> Result<(), 
         match p {
             Value::Int(v) => stmt.raw_bind_parameter(i + 1, v),
             Value::Text(s) => stmt.raw_bind_parameter(i + 1, s),
+            Value::Null => stmt.raw_bind_parameter(i + 1, rusqlite::types::Null),
         }
         .map_err(sql_err)?;
     }

@@ -33,6 +33,7 @@ pub fn push_literal(out: &mut String, value: Value<'_>, dialect: Dialect) {
         Value::Int(i) => {
             let _ = write!(out, "{i}");
         }
+        Value::Null => out.push_str("NULL"),
         Value::Text(s) => {
             out.push('\'');
             for ch in s.chars() {

@@ -19,6 +19,8 @@ pub enum Seen {
     Int(i64),
     /// A text parameter of this many characters.
     Text(usize),
+    /// A NULL parameter.
+    Null,
 }
 
 /// One statement executed through the tracing connection.
@@ -80,6 +82,7 @@ impl Connection for Tracing {
                 .map(|p| match p {
                     Value::Int(i) => Seen::Int(*i),
                     Value::Text(t) => Seen::Text(t.chars().count()),
+                    Value::Null => Seen::Null,
                 })
                 .collect(),
             outcome,
@@ -159,7 +162,7 @@ fn ints(c: &Call) -> Vec<i64> {
         .iter()
         .filter_map(|p| match p {
             Seen::Int(i) => Some(*i),
-            Seen::Text(_) => None,
+            Seen::Text(_) | Seen::Null => None,
         })
         .collect()
 }

@@ -9,6 +9,7 @@ pub mod rng;
 pub mod schema;
 pub mod suite;
 pub mod sysbench;
+pub mod tpcc;
 pub mod ycsb;
 
 pub use counters::Counters;
