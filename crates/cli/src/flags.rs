@@ -292,6 +292,45 @@ pub struct RunArgs {
     #[arg(long, value_name = "RATE", help_heading = "Connections")]
     pub max_error_rate: Option<String>,
 
+    /// pgbench (--suite tpcb): the scale factor (pgbench's -s): branches; 10 tellers and
+    /// 100,000 accounts per branch (default 1).
+    #[arg(long, value_name = "N", help_heading = "TPC-B and TPC-C")]
+    pub scale_factor: Option<u32>,
+
+    /// Tries of a transaction that fails with a serialization failure or deadlock: it is
+    /// rolled back and run again with the same inputs (pgbench's --max-tries; default 1
+    /// for pgbench's scripts, 10 for TPC-C).
+    #[arg(long, value_name = "N", help_heading = "TPC-B and TPC-C")]
+    pub max_tries: Option<u32>,
+
+    /// Transactions slower than this many milliseconds are counted late; with --rate,
+    /// those already this late when due are skipped and counted (pgbench's --latency-limit).
+    #[arg(long, value_name = "MS", help_heading = "TPC-B and TPC-C")]
+    pub latency_limit: Option<f64>,
+
+    /// Transactions per terminal (pgbench's -t): a step ends when every terminal ran them
+    /// (or at its duration, whichever is first), with no warm-up.
+    #[arg(long, value_name = "N", help_heading = "TPC-B and TPC-C")]
+    pub transactions: Option<u64>,
+
+    /// TPC-C (--suite tpcc): warehouses to load and run on (default 1).
+    #[arg(long, value_name = "N", help_heading = "TPC-B and TPC-C")]
+    pub warehouses: Option<u32>,
+
+    /// TPC-C terminals, each bound to a warehouse and district (default 10 per warehouse).
+    #[arg(long, value_name = "N", help_heading = "TPC-B and TPC-C")]
+    pub terminals: Option<u32>,
+
+    /// TPC-C: each terminal draws from every warehouse dealt to it, so fewer terminals than
+    /// warehouses still reach them all (HammerDB's "use all warehouses").
+    #[arg(long, help_heading = "TPC-B and TPC-C")]
+    pub all_warehouses: bool,
+
+    /// TPC-C mode: `throughput` (no waits, like HammerDB's timed driver and
+    /// sysbench-tpcc) or `spec` (keying and think times: at most 12.86 tpmC per warehouse).
+    #[arg(long, value_name = "MODE", help_heading = "TPC-B and TPC-C")]
+    pub tpcc_mode: Option<String>,
+
     /// Insert Benchmark (--suite ibench): clients, each with its own table pi<n> and its own
     /// insert, delete and query connections (default 1).
     #[arg(long, help_heading = "Insert Benchmark")]

@@ -198,6 +198,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         },
         i_own_this_database: args.i_own_this_database,
         client: crate::connections::client_options(args)?,
+        tpc: tpc_options(args)?,
     };
     let texts: Vec<String> = if !args.targets.is_empty() {
         args.targets.clone()
@@ -358,4 +359,48 @@ fn checked_device(device: Option<String>) -> Result<Option<String>> {
         "--device {name}: no such block device in /proc/diskstats; this machine has {}",
         disks.join(", ")
     )
+}
+
+/// The TPC-B and TPC-C flags, checked.
+fn tpc_options(args: &RunArgs) -> Result<dbdelta_model::TpcOptions> {
+    let d = dbdelta_model::TpcOptions::default();
+    let at_least_one = |flag: &str, v: Option<u32>, default: u32| -> Result<u32> {
+        match v {
+            Some(0) => bail!("{flag} 0 is invalid: give at least 1"),
+            Some(n) => Ok(n),
+            None => Ok(default),
+        }
+    };
+    let latency_limit_ms = match args.latency_limit {
+        Some(ms) if !(ms.is_finite() && ms > 0.0) => {
+            bail!("--latency-limit {ms} is invalid: give milliseconds above 0, e.g. 50")
+        }
+        other => other,
+    };
+    if args.transactions == Some(0) {
+        bail!("--transactions 0 is invalid: give at least 1 transaction per terminal");
+    }
+    let tpcc_mode = match args.tpcc_mode.as_deref() {
+        None | Some("throughput") => dbdelta_model::TpccMode::Throughput,
+        Some("spec") => dbdelta_model::TpccMode::Spec,
+        Some(other) => bail!(
+            "--tpcc-mode {other:?} is unknown: give throughput (no waits) or spec (keying and think times)"
+        ),
+    };
+    Ok(dbdelta_model::TpcOptions {
+        scale_factor: at_least_one("--scale-factor", args.scale_factor, d.scale_factor)?,
+        max_tries: match args.max_tries {
+            Some(0) => bail!("--max-tries 0 is invalid: give at least 1 (1 = never re-run)"),
+            other => other,
+        },
+        latency_limit_ms,
+        transactions: args.transactions,
+        warehouses: at_least_one("--warehouses", args.warehouses, d.warehouses)?,
+        terminals: match args.terminals {
+            Some(0) => bail!("--terminals 0 is invalid: give at least 1"),
+            other => other,
+        },
+        all_warehouses: args.all_warehouses,
+        tpcc_mode,
+    })
 }

@@ -45,6 +45,7 @@ fn options(steps: &[&str]) -> RunOptions {
         rate: None,
         i_own_this_database: false,
         client: Default::default(),
+        tpc: Default::default(),
     }
 }
 

@@ -47,6 +47,7 @@ fn options(steps: &[&str], secs: f64) -> RunOptions {
         rate: None,
         i_own_this_database: false,
         client: Default::default(),
+        tpc: Default::default(),
     }
 }
 

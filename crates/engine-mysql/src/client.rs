@@ -592,12 +592,55 @@ impl RawConn {
             st.types.clear();
             return Err(e.into());
         }
-        let r = self.read_result(true, |_| {});
+        let r = self.read_result_keeping(true, None);
         if r.is_err() {
             // The server may not have stored the types; send them again next time.
             st.types.clear();
         }
         r
+    }
+
+    /// Executes a prepared statement, keeping the rows' values in `keep`.
+    pub(crate) fn execute_keeping(
+        &mut self,
+        st: &mut ServerStmt,
+        params: &[Value<'_>],
+        keep: &mut dbdelta_engine::Rows,
+    ) -> Result<Outcome, ClientError> {
+        let b = self.wire.begin_command();
+        encode_execute(b, st, params);
+        if let Err(e) = self.wire.send() {
+            st.types.clear();
+            return Err(e.into());
+        }
+        let r = self.read_result_keeping(true, Some(keep));
+        if r.is_err() {
+            st.types.clear();
+        }
+        r
+    }
+
+    /// Sends COM_QUERY with `sql`, keeping the rows' values in `keep`.
+    pub(crate) fn query_keeping(
+        &mut self,
+        sql: &[u8],
+        keep: &mut dbdelta_engine::Rows,
+    ) -> Result<Outcome, ClientError> {
+        let b = self.wire.begin_command();
+        b.push(COM_QUERY);
+        b.extend_from_slice(sql);
+        self.wire.send()?;
+        self.read_result_keeping(false, Some(keep))
+    }
+
+    /// Reads a response like [`RawConn::read_result`] without a row callback, keeping the
+    /// rows' values when `keep` is given.
+    fn read_result_keeping(
+        &mut self,
+        binary: bool,
+        keep: Option<&mut dbdelta_engine::Rows>,
+    ) -> Result<Outcome, ClientError> {
+        self.read_result_with(binary, |_| {}, keep)
     }
 
     /// Reads one or more result sets (or OKs) of a text (`binary` false) or prepared
@@ -606,10 +649,37 @@ impl RawConn {
     fn read_result(
         &mut self,
         binary: bool,
+        on_row: impl FnMut(&[u8]),
+    ) -> Result<Outcome, ClientError> {
+        self.read_result_with(binary, on_row, None)
+    }
+
+    fn read_result_with(
+        &mut self,
+        binary: bool,
         mut on_row: impl FnMut(&[u8]),
+        keep: Option<&mut dbdelta_engine::Rows>,
     ) -> Result<Outcome, ClientError> {
         let mut dec = ResponseDecoder::new(false);
         dec.begin(binary);
+        let mut keep = keep;
+        if let Some(k) = keep.as_deref_mut() {
+            k.clear();
+            std::mem::swap(&mut dec.kept, k);
+            dec.capture = true;
+        }
+        let r = self.read_loop(&mut dec, &mut on_row);
+        if let Some(k) = keep {
+            std::mem::swap(&mut dec.kept, k);
+        }
+        r
+    }
+
+    fn read_loop(
+        &mut self,
+        dec: &mut ResponseDecoder,
+        on_row: &mut impl FnMut(&[u8]),
+    ) -> Result<Outcome, ClientError> {
         loop {
             let pkt = self.wire.read_packet()?;
             let before = dec.rows();

@@ -146,6 +146,44 @@ impl Connection for MysqlConnection {
             .map_err(|e| statement_error(e, sql))
     }
 
+    fn run_rows(
+        &mut self,
+        op: &dbdelta_engine::Op<'_>,
+        rows: &mut dbdelta_engine::Rows,
+    ) -> Result<Outcome, EngineError> {
+        use dbdelta_engine::Op;
+        match op {
+            Op::Execute { stmt, params } => {
+                let st = self
+                    .stmts
+                    .get_mut(stmt.0 as usize)
+                    .ok_or_else(|| EngineError::statement("unknown statement handle"))?;
+                match &mut st.server {
+                    Some(server) => {
+                        check_params(server, params, &st.sql)?;
+                        self.raw
+                            .execute_keeping(server, params, rows)
+                            .map_err(|e| statement_error(e, &st.sql))
+                    }
+                    None => {
+                        text::interpolate(&st.sql, params, Dialect::Mysql, &mut self.text)?;
+                        self.raw
+                            .query_keeping(self.text.as_bytes(), rows)
+                            .map_err(|e| statement_error(e, &self.text))
+                    }
+                }
+            }
+            Op::Query(sql) => self
+                .raw
+                .query_keeping(sql.as_bytes(), rows)
+                .map_err(|e| statement_error(e, sql)),
+            Op::Kv(kv) => Err(EngineError::unsupported(
+                dbdelta_engine::Family::KeyValue,
+                kv.kind.name(),
+            )),
+        }
+    }
+
     fn query_scalar(&mut self, sql: &str) -> Result<Option<String>, EngineError> {
         let rows = self.rows(sql)?;
         Ok(rows

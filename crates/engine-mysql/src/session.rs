@@ -60,6 +60,12 @@ pub(crate) struct ResponseDecoder {
     deprecate_eof: bool,
     /// The response is to COM_STMT_EXECUTE: rows are binary and start with 0x00.
     binary: bool,
+    /// Keep the values of this response's rows in `rows` (decoding binary rows needs the
+    /// columns' types, read from their definitions).
+    pub(crate) capture: bool,
+    pub(crate) kept: dbdelta_engine::Rows,
+    /// Type and flags of each column of the current result set (when capturing).
+    columns: Vec<(u8, u16)>,
 }
 
 fn malformed(what: &str) -> ClientError {
@@ -93,11 +99,13 @@ impl ResponseDecoder {
         if status & SERVER_MORE_RESULTS_EXISTS != 0 {
             return Step::More;
         }
+        self.capture = false;
         Step::Done(Ok(std::mem::take(&mut self.out)))
     }
 
     fn fail(&mut self, p: &[u8]) -> Step {
         self.state = State::Start;
+        self.capture = false;
         self.out = Outcome::default();
         Step::Done(Err(parse_err(p)))
     }
@@ -124,6 +132,7 @@ impl ResponseDecoder {
                         .filter(|n| (1..=MAX_COLUMNS).contains(n))
                         .ok_or_else(|| malformed("malformed column count"))?;
                     self.out.has_result = true;
+                    self.columns.clear();
                     self.state = State::Columns(cols);
                     Ok(Step::More)
                 }
@@ -131,6 +140,11 @@ impl ResponseDecoder {
             State::Columns(n) => {
                 if first == 0xFF {
                     return Ok(self.fail(p));
+                }
+                if self.capture {
+                    self.columns.push(
+                        column_type(p).ok_or_else(|| malformed("malformed column definition"))?,
+                    );
                 }
                 self.state = match (n - 1, self.deprecate_eof) {
                     (0, true) => State::Rows,
@@ -167,11 +181,118 @@ impl ResponseDecoder {
                 ))),
                 _ => {
                     self.out.rows += 1;
+                    if self.capture {
+                        let kept = if self.binary {
+                            keep_binary_row(p, &self.columns, &mut self.kept)
+                        } else {
+                            keep_text_row(p, self.columns.len(), &mut self.kept)
+                        };
+                        kept.ok_or_else(|| malformed("malformed result row"))?;
+                    }
                     Ok(Step::More)
                 }
             },
         }
     }
+}
+
+/// The type and flags of a column definition (Protocol::ColumnDefinition41).
+fn column_type(p: &[u8]) -> Option<(u8, u16)> {
+    let mut c = crate::wire::Cur::new(p);
+    for _ in 0..6 {
+        // catalog, schema, table, org_table, name, org_name
+        c.lenenc_bytes().ok()?;
+    }
+    c.lenenc()?; // length of the fixed fields (0x0c)
+    c.u16()?; // character set
+    c.u32()?; // column length
+    let ty = c.u8()?;
+    let flags = c.u16()?;
+    Some((ty, flags))
+}
+
+/// Appends a text-protocol row: every value a length-encoded string, 0xFB for NULL.
+fn keep_text_row(p: &[u8], width: usize, rows: &mut dbdelta_engine::Rows) -> Option<()> {
+    let mut c = crate::wire::Cur::new(p);
+    rows.start_row();
+    for _ in 0..width {
+        rows.push(c.lenenc_bytes().ok()?);
+    }
+    Some(())
+}
+
+/// Appends a binary-protocol row, rendering each value as the text protocol would.
+fn keep_binary_row(
+    p: &[u8],
+    columns: &[(u8, u16)],
+    rows: &mut dbdelta_engine::Rows,
+) -> Option<()> {
+    use std::fmt::Write as _;
+    const UNSIGNED: u16 = 0x20;
+    let n = columns.len();
+    let bitmap = p.get(1..1 + (n + 9) / 8)?;
+    let mut c = crate::wire::Cur::new(p.get(1 + (n + 9) / 8..)?);
+    rows.start_row();
+    for (i, &(ty, flags)) in columns.iter().enumerate() {
+        let bit = i + 2;
+        if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
+            rows.push(None);
+            continue;
+        }
+        let unsigned = flags & UNSIGNED != 0;
+        let int = |b: &[u8]| -> i128 {
+            let mut a = [0u8; 8];
+            a[..b.len()].copy_from_slice(b);
+            let u = u64::from_le_bytes(a);
+            if unsigned {
+                i128::from(u)
+            } else {
+                let shift = 64 - 8 * b.len() as u32;
+                i128::from(((u << shift) as i64) >> shift)
+            }
+        };
+        match ty {
+            0x01 => { let v = int(c.take(1)?); rows.push_with(|t| { let _ = write!(t, "{v}"); }) }
+            0x02 | 0x0d => { let v = int(c.take(2)?); rows.push_with(|t| { let _ = write!(t, "{v}"); }) }
+            0x03 | 0x09 => { let v = int(c.take(4)?); rows.push_with(|t| { let _ = write!(t, "{v}"); }) }
+            0x08 => { let v = int(c.take(8)?); rows.push_with(|t| { let _ = write!(t, "{v}"); }) }
+            0x04 => {
+                let v = f32::from_le_bytes(c.take(4)?.try_into().ok()?);
+                rows.push_with(|t| { let _ = write!(t, "{v}"); })
+            }
+            0x05 => {
+                let v = f64::from_le_bytes(c.take(8)?.try_into().ok()?);
+                rows.push_with(|t| { let _ = write!(t, "{v}"); })
+            }
+            // DATE, DATETIME, TIMESTAMP: a length, then year, month, day, h, m, s, µs.
+            0x07 | 0x0a | 0x0c => {
+                let len = c.u8()? as usize;
+                let b = c.take(len)?;
+                let g = |i: usize| b.get(i).copied().unwrap_or(0);
+                let year = u16::from_le_bytes([g(0), g(1)]);
+                rows.push_with(|t| {
+                    let _ = write!(t, "{year:04}-{:02}-{:02}", g(2), g(3));
+                    if ty != 0x0a {
+                        let _ = write!(t, " {:02}:{:02}:{:02}", g(4), g(5), g(6));
+                    }
+                });
+            }
+            // TIME: a length, then sign, days, h, m, s, µs.
+            0x0b => {
+                let len = c.u8()? as usize;
+                let b = c.take(len)?;
+                let g = |i: usize| b.get(i).copied().unwrap_or(0);
+                let days = u32::from_le_bytes([g(1), g(2), g(3), g(4)]);
+                let sign = if g(0) == 1 { "-" } else { "" };
+                rows.push_with(|t| {
+                    let _ = write!(t, "{sign}{:02}:{:02}:{:02}", days * 24 + u32::from(g(5)), g(6), g(7));
+                });
+            }
+            // Strings, decimals, blobs, enums, JSON: a length-encoded string.
+            _ => rows.push(c.lenenc_bytes().ok()?),
+        }
+    }
+    Some(())
 }
 
 /// A packet at the front of a buffer: its payload and its total length with the header.
@@ -374,6 +495,17 @@ impl Session for MysqlSession {
         self.waiting = true;
         self.decoder.begin(binary);
         Ok(())
+    }
+
+    fn capture_next(&mut self) -> Result<(), EngineError> {
+        self.decoder.capture = true;
+        self.decoder.kept.clear();
+        Ok(())
+    }
+
+    fn take_rows(&mut self, into: &mut dbdelta_engine::Rows) {
+        std::mem::swap(&mut self.decoder.kept, into);
+        self.decoder.kept.clear();
     }
 
     fn decode(&mut self, input: &[u8]) -> Result<Decoded, EngineError> {

@@ -320,12 +320,31 @@ impl PgConnection {
     /// (the decoder the sessions use, so both paths count alike).
     #[inline]
     pub(crate) fn read_result(&mut self) -> Result<Outcome, EngineError> {
+        self.read_result_keeping(None)
+    }
+
+    /// [`PgConnection::read_result`], keeping the rows' values in `keep` when given.
+    fn read_result_keeping(
+        &mut self,
+        keep: Option<&mut dbdelta_engine::Rows>,
+    ) -> Result<Outcome, EngineError> {
         let mut dec = ResponseDecoder::default();
+        let mut keep = keep;
+        if let Some(k) = keep.as_deref_mut() {
+            k.clear();
+            std::mem::swap(&mut dec.rows, k);
+            dec.capture = true;
+        }
         loop {
             let m = self.next_msg()?;
             match dec.message(m.tag, self.wire.body(m)) {
                 Ok(Step::More) => {}
-                Ok(Step::Done(result)) => return result,
+                Ok(Step::Done(result)) => {
+                    if let Some(k) = keep {
+                        std::mem::swap(&mut dec.rows, k);
+                    }
+                    return result;
+                }
                 Ok(Step::CopyIn) => {
                     // COPY FROM STDIN sent as a plain statement: refuse the data.
                     frontend::copy_fail(
@@ -526,6 +545,52 @@ impl Connection for PgConnection {
 
     fn query(&mut self, sql: &str) -> Result<Outcome, EngineError> {
         self.simple(sql)
+    }
+
+    fn run_rows(
+        &mut self,
+        op: &dbdelta_engine::Op<'_>,
+        rows: &mut dbdelta_engine::Rows,
+    ) -> Result<Outcome, EngineError> {
+        use dbdelta_engine::Op;
+        self.check_usable()?;
+        match op {
+            Op::Execute { stmt, params } if self.prepared => {
+                let st = self.stmt(*stmt)?;
+                check_params(st, params)?;
+                let returns_rows = st.returns_rows;
+                encode_execute(&mut self.wire.wbuf, &self.stmts[stmt.0 as usize], params);
+                self.send()?;
+                let mut out = self.read_result_keeping(Some(rows))?;
+                out.has_result = returns_rows;
+                Ok(out)
+            }
+            Op::Execute { stmt, params } => {
+                let st = self.stmt(*stmt)?;
+                check_params(st, params)?;
+                let mut text = std::mem::take(&mut self.text);
+                let r = interpolate(
+                    &self.stmts[stmt.0 as usize].sql,
+                    params,
+                    Dialect::Postgres,
+                    &mut text,
+                );
+                let r = r.and_then(|()| encode_simple(&mut self.wire.wbuf, &text));
+                self.text = text;
+                r?;
+                self.send()?;
+                self.read_result_keeping(Some(rows))
+            }
+            Op::Query(sql) => {
+                encode_simple(&mut self.wire.wbuf, sql)?;
+                self.send()?;
+                self.read_result_keeping(Some(rows))
+            }
+            Op::Kv(kv) => Err(EngineError::unsupported(
+                dbdelta_engine::Family::KeyValue,
+                kv.kind.name(),
+            )),
+        }
     }
 
     fn query_scalar(&mut self, sql: &str) -> Result<Option<String>, EngineError> {

@@ -85,6 +85,9 @@ pub(crate) fn check_params(st: &Stmt, params: &[Value<'_>]) -> Result<(), Engine
 pub(crate) struct ResponseDecoder {
     out: Outcome,
     err: Option<ServerError>,
+    /// Keep the values of this response's rows in `rows`.
+    pub(crate) capture: bool,
+    pub(crate) rows: dbdelta_engine::Rows,
 }
 
 /// What one backend message meant for the response.
@@ -103,7 +106,13 @@ impl ResponseDecoder {
     #[inline]
     pub(crate) fn message(&mut self, tag: u8, body: &[u8]) -> Result<Step, EngineError> {
         match tag {
-            b'D' => self.out.rows += 1,
+            b'D' => {
+                self.out.rows += 1;
+                if self.capture {
+                    keep_data_row(body, &mut self.rows)
+                        .ok_or_else(|| protocol_error("bad DataRow"))?;
+                }
+            }
             b'C' => self.out.affected += affected_rows(body),
             b'T' => self.out.has_result = true,
             b'2' | b'1' | b'n' | b'I' | b'N' | b'S' | b'A' | b't' | b'd' | b'c' | b'H' => {}
@@ -113,6 +122,7 @@ impl ResponseDecoder {
                     None => Ok(self.out),
                 };
                 self.out = Outcome::default();
+                self.capture = false;
                 return Ok(Step::Done(done));
             }
             b'E' => {
@@ -132,6 +142,24 @@ impl ResponseDecoder {
         }
         Ok(Step::More)
     }
+}
+
+/// Appends the values of a text-format DataRow; `None` when it is malformed.
+fn keep_data_row(body: &[u8], rows: &mut dbdelta_engine::Rows) -> Option<()> {
+    let n = crate::wire::be_i16(body, 0)?;
+    let mut at = 2;
+    rows.start_row();
+    for _ in 0..n {
+        let len = crate::wire::be_i32(body, at)?;
+        at += 4;
+        if len < 0 {
+            rows.push(None);
+        } else {
+            rows.push(Some(body.get(at..at + len as usize)?));
+            at += len as usize;
+        }
+    }
+    Some(())
 }
 
 /// A whole message at the front of a buffer: its tag, its body and its total length.
@@ -247,6 +275,17 @@ impl Session for PgSession {
         }
         out.extend_from_slice(&self.scratch);
         Ok(())
+    }
+
+    fn capture_next(&mut self) -> Result<(), EngineError> {
+        self.decoder.capture = true;
+        self.decoder.rows.clear();
+        Ok(())
+    }
+
+    fn take_rows(&mut self, into: &mut dbdelta_engine::Rows) {
+        std::mem::swap(&mut self.decoder.rows, into);
+        self.decoder.rows.clear();
     }
 
     fn decode(&mut self, input: &[u8]) -> Result<Decoded, EngineError> {

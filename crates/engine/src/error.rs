@@ -92,4 +92,22 @@ impl EngineError {
     pub fn is_retryable(&self) -> bool {
         self.kind == ErrorKind::Retryable
     }
+    /// True for the failures a transaction may be re-run after, as pgbench's
+    /// `--max-tries` does: serialization failures and deadlocks (PostgreSQL 40001 and
+    /// 40P01; MySQL/MariaDB 1213 deadlock and 1020 record changed; SQLite busy/locked).
+    pub fn is_serialization(&self) -> bool {
+        self.kind == ErrorKind::Retryable
+            && matches!(
+                self.code.as_deref(),
+                Some(
+                    "SQLSTATE 40001"
+                        | "SQLSTATE 40P01"
+                        | "MySQL 1213"
+                        | "MySQL 1020"
+                        | "SQLite 5"
+                        | "SQLite 6"
+                        | "SQLite 517"
+                )
+            )
+    }
 }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod mock;
 pub mod net;
 pub mod ops;
+pub mod rows;
 pub mod server;
 pub mod session;
 pub mod sqlite;
@@ -25,6 +26,7 @@ pub mod usertable;
 pub use dbdelta_model::Dialect;
 pub use error::{EngineError, ErrorKind};
 pub use ops::{Family, KvKind, KvOp, Op, OpBatch, Scratch};
+pub use rows::Rows;
 pub use session::{Canceller, Decoded, Session, SessionParts, Socket};
 
 use std::collections::BTreeMap;
@@ -194,6 +196,16 @@ pub trait Connection: Send {
     /// and recreate their table instead).
     fn kv_clear(&mut self) -> Result<(), EngineError> {
         Err(EngineError::unsupported(Family::KeyValue, "clear"))
+    }
+
+    /// Executes a SQL operation and keeps its rows' values in `rows` (cleared first), for
+    /// workloads that read results. The default refuses: the engine only counts rows.
+    fn run_rows(&mut self, op: &Op<'_>, rows: &mut Rows) -> Result<Outcome, EngineError> {
+        let _ = (op, rows);
+        Err(EngineError::new(
+            ErrorKind::Unsupported,
+            format!("{:?} connections do not return row values", self.dialect()),
+        ))
     }
 
     /// Executes one operation of any family.

@@ -181,6 +181,9 @@ pub struct OpBatch {
     bytes: Vec<u8>,
     fields: Vec<u16>,
     values: Vec<Range<u32>>,
+    /// Indexes (ascending) of the operations whose result the workload reads before the
+    /// event goes on ([`OpBatch::inspect_last`]).
+    inspected: Vec<u32>,
 }
 
 /// Appends the parameters of one `Execute` to a batch; dropped when the statement is done.
@@ -245,6 +248,29 @@ impl OpBatch {
         self.bytes.clear();
         self.fields.clear();
         self.values.clear();
+        self.inspected.clear();
+    }
+
+    /// Marks the last operation added: when it completes, the driver hands its outcome and
+    /// rows to the workload (`Workload::inspect`), which may add the operations that
+    /// depend on them. Only SQL operations can be inspected.
+    pub fn inspect_last(&mut self) {
+        if let Some(i) = self.recs.len().checked_sub(1) {
+            self.inspected.push(i as u32);
+        }
+    }
+
+    /// True when operation `i` was marked with [`OpBatch::inspect_last`].
+    #[inline]
+    pub fn inspects(&self, i: usize) -> bool {
+        !self.inspected.is_empty() && self.inspected.binary_search(&(i as u32)).is_ok()
+    }
+
+    /// Drops the operations from `len` on (a transaction retried from its start forgets
+    /// what its results added); their parameters stay in the buffers until `clear`.
+    pub fn truncate(&mut self, len: usize) {
+        self.recs.truncate(len);
+        self.inspected.retain(|&i| (i as usize) < len);
     }
 
     /// Number of operations.

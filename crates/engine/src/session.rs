@@ -46,6 +46,21 @@ pub trait Session: Send {
     /// must be closed.
     fn decode(&mut self, input: &[u8]) -> Result<Decoded, EngineError>;
 
+    /// Keeps the values of the next response's rows (for the request encoded next), to be
+    /// taken with [`Session::take_rows`]. The default refuses: the session only counts rows.
+    fn capture_next(&mut self) -> Result<(), EngineError> {
+        Err(EngineError::new(
+            crate::ErrorKind::Unsupported,
+            "this connection does not return row values",
+        ))
+    }
+
+    /// Swaps the rows captured for the last response into `into` (whose old content the
+    /// session reuses as its next buffer).
+    fn take_rows(&mut self, into: &mut crate::Rows) {
+        into.clear();
+    }
+
     /// Appends the request that rolls back an open transaction after an error (`ROLLBACK`);
     /// its response is decoded like any other.
     fn encode_rollback(&mut self, out: &mut Vec<u8>) -> Result<(), EngineError> {

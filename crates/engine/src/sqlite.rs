@@ -2,7 +2,7 @@
 //! target become PRAGMAs applied on every connection.
 
 use crate::{
-    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions, Outcome,
+    Connection, Dialect, Family, Op, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions, Outcome,
     OwnedValue, RowSource, SettleReport, StatementTexts, StmtId, Value,
 };
 use dbdelta_model::{Location, TargetSpec};
@@ -287,12 +287,20 @@ fn bind(stmt: &mut rusqlite::Statement<'_>, params: &[Value<'_>]) -> Result<(), 
 fn run(
     stmt: &mut rusqlite::Statement<'_>,
     changes: impl Fn() -> u64,
+    mut keep: Option<&mut crate::Rows>,
 ) -> Result<Outcome, EngineError> {
-    if stmt.column_count() > 0 {
+    if let Some(k) = keep.as_deref_mut() {
+        k.clear();
+    }
+    let width = stmt.column_count();
+    if width > 0 {
         let mut rows = stmt.raw_query();
         let mut n = 0;
-        while rows.next().map_err(sql_err)?.is_some() {
+        while let Some(row) = rows.next().map_err(sql_err)? {
             n += 1;
+            if let Some(k) = keep.as_deref_mut() {
+                keep_row(row, width, k)?;
+            }
         }
         Ok(Outcome {
             rows: n,
@@ -306,6 +314,61 @@ fn run(
             affected: changes(),
             has_result: false,
         })
+    }
+}
+
+/// Appends one result row's values as text.
+fn keep_row(
+    row: &rusqlite::Row<'_>,
+    width: usize,
+    keep: &mut crate::Rows,
+) -> Result<(), EngineError> {
+    use rusqlite::types::ValueRef;
+    use std::fmt::Write as _;
+    keep.start_row();
+    for i in 0..width {
+        match row.get_ref(i).map_err(sql_err)? {
+            ValueRef::Null => keep.push(None),
+            ValueRef::Integer(v) => keep.push_with(|t| {
+                let _ = write!(t, "{v}");
+            }),
+            ValueRef::Real(v) => keep.push_with(|t| {
+                let _ = write!(t, "{v}");
+            }),
+            ValueRef::Text(b) | ValueRef::Blob(b) => keep.push(Some(b)),
+        }
+    }
+    Ok(())
+}
+
+impl SqliteConnection {
+    fn execute_keeping(
+        &mut self,
+        stmt: StmtId,
+        params: &[Value<'_>],
+        keep: Option<&mut crate::Rows>,
+    ) -> Result<Outcome, EngineError> {
+        let sql = self.sqls.get(stmt)?;
+        let conn = &self.conn;
+        if self.prepared {
+            let mut st = conn.prepare_cached(sql).map_err(sql_err)?;
+            bind(&mut st, params)?;
+            run(&mut st, || conn.changes(), keep)
+        } else {
+            crate::text::interpolate(sql, params, Dialect::Sqlite, &mut self.text)?;
+            let mut st = conn.prepare(&self.text).map_err(sql_err)?;
+            run(&mut st, || conn.changes(), keep)
+        }
+    }
+
+    fn query_keeping(
+        &mut self,
+        sql: &str,
+        keep: Option<&mut crate::Rows>,
+    ) -> Result<Outcome, EngineError> {
+        let conn = &self.conn;
+        let mut st = conn.prepare(sql).map_err(sql_err)?;
+        run(&mut st, || conn.changes(), keep)
     }
 }
 
@@ -326,23 +389,19 @@ impl Connection for SqliteConnection {
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Value<'_>]) -> Result<Outcome, EngineError> {
-        let sql = self.sqls.get(stmt)?;
-        let conn = &self.conn;
-        if self.prepared {
-            let mut st = conn.prepare_cached(sql).map_err(sql_err)?;
-            bind(&mut st, params)?;
-            run(&mut st, || conn.changes())
-        } else {
-            crate::text::interpolate(sql, params, Dialect::Sqlite, &mut self.text)?;
-            let mut st = conn.prepare(&self.text).map_err(sql_err)?;
-            run(&mut st, || conn.changes())
-        }
+        self.execute_keeping(stmt, params, None)
     }
 
     fn query(&mut self, sql: &str) -> Result<Outcome, EngineError> {
-        let conn = &self.conn;
-        let mut st = conn.prepare(sql).map_err(sql_err)?;
-        run(&mut st, || conn.changes())
+        self.query_keeping(sql, None)
+    }
+
+    fn run_rows(&mut self, op: &Op<'_>, rows: &mut crate::Rows) -> Result<Outcome, EngineError> {
+        match op {
+            Op::Execute { stmt, params } => self.execute_keeping(*stmt, params, Some(rows)),
+            Op::Query(sql) => self.query_keeping(sql, Some(rows)),
+            Op::Kv(kv) => Err(EngineError::unsupported(Family::KeyValue, kv.kind.name())),
+        }
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), EngineError> {

@@ -18,9 +18,9 @@ pub mod target;
 pub use dialect::Dialect;
 pub use ibench::{IbenchOptions, IbenchStats, KindLatency};
 pub use manifest::{HostInfo, RunManifest, RunStatus, TargetManifest, ToolInfo};
-pub use options::{RunOptions, Scale};
+pub use options::{RunOptions, Scale, TpcOptions, TpccMode};
 pub use result::{
     ConnectStats, Group, Interval, LatencySummary, OpTypeStats, Pacing, StepKind, StepResult,
-    StepStatus, Throughput, ThroughputUnit, RESULT_SCHEMA,
+    StepStatus, Throughput, ThroughputUnit, TxnCounts, RESULT_SCHEMA,
 };
 pub use target::{Location, Secret, TargetError, TargetSpec};

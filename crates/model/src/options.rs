@@ -103,6 +103,63 @@ pub struct RunOptions {
     /// How the client connects and how long it waits.
     #[serde(default)]
     pub client: ClientOptions,
+    /// pgbench's transaction rules and the TPC suites' sizes.
+    #[serde(default)]
+    pub tpc: TpcOptions,
+}
+
+/// Options of the TPC-B (pgbench) and TPC-C suites.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TpcOptions {
+    /// pgbench's scale factor (`--scale-factor`): branches; tellers ×10, accounts ×100,000.
+    pub scale_factor: u32,
+    /// Tries of a transaction after serialization failures and deadlocks (`--max-tries`;
+    /// `None` = 1 for pgbench's scripts, as pgbench, and 10 for TPC-C).
+    #[serde(default)]
+    pub max_tries: Option<u32>,
+    /// Transactions slower than this are counted late; under `--rate`, ones already this
+    /// late when due are skipped (`--latency-limit`, ms).
+    pub latency_limit_ms: Option<f64>,
+    /// Transactions per terminal (pgbench's `-t`, `--transactions`): the step ends when
+    /// every terminal ran them; `None` = run for the step's duration.
+    #[serde(default)]
+    pub transactions: Option<u64>,
+    /// TPC-C warehouses loaded (`--warehouses`).
+    pub warehouses: u32,
+    /// TPC-C terminals (`--terminals`); `None` = 10 per warehouse, the specification's.
+    pub terminals: Option<u32>,
+    /// Deal terminals over every warehouse even when there are fewer than ten per
+    /// warehouse (`--all-warehouses`, HammerDB's option).
+    pub all_warehouses: bool,
+    /// TPC-C mode: `throughput` (no waits) or `spec` (keying and think times).
+    pub tpcc_mode: TpccMode,
+}
+
+/// How TPC-C terminals pace themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum TpccMode {
+    /// No keying or think times (HammerDB's timed driver, sysbench-tpcc).
+    #[default]
+    Throughput,
+    /// The specification's keying and think times (clause 5.2.5): at most 12.86 tpmC
+    /// per warehouse.
+    Spec,
+}
+
+impl Default for TpcOptions {
+    fn default() -> Self {
+        TpcOptions {
+            scale_factor: 1,
+            max_tries: None,
+            latency_limit_ms: None,
+            transactions: None,
+            warehouses: 1,
+            terminals: None,
+            all_warehouses: false,
+            tpcc_mode: TpccMode::Throughput,
+        }
+    }
 }
 
 /// Connection and timeout settings of the client core.

@@ -96,6 +96,12 @@ pub enum ThroughputUnit {
     /// is one operation, however many statements it takes).
     #[serde(rename = "ops/s")]
     OpsPerSec,
+    /// Transactions per second (pgbench's `tps`: a script run is one transaction).
+    #[serde(rename = "tps")]
+    Tps,
+    /// TPC-C's new orders per minute, read from the districts' order counters.
+    #[serde(rename = "NOPM")]
+    Nopm,
 }
 
 impl ThroughputUnit {
@@ -106,6 +112,8 @@ impl ThroughputUnit {
             ThroughputUnit::KrowsPerSec => "Krows/s",
             ThroughputUnit::RowsPerSec => "rows/s",
             ThroughputUnit::OpsPerSec => "ops/s",
+            ThroughputUnit::Tps => "tps",
+            ThroughputUnit::Nopm => "NOPM",
         }
     }
 }
@@ -241,6 +249,33 @@ pub struct StepResult {
     /// differences, LSM size and memory at the end); empty for engines without them.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub engine_stats: std::collections::BTreeMap<String, f64>,
+    /// Steps run with pgbench's transaction rules (`--max-tries`, `--latency-limit`,
+    /// Poisson `--rate`): the rules and what they counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub txn: Option<TxnCounts>,
+    /// Steps whose workload reports its own figures beside the runner's (TPC-C's NOPM and
+    /// consistency conditions, pgbench's table sums), by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub workload_stats: std::collections::BTreeMap<String, f64>,
+}
+
+/// pgbench's transaction rules of a step and what they counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TxnCounts {
+    /// Tries of a transaction after serialization failures and deadlocks (1 = none).
+    pub max_tries: u32,
+    /// The latency limit, ms (`--latency-limit`).
+    pub latency_limit_ms: Option<f64>,
+    /// Paced with Poisson arrivals (pgbench's `--rate`).
+    pub poisson: bool,
+    /// Re-runs after serialization failures and deadlocks.
+    pub retries: u64,
+    /// Transactions that needed at least one re-run.
+    pub retried: u64,
+    /// Transactions slower than the latency limit.
+    pub late: u64,
+    /// Scheduled transactions skipped because they were already later than the limit.
+    pub skipped: u64,
 }
 
 /// One operation type of a mixed step (YCSB's `[READ]`, `[UPDATE]`, … blocks).
@@ -362,6 +397,8 @@ impl StepResult {
             connect: None,
             op_types: Vec::new(),
             engine_stats: Default::default(),
+            txn: None,
+            workload_stats: Default::default(),
         }
     }
 

@@ -735,6 +735,8 @@ fn unit_name(u: ThroughputUnit) -> &'static str {
         ThroughputUnit::RowsPerSec => "rows/s",
         ThroughputUnit::OpsPerSec => "ops/s",
         ThroughputUnit::Qps => "QPS",
+        ThroughputUnit::Tps => "tps",
+        ThroughputUnit::Nopm => "NOPM",
     }
 }
 

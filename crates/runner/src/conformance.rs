@@ -4,12 +4,12 @@
 //! prove each engine executes every step as specified.
 
 use dbdelta_engine::{
-    Connection, Dialect, Engine, EngineError, OpBatch, Outcome, Scratch, StmtId, Value,
+    Connection, Dialect, Engine, EngineError, Outcome, StmtId, Value,
 };
 use dbdelta_model::RunOptions;
 use dbdelta_workload::schema::{ensure_ledger, load_table};
 use dbdelta_workload::sysbench::{statements_per_event, Sysbench, WorkerContext};
-use dbdelta_workload::{run_event, Counters, Step, Suite, Workload, WorkloadKind};
+use dbdelta_workload::{run_event, Counters, EventBuffers, Step, Suite, Workload, WorkloadKind};
 use std::collections::BTreeSet;
 
 /// A parameter as seen on the wire (text reduced to its length).
@@ -203,11 +203,11 @@ pub fn check_step(
     let expected = statements_per_event(p);
     let mut hot_sets = BTreeSet::new();
     let mut full_ranges = 0;
-    let (mut ops, mut scratch) = (OpBatch::new(), Scratch::default());
+    let mut buffers = EventBuffers::default();
     for e in 0..events {
         conn.calls.clear();
         let mut counters = Counters::default();
-        run_event(&mut w, &mut conn, &mut ops, &mut scratch, &mut counters)?;
+        run_event(&mut w, &mut conn, &mut buffers, &mut counters, 1).result?;
         let calls = std::mem::take(&mut conn.calls);
         let got = calls.len() as u32;
         if e == 0 {
@@ -377,7 +377,11 @@ pub fn check_step(
             | WorkloadKind::Overwritesome
             | WorkloadKind::Readwhilewriting
             | WorkloadKind::Fwdrangewhilewriting
-            | WorkloadKind::Revrangewhilewriting => {}
+            | WorkloadKind::Revrangewhilewriting
+            | WorkloadKind::TpcbLike
+            | WorkloadKind::SimpleUpdate
+            | WorkloadKind::SelectOnly
+            | WorkloadKind::Tpcc => {}
         }
     }
     check.facts.push(format!("{expected} statements per event"));

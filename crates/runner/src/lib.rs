@@ -17,6 +17,7 @@ mod mux;
 mod op_types;
 pub mod progress;
 pub mod recorder;
+pub mod schedule;
 pub mod sequence;
 
 pub use connect::ConnectPlan;

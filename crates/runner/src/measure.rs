@@ -9,10 +9,10 @@ use crate::mux::event_loop::{run_loop, LoopConfig, Terminal};
 use crate::op_types::OpTypeRecorder;
 use crate::progress::Progress;
 use crate::recorder::{Merged, Recorder, SharedRecording, Slice};
-use dbdelta_engine::{Engine, EngineError, ErrorKind, OpBatch, Scratch, SessionParts};
+use dbdelta_engine::{Engine, EngineError, ErrorKind, SessionParts};
 use dbdelta_model::{
     ConnectStats, Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
-    RESULT_SCHEMA,
+    TxnCounts, RESULT_SCHEMA,
 };
 use dbdelta_osmetrics::{op_costs, DeviceChoice, Sampler, SamplerConfig, SamplerHandle};
 use dbdelta_profile::perf::Stopped;
@@ -21,7 +21,10 @@ use dbdelta_stats::{new_compact_histogram, new_histogram, record_ns, summarize};
 use dbdelta_workload::dbbench::{DbBench, DbBenchShared};
 use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
 use dbdelta_workload::ycsb::{Ycsb, YcsbShared};
-use dbdelta_workload::{run_event, Counters, Step, Workload, WorkloadKind};
+use dbdelta_workload::{run_event, Counters, EventBuffers, Step, Workload, WorkloadKind};
+use crate::schedule::{Schedule, TxnPolicy, TxnTally};
+use dbdelta_workload::tpcb::{Tpcb, TpcbConfig};
+use dbdelta_workload::tpcc::{Tpcc, TpccConfig};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -116,6 +119,27 @@ pub struct StepPlan {
     pub ycsb: Option<Arc<YcsbShared>>,
     /// db_bench steps: sizes, the value buffer and fillseq's key counter.
     pub db_bench: Option<Arc<DbBenchShared>>,
+    /// pgbench steps: the script, scale and transaction count.
+    pub tpcb: Option<TpcbConfig>,
+    /// TPC-C steps: warehouses, terminals, mode and the run's NURand constants.
+    pub tpcc: Option<TpccConfig>,
+    /// pgbench's transaction rules: re-runs, latency limit, Poisson pacing.
+    pub txn: TxnPolicy,
+    /// A query answering one number the step reports as its difference over the window
+    /// (TPC-C: `sum(d_next_o_id)`, the new orders placed), read on a connection of its own
+    /// at the window's start and end.
+    pub window_probe: Option<WindowProbe>,
+}
+
+/// A number read from the database at the window's edges (see [`StepPlan::window_probe`]).
+#[derive(Debug, Clone)]
+pub struct WindowProbe {
+    /// The query; its first column of its first row is the number.
+    pub sql: String,
+    /// The name the difference is reported under in `workload_stats`.
+    pub name: String,
+    /// Report the difference per minute of the window as the headline, in this unit.
+    pub per_minute_unit: Option<ThroughputUnit>,
 }
 
 impl StepPlan {
@@ -168,6 +192,8 @@ pub(crate) struct WorkerOutput {
     pub done_at: Option<Instant>,
     /// A background worker (not the step's: db_bench's writer).
     pub background: bool,
+    /// Retries, late and skipped transactions.
+    pub txn: TxnTally,
 }
 
 /// State shared by the workers of one step (never touched per statement except `slots`).
@@ -346,6 +372,12 @@ fn workload_for(plan: &StepPlan, w: u32, dialect: dbdelta_engine::Dialect) -> Bo
     if let Some(shared) = &plan.ycsb {
         return Box::new(Ycsb::new(shared.clone(), plan.seed, stream));
     }
+    if let Some(config) = plan.tpcb {
+        return Box::new(Tpcb::new(config, plan.seed, stream));
+    }
+    if let Some(config) = &plan.tpcc {
+        return Box::new(Tpcc::new(config.clone(), plan.seed, stream, w));
+    }
     if let Some(shared) = &plan.db_bench {
         // Workers past the step's threads are the background writer of *whilewriting.
         let writer = w >= plan.threads;
@@ -516,13 +548,23 @@ fn run_jobs(
         })
     };
     let loop_cfg = LoopConfig {
-        every: plan.rate.map(|r| 1.0 / r),
+        schedule: Schedule::new(plan.rate, plan.txn.poisson),
+        txn: plan.txn,
+        seed: plan.seed,
         statement_timeout: plan.statement_timeout,
         max_error_rate: plan.max_error_rate,
         reconnect: &reconnect,
     };
     let mut cpu_at_window = None;
     let (mut counters_at_window, mut counters_at_end) = (None, None);
+    // The probe's connection is opened before the step so reading it costs one query.
+    let mut probe = plan.window_probe.as_ref().map(|p| {
+        engine
+            .connect()
+            .map(|conn| (conn, p))
+            .map_err(|e| format!("the step's counter query could not connect: {e}"))
+    });
+    let (mut probe_at_window, mut probe_at_end) = (None, None);
     let mut sampler: Option<SamplerHandle> = None;
     let mut recording: Option<Result<Recording, String>> = None;
     let mut actual_window = plan.window;
@@ -546,7 +588,9 @@ fn run_jobs(
                         }
                         match job {
                             Job::Thread { w, pre } => worker(engine, plan, w, pre, live, shared),
-                            Job::Loop(terminals) => run_loop(terminals, loop_cfg, shared, live),
+                            Job::Loop(terminals) => {
+                                run_loop(terminals, loop_cfg, shared, live, j)
+                            }
                         }
                     }))
                     .unwrap_or_else(|_| Err(EngineError::statement("worker thread panicked")));
@@ -586,6 +630,7 @@ fn run_jobs(
             if cpu_at_window.is_none() && now >= window_start {
                 cpu_at_window = Some(process_cpu_secs());
                 counters_at_window = engine_counters(engine);
+                probe_at_window = read_probe(&mut probe);
                 sampler = start_sampler(engine, plan.os_metrics, &plan.device, Some(&shared.tids));
                 if let Some(Ok(r)) = recording.as_mut() {
                     r.enable();
@@ -614,6 +659,9 @@ fn run_jobs(
         counters_at_end = counters_at_window
             .as_ref()
             .and_then(|_| engine_counters(engine));
+        if probe_at_window.is_some() {
+            probe_at_end = read_probe(&mut probe);
+        }
         let stopped = recording
             .take()
             .map(|r| r.and_then(|r| r.stop().map_err(|e| e.to_string())));
@@ -670,10 +718,50 @@ fn run_jobs(
     if let (Some(a), Some(b)) = (&counters_at_window, &counters_at_end) {
         result.engine_stats = dbdelta_engine::EngineCounters::step(a, b);
     }
+    if let Some(p) = &plan.window_probe {
+        match (probe_at_window, probe_at_end) {
+            (Some(Ok(a)), Some(Ok(b))) => {
+                let diff = b - a;
+                result.workload_stats.insert(p.name.clone(), diff);
+                if let Some(unit) = p.per_minute_unit {
+                    if result.is_ok() {
+                        result.throughput = Throughput {
+                            value: diff / result.seconds.max(1e-9) * 60.0,
+                            unit,
+                        };
+                    }
+                }
+            }
+            (Some(Err(e)), _) | (_, Some(Err(e))) if result.is_ok() => {
+                result.status = StepStatus::Failed {
+                    reason: format!("reading {}: {e}", p.name),
+                };
+            }
+            _ => {}
+        }
+    }
     if let Some(spec) = &plan.profile {
         keep_profile(spec, stopped, result.queries);
     }
     result
+}
+
+/// Reads the step's window probe; `None` when the step has none.
+fn read_probe(
+    probe: &mut Option<Result<(Box<dyn dbdelta_engine::Connection>, &WindowProbe), String>>,
+) -> Option<Result<f64, String>> {
+    let p = probe.as_mut()?;
+    Some(match p {
+        Err(e) => Err(e.clone()),
+        Ok((conn, p)) => conn
+            .query_scalar(&p.sql)
+            .map_err(|e| e.to_string())
+            .and_then(|v| {
+                v.as_deref()
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .ok_or_else(|| format!("{} returned {v:?}, not a number", p.sql))
+            }),
+    })
 }
 
 /// The engine's own counters, with this process's CPU and memory beside them (db_bench's
@@ -717,6 +805,9 @@ fn worker(
     let mut rec = Recorder::new(window_start, shared.recording.clone());
     // Only paced steps record lag and service time: a closed loop of a thousand workers
     // would otherwise hold two idle full-precision histograms each (23 MB, heaptrack).
+    let schedule = Schedule::new(plan.rate, plan.txn.poisson);
+    let mut tally = TxnTally::default();
+    let mut srng = dbdelta_workload::rng::Rng::new(plan.seed, 0x5C4E_D000 ^ u64::from(w));
     let (mut lag, mut service) = if plan.rate.is_some() {
         (new_histogram(), new_histogram())
     } else {
@@ -730,8 +821,12 @@ fn worker(
     let transactional = workload.uses_transactions();
     // A background worker paces itself and is never the step's: only its type counts.
     let background = workload.background();
-    let interval = plan.rate.filter(|_| !background).map(|r| 1.0 / r);
-    let (mut ops, mut scratch) = (OpBatch::new(), Scratch::default());
+    let schedule = if background {
+        Schedule::Closed
+    } else {
+        schedule
+    };
+    let mut buffers = EventBuffers::default();
     let mut done_at = None;
     loop {
         if stop.requested() || shared.abort.load(Ordering::Relaxed) {
@@ -741,22 +836,35 @@ fn worker(
             done_at = Some(Instant::now());
             break;
         }
+        // A terminal that waits between events (TPC-C's keying and think times).
+        if !schedule.paced() {
+            let pause = workload.pause();
+            let at = Instant::now() + pause;
+            if !pause.is_zero() && (at >= end || !crate::connect::sleep_until(at, stop)) {
+                break;
+            }
+        }
         // Open loop: take the next slot of the shared schedule and start at its intended
         // time; latency counts from that time, so a backlog shows as latency (no
         // coordinated omission) and never aborts the run.
-        let intended = match interval {
-            Some(every) => {
-                let k = shared.slots.fetch_add(1, Ordering::Relaxed);
-                let at = t0 + Duration::from_secs_f64(k as f64 * every);
-                if at >= end || !crate::connect::sleep_until(at, stop) {
-                    break;
-                }
-                at
+        let intended = if schedule.paced() {
+            let due = schedule.next_due(
+                &shared.slots,
+                &mut srng,
+                t0,
+                end,
+                plan.txn.latency_limit,
+                &mut tally.skipped,
+            );
+            match due {
+                Some(at) if crate::connect::sleep_until(at, stop) => at,
+                _ => break,
             }
-            None => Instant::now(),
+        } else {
+            Instant::now()
         };
         // Closed loop: the event starts when it is due (one clock read an event, not two).
-        let start = if interval.is_some() {
+        let start = if schedule.paced() {
             Instant::now()
         } else {
             intended
@@ -768,7 +876,14 @@ fn worker(
         }
         let measuring = intended >= window_start;
         let mut ev = Counters::default();
-        let outcome = run_event(&mut *workload, &mut *conn, &mut ops, &mut scratch, &mut ev);
+        let run = run_event(
+            &mut *workload,
+            &mut *conn,
+            &mut buffers,
+            &mut ev,
+            plan.txn.max_tries,
+        );
+        let outcome = run.result;
         if background {
             if measuring && outcome.is_ok() {
                 op_types.completed(&*workload, intended.elapsed());
@@ -788,7 +903,8 @@ fn worker(
                     events += 1;
                     rec.event(done, done - intended, ev.queries);
                     op_types.completed(&*workload, done - intended);
-                    if interval.is_some() {
+                    tally.completed(run.retries, done - intended, plan.txn.latency_limit);
+                    if schedule.paced() {
                         record_ns(&mut lag, (start - intended).as_nanos() as u64);
                         record_ns(&mut service, (done - start).as_nanos() as u64);
                     }
@@ -843,6 +959,7 @@ fn worker(
         op_types,
         done_at,
         background,
+        txn: tally,
     })
 }
 
@@ -920,8 +1037,10 @@ fn assemble(
     let mut codes = ErrorCodes::new();
     let (mut lag, mut service) = (new_histogram(), new_histogram());
     let mut op_types = OpTypeRecorder::default();
+    let mut tally = TxnTally::default();
     for o in ok {
         op_types.merge(o.op_types);
+        tally.merge(&o.txn);
         let _ = lag.add(&o.lag);
         let _ = service.add(&o.service);
         counters.merge(&o.counters);
@@ -955,6 +1074,11 @@ fn assemble(
         Throughput {
             value: events as f64 / secs,
             unit: ThroughputUnit::OpsPerSec,
+        }
+    } else if plan.step.params.kind.counts_transactions() {
+        Throughput {
+            value: events as f64 / secs,
+            unit: ThroughputUnit::Tps,
         }
     } else {
         Throughput {
@@ -1043,6 +1167,18 @@ fn assemble(
         connect: None,
         op_types: op_types.stats(secs),
         engine_stats: Default::default(),
+        txn: (plan.txn.is_set() || plan.step.params.kind.counts_transactions()).then(|| {
+            TxnCounts {
+                max_tries: plan.txn.max_tries,
+                latency_limit_ms: plan.txn.latency_limit.map(|d| d.as_secs_f64() * 1000.0),
+                poisson: plan.txn.poisson,
+                retries: tally.retries,
+                retried: tally.retried,
+                late: tally.late,
+                skipped: tally.skipped,
+            }
+        }),
+        workload_stats: Default::default(),
     }
 }
 

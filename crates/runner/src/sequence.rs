@@ -12,6 +12,8 @@ use dbdelta_model::{
 use dbdelta_workload::dbbench::{DbBenchConfig, DbBenchShared};
 use dbdelta_workload::schema::{ensure_ledger, load_table, TableLoad};
 use dbdelta_workload::suite::{Dataset, ThreadsRule};
+use dbdelta_workload::tpcb::TpcbConfig;
+use dbdelta_workload::tpcc::TpccConfig;
 use dbdelta_workload::ycsb::{Mix, YcsbConfig, YcsbShared};
 use dbdelta_workload::{Action, DurationClass, Step, Suite, SuiteItem};
 use std::path::PathBuf;
@@ -136,6 +138,86 @@ fn load_usertable(engine: &dyn Engine, opts: &RunOptions) -> Result<(u64, f64), 
     Ok((rows, start.elapsed().as_secs_f64()))
 }
 
+/// Tries of a TPC-C transaction unless `--max-tries` says otherwise.
+const DEFAULT_TPCC_TRIES: u32 = 10;
+
+/// Connections a load uses at most: one per core is what the server can absorb.
+const LOAD_PARALLEL: u64 = 8;
+
+/// Runs `work` over the parts `0..parts` on up to [`LOAD_PARALLEL`] connections (one for
+/// embedded engines, whose writers serialize anyway); returns the rows loaded.
+fn load_parallel(
+    engine: &dyn Engine,
+    parts: u64,
+    work: &(dyn Fn(&mut dyn dbdelta_engine::Connection, u64) -> Result<u64, EngineError> + Sync),
+) -> Result<u64, EngineError> {
+    let n = if engine.embedded() {
+        1
+    } else {
+        parts.clamp(1, LOAD_PARALLEL)
+    };
+    let results: Vec<Result<u64, EngineError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                s.spawn(move || -> Result<u64, EngineError> {
+                    let mut conn = engine.connect()?;
+                    let mut rows = 0;
+                    for part in (i..parts).step_by(n as usize) {
+                        rows += work(&mut *conn, part)?;
+                    }
+                    Ok(rows)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(EngineError::statement("load thread panicked")))
+            })
+            .collect()
+    });
+    results.into_iter().sum()
+}
+
+/// `pgbench -i`: the small tables on one connection, the accounts in parallel by ranges of
+/// branches, then vacuum, analyze and the primary keys.
+fn load_pgbench(engine: &dyn Engine, opts: &RunOptions) -> Result<(u64, f64), EngineError> {
+    use dbdelta_workload::tpcb;
+    let start = Instant::now();
+    let scale = opts.tpc.scale_factor;
+    let mut conn = engine.connect()?;
+    let mut rows = tpcb::create_and_load_small(&mut *conn, scale, opts.i_own_this_database)?;
+    // Ranges of about ten branches (a million accounts) per COPY.
+    let per = 10i64;
+    let parts = (i64::from(scale) + per - 1) / per;
+    rows += load_parallel(engine, parts as u64, &|c, part| {
+        let from = part as i64 * per;
+        tpcb::load_accounts(c, from, (from + per).min(i64::from(scale)))
+    })?;
+    tpcb::finish_load(&mut *conn)?;
+    Ok((rows, start.elapsed().as_secs_f64()))
+}
+
+/// TPC-C's initial population: the items, then each warehouse's rows in parallel by
+/// warehouse, then the secondary indexes.
+fn load_tpcc(engine: &dyn Engine, opts: &RunOptions) -> Result<(u64, f64), EngineError> {
+    use dbdelta_workload::tpcc::{load, schema};
+    let start = Instant::now();
+    if opts.tpc.warehouses == 0 {
+        return Err(EngineError::config("--warehouses must be at least 1"));
+    }
+    let mut conn = engine.connect()?;
+    schema::create_tables(&mut *conn, opts.i_own_this_database)?;
+    let mut rows = load::load_items(&mut *conn, opts.seed)?;
+    rows += load_parallel(engine, u64::from(opts.tpc.warehouses), &|c, part| {
+        load::load_warehouse(c, part as i64 + 1, opts.seed)
+    })?;
+    schema::create_indexes(&mut *conn)?;
+    schema::analyze(&mut *conn)?;
+    Ok((rows, start.elapsed().as_secs_f64()))
+}
+
 fn window_of(step: &Step, opts: &RunOptions) -> Duration {
     let secs = match step.duration {
         DurationClass::Read => opts.read_secs,
@@ -233,6 +315,14 @@ pub fn run_interleaved(
         Dataset::Sbtest => (1..=opts.tables).map(|t| format!("sbtest{t}")).collect(),
         Dataset::Usertable => vec![dbdelta_engine::usertable::TABLE.to_string()],
         Dataset::Keys => Vec::new(),
+        Dataset::Pgbench => dbdelta_workload::tpcb::TABLES
+            .iter()
+            .map(|t| t.to_string())
+            .collect(),
+        Dataset::Tpcc => dbdelta_workload::tpcc::schema::TABLES
+            .iter()
+            .map(|t| t.to_string())
+            .collect(),
     };
     // Each target's next YCSB insert key number: steps that insert continue the sequence.
     let mut next_insert: Vec<u64> = vec![opts.table_size; targets.len()];
@@ -303,7 +393,11 @@ pub fn run_interleaved(
                                     threads,
                                 ))
                             });
-                            if step.params.kind.db_bench().is_some_and(|b| b.counted()) {
+                            let counted_txns = step.params.kind.counts_transactions()
+                                && opts.tpc.transactions.is_some();
+                            if counted_txns
+                                || step.params.kind.db_bench().is_some_and(|b| b.counted())
+                            {
                                 // Counted steps end when their operations are done: every
                                 // operation is measured.
                                 plan.warmup = Duration::ZERO;
@@ -324,6 +418,9 @@ pub fn run_interleaved(
                             };
                             if let Some(y) = &plan.ycsb {
                                 next_insert[i] = y.next_insert();
+                            }
+                            if plan.tpcc.is_some() && !stop.requested() {
+                                check_tpcc(t.engine, &mut result);
                             }
                             if rounds > 1 {
                                 result.repeat = round;
@@ -373,11 +470,21 @@ fn run_load(
         ),
         Dataset::Usertable => format!("[{}] load: usertable, {} records", t.name, opts.table_size),
         Dataset::Keys => format!("[{}] load", t.name),
+        Dataset::Pgbench => format!(
+            "[{}] load: pgbench tables at scale {}",
+            t.name, opts.tpc.scale_factor
+        ),
+        Dataset::Tpcc => format!(
+            "[{}] load: TPC-C, {} warehouse(s)",
+            t.name, opts.tpc.warehouses
+        ),
     });
     let sampler = crate::measure::start_sampler(t.engine, opts.os_metrics, &opts.device, None);
     let loaded = match dataset {
         Dataset::Sbtest => load(t.engine, opts, opts.i_own_this_database),
         Dataset::Usertable => load_usertable(t.engine, opts),
+        Dataset::Pgbench => load_pgbench(t.engine, opts),
+        Dataset::Tpcc => load_tpcc(t.engine, opts),
         // Refused when the suite is parsed: fillseq writes the keys.
         Dataset::Keys => Err(EngineError::config(
             "db_bench's keys are written by the fillseq step, not by a load",
@@ -480,6 +587,27 @@ fn step_plan(
         max_error_rate: opts.client.max_error_rate,
         ycsb: None,
         db_bench: None,
+        tpcb: step.params.kind.pgbench_script().map(|script| TpcbConfig {
+            script,
+            scale: opts.tpc.scale_factor,
+            transactions: opts.tpc.transactions,
+        }),
+        tpcc: (step.params.kind == dbdelta_workload::WorkloadKind::Tpcc).then(|| TpccConfig {
+            warehouses: opts.tpc.warehouses,
+            terminals: threads,
+            all_warehouses: opts.tpc.all_warehouses,
+            spec_waits: opts.tpc.tpcc_mode == dbdelta_model::TpccMode::Spec,
+            c_run: dbdelta_workload::tpcc::gen::run_constants(opts.seed),
+            transactions: opts.tpc.transactions,
+        }),
+        txn: txn_policy(step, opts),
+        window_probe: (step.params.kind == dbdelta_workload::WorkloadKind::Tpcc).then(|| {
+            crate::measure::WindowProbe {
+                sql: "SELECT sum(d_next_o_id) FROM district".into(),
+                name: "new-orders".into(),
+                per_minute_unit: Some(dbdelta_model::ThroughputUnit::Nopm),
+            }
+        }),
         profile: profiling
             .filter(|p| !step.warm && p.settings.wants(&step.name, &step.label))
             .map(|p| dbdelta_profile::ProfileSpec {
@@ -495,6 +623,62 @@ fn step_plan(
     }
 }
 
+/// TPC-C's consistency conditions after a step: each condition's violations go into the
+/// result (`consistency.N`), and any violation fails the step, naming the condition.
+fn check_tpcc(engine: &dyn Engine, result: &mut StepResult) {
+    let checked = engine
+        .connect()
+        .and_then(|mut c| dbdelta_workload::tpcc::check::check(&mut *c));
+    match checked {
+        Ok(conditions) => {
+            let mut broken = Vec::new();
+            for v in &conditions {
+                result
+                    .workload_stats
+                    .insert(format!("consistency.{}", v.condition), v.count as f64);
+                if v.count > 0 {
+                    broken.push(format!(
+                        "condition {} ({}) violated {} time(s)",
+                        v.condition, v.description, v.count
+                    ));
+                }
+            }
+            if !broken.is_empty() {
+                result.status = StepStatus::Failed {
+                    reason: format!(
+                        "TPC-C consistency: {} — the engine or the workload is wrong",
+                        broken.join("; ")
+                    ),
+                };
+            }
+        }
+        Err(e) => {
+            result.status = StepStatus::Failed {
+                reason: format!("TPC-C consistency check could not run: {e}"),
+            }
+        }
+    }
+}
+
+/// pgbench's transaction rules for a step: `--max-tries` and `--latency-limit` apply to
+/// every step; pgbench's scripts are paced with Poisson arrivals.
+fn txn_policy(step: &Step, opts: &RunOptions) -> crate::schedule::TxnPolicy {
+    let tpcc = step.params.kind == dbdelta_workload::WorkloadKind::Tpcc;
+    crate::schedule::TxnPolicy {
+        // TPC-C re-runs serialization failures and deadlocks by default; pgbench does not.
+        max_tries: opts
+            .tpc
+            .max_tries
+            .unwrap_or(if tpcc { DEFAULT_TPCC_TRIES } else { 1 })
+            .max(1),
+        latency_limit: opts
+            .tpc
+            .latency_limit_ms
+            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok()),
+        poisson: step.params.kind.pgbench_script().is_some(),
+    }
+}
+
 /// A validated, finite, non-negative number of seconds as a duration (bad values were
 /// refused when the options were parsed; this only keeps a corrupt file from panicking).
 fn secs(s: f64) -> Duration {
@@ -506,6 +690,11 @@ fn thread_counts(step: &Step, opts: &RunOptions) -> Vec<u32> {
     match step.threads {
         Some(ThreadsRule::Tables) => vec![opts.tables.max(1)],
         Some(ThreadsRule::One) => vec![1],
+        Some(ThreadsRule::Terminals) => vec![opts
+            .tpc
+            .terminals
+            .unwrap_or(10 * opts.tpc.warehouses)
+            .max(1)],
         None => opts.threads.clone(),
     }
 }

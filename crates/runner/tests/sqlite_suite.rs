@@ -27,6 +27,7 @@ fn options(table_size: u64, secs: f64) -> RunOptions {
         rate: None,
         i_own_this_database: false,
         client: Default::default(),
+        tpc: Default::default(),
     }
 }
 

@@ -9,13 +9,14 @@ pub mod rng;
 pub mod schema;
 pub mod suite;
 pub mod sysbench;
+pub mod tpcb;
 pub mod tpcc;
 pub mod ycsb;
 
 pub use counters::Counters;
 pub use suite::{Action, DurationClass, Step, Suite, SuiteError, SuiteItem, WorkloadKind};
 
-use dbdelta_engine::{Connection, EngineError, OpBatch, Scratch};
+use dbdelta_engine::{Connection, EngineError, OpBatch, Outcome, Rows, Scratch};
 
 /// One terminal's operation logic: statements prepared once per connection, then the
 /// operations of one event at a time. Workloads never execute anything themselves, so the
@@ -50,20 +51,107 @@ pub trait Workload: Send {
     fn op_type_names(&self) -> &'static [&'static str] {
         &[]
     }
+    /// Called when operation `op`, marked with [`OpBatch::inspect_last`], completed, with
+    /// its outcome and rows: the workload appends the operations that depend on them (an
+    /// interactive transaction: TPC-C reads the district's next order number, then inserts
+    /// the order). An error fails the event (it is rolled back).
+    fn inspect(
+        &mut self,
+        op: usize,
+        outcome: &Outcome,
+        rows: &Rows,
+        ops: &mut OpBatch,
+    ) -> Result<(), EngineError> {
+        let _ = (op, outcome, rows, ops);
+        Ok(())
+    }
+    /// Called before the event is run again from its first operation after a
+    /// serialization failure or deadlock (`--max-tries`): the workload forgets what the
+    /// failed attempt's results told it and keeps its random inputs, as pgbench does.
+    fn restart_event(&mut self) {}
+    /// How long the terminal waits before its next event in a closed loop (TPC-C's
+    /// keying and think times in spec mode); zero for every other workload.
+    fn pause(&mut self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+}
+
+/// Reused buffers of a terminal's events.
+#[derive(Debug, Default)]
+pub struct EventBuffers {
+    /// The operations of the event under way.
+    pub ops: OpBatch,
+    /// Storage for the borrowed parameters of one operation.
+    pub scratch: Scratch,
+    /// The rows of the last inspected operation.
+    pub rows: Rows,
+}
+
+/// How one event went on a blocking connection.
+#[derive(Debug)]
+pub struct EventRun {
+    /// Its result (the last attempt's).
+    pub result: Result<(), EngineError>,
+    /// Attempts after the first (serialization failures and deadlocks retried).
+    pub retries: u32,
 }
 
 /// Produces and runs one event on a blocking connection, counting every executed operation
-/// into `n` (those before an error too, as sysbench does).
+/// into `n` (those before an error too, as sysbench does). A transaction failing with a
+/// serialization failure or deadlock is rolled back and run again from its first operation,
+/// with the same inputs, until it has been tried `max_tries` times (pgbench's
+/// `--max-tries`; 1 = never retried).
 pub fn run_event(
     workload: &mut dyn Workload,
     conn: &mut dyn Connection,
-    ops: &mut OpBatch,
-    scratch: &mut Scratch,
+    b: &mut EventBuffers,
+    n: &mut Counters,
+    max_tries: u32,
+) -> EventRun {
+    b.ops.clear();
+    if let Err(e) = workload.next_event(&mut b.ops) {
+        return EventRun {
+            result: Err(e),
+            retries: 0,
+        };
+    }
+    let first_len = b.ops.len();
+    let mut retries = 0;
+    let result = loop {
+        let r = run_attempt(workload, conn, b, n);
+        match r {
+            Err(e) if e.is_serialization() && retries + 1 < max_tries => {
+                let _ = conn.rollback();
+                retries += 1;
+                b.ops.truncate(first_len);
+                workload.restart_event();
+            }
+            other => break other,
+        }
+    };
+    workload.event_done();
+    EventRun { result, retries }
+}
+
+/// Runs the operations of one attempt in order, handing inspected results to the workload.
+fn run_attempt(
+    workload: &mut dyn Workload,
+    conn: &mut dyn Connection,
+    b: &mut EventBuffers,
     n: &mut Counters,
 ) -> Result<(), EngineError> {
-    ops.clear();
-    workload.next_event(ops)?;
-    let r = dbdelta_engine::ops::run_batch(conn, ops, scratch, |o| n.add(o));
-    workload.event_done();
-    r
+    let mut i = 0;
+    while i < b.ops.len() {
+        if b.ops.inspects(i) {
+            let rows = &mut b.rows;
+            let out = b.ops.with_op(i, &mut b.scratch, |op| conn.run_rows(&op, rows))?;
+            n.add(out);
+            workload.inspect(i, &out, &b.rows, &mut b.ops)?;
+        } else {
+            let out = b.ops.with_op(i, &mut b.scratch, |op| conn.run(&op))?;
+            n.add(out);
+        }
+        i += 1;
+    }
+    Ok(())
 }

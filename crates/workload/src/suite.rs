@@ -11,6 +11,8 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("sysbench", include_str!("../../../suites/sysbench.toml")),
     ("ycsb", include_str!("../../../suites/ycsb.toml")),
     ("kv", include_str!("../../../suites/kv.toml")),
+    ("tpcb", include_str!("../../../suites/tpcb.toml")),
+    ("tpcc", include_str!("../../../suites/tpcc.toml")),
 ];
 
 /// Why a suite could not be loaded.
@@ -135,6 +137,14 @@ pub enum WorkloadKind {
     Fwdrangewhilewriting,
     /// db_bench `revrangewhilewriting`.
     Revrangewhilewriting,
+    /// pgbench's default script `tpcb-like`.
+    TpcbLike,
+    /// pgbench's `simple-update` (`-N`).
+    SimpleUpdate,
+    /// pgbench's `select-only` (`-S`).
+    SelectOnly,
+    /// TPC-C's five transactions from a card deck (45/43/4/4/4).
+    Tpcc,
 }
 
 impl WorkloadKind {
@@ -162,9 +172,30 @@ impl WorkloadKind {
             Dataset::Usertable
         } else if self.db_bench().is_some() {
             Dataset::Keys
+        } else if self.pgbench_script().is_some() {
+            Dataset::Pgbench
+        } else if self == WorkloadKind::Tpcc {
+            Dataset::Tpcc
         } else {
             Dataset::Sbtest
         }
+    }
+
+    /// pgbench's built-in script of a kind; `None` for the others.
+    pub fn pgbench_script(self) -> Option<crate::tpcb::Script> {
+        use crate::tpcb::Script;
+        Some(match self {
+            WorkloadKind::TpcbLike => Script::TpcbLike,
+            WorkloadKind::SimpleUpdate => Script::SimpleUpdate,
+            WorkloadKind::SelectOnly => Script::SelectOnly,
+            _ => return None,
+        })
+    }
+
+    /// True for kinds whose unit is a transaction of several statements measured as
+    /// pgbench does (TPC-B, TPC-C): transactions per second is the headline.
+    pub fn counts_transactions(self) -> bool {
+        matches!(self.dataset(), Dataset::Pgbench | Dataset::Tpcc)
     }
 
     /// The YCSB core workload of a `ycsb-*` kind; `None` for sysbench's kinds.
@@ -194,6 +225,10 @@ pub enum Dataset {
     /// db_bench's binary keys in a native ordered store (`--table-size` keys), written by
     /// the suite's fillseq step: `action = "load"` does not apply.
     Keys,
+    /// pgbench's four `pgbench_*` tables at `--scale-factor`.
+    Pgbench,
+    /// TPC-C's nine tables at `--warehouses`.
+    Tpcc,
 }
 
 /// How many threads a step uses.
@@ -204,6 +239,8 @@ pub enum ThreadsRule {
     Tables,
     /// One thread whatever `--threads` says (db_bench's fillseq).
     One,
+    /// TPC-C's terminals (`--terminals`, 10 per warehouse by default).
+    Terminals,
 }
 
 /// One `[[step]]` table as written in a suite file.
@@ -430,7 +467,7 @@ impl Suite {
                 (None, Some(kind)) => {
                     if kind.dataset() != file.dataset {
                         return Err(err(
-                            "ycsb-* workloads run on dataset = \"usertable\", db_bench's (fillseq, readrandom, …) on dataset = \"keys\", sysbench's on the default sbtest tables",
+                            "ycsb-* workloads run on dataset = \"usertable\", db_bench's (fillseq, readrandom, …) on dataset = \"keys\", pgbench's (tpcb-like, simple-update, select-only) on dataset = \"pgbench\", tpcc on dataset = \"tpcc\", sysbench's on the default sbtest tables",
                         ));
                     }
                     let step = resolve(&def, kind, order).map_err(|m| err(&m))?;

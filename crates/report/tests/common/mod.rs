@@ -102,6 +102,7 @@ pub fn manifest(targets: &[&str], status: RunStatus) -> RunManifest {
             rate: None,
             i_own_this_database: false,
             client: Default::default(),
+            tpc: Default::default(),
         },
         targets: targets.iter().map(|t| target(t)).collect(),
         command: vec!["dbdelta".into(), "run".into()],
@@ -212,6 +213,8 @@ pub fn result(
         connect: None,
         op_types: Vec::new(),
         engine_stats: Default::default(),
+        txn: None,
+        workload_stats: Default::default(),
     }
 }
 

@@ -14,6 +14,9 @@ use dbdelta_engine::{
     Socket,
 };
 use dbdelta_stats::{new_histogram, record_ns};
+use crate::schedule::{Schedule, TxnPolicy, TxnTally};
+use dbdelta_engine::Rows;
+use dbdelta_workload::rng::Rng;
 use dbdelta_workload::{Counters, Workload};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -45,8 +48,12 @@ pub(crate) type Reconnect<'a> =
 
 /// Per-loop settings.
 pub(crate) struct LoopConfig<'a> {
-    /// Seconds between paced event starts over all terminals; `None` = closed loop.
-    pub every: Option<f64>,
+    /// When events start (closed loop, fixed or Poisson slots).
+    pub schedule: Schedule,
+    /// Re-runs, latency limit.
+    pub txn: TxnPolicy,
+    /// Seeds the loop's Poisson gaps.
+    pub seed: u64,
     /// Cancel and fail an operation that runs longer than this.
     pub statement_timeout: Duration,
     /// Largest share of failed (not retried) events before the step fails.
@@ -71,6 +78,14 @@ struct Conn {
     phase: Phase,
     ops: OpBatch,
     next_op: usize,
+    /// Operations the workload produced for the event (before inspected results added more).
+    first_len: usize,
+    /// Re-runs of the event under way after serialization failures.
+    retries: u32,
+    /// The rollback under way precedes a re-run of the event.
+    rerun: bool,
+    /// The rows of the last inspected operation.
+    rows: Rows,
     rolling_back: bool,
     /// Counters of the event under way.
     ev: Counters,
@@ -93,6 +108,7 @@ pub(crate) fn run_loop(
     cfg: &LoopConfig<'_>,
     shared: &Shared<'_>,
     live: &crate::measure::Padded,
+    index: usize,
 ) -> Result<WorkerOutput, EngineError> {
     let mut ep = Epoll::new(terminals.len().min(1024))
         .map_err(|e| EngineError::connection(format!("epoll: {e}")))?;
@@ -111,6 +127,10 @@ pub(crate) fn run_loop(
             phase: Phase::Scheduled,
             ops: OpBatch::new(),
             next_op: 0,
+            first_len: 0,
+            retries: 0,
+            rerun: false,
+            rows: Rows::new(),
             rolling_back: false,
             ev: Counters::default(),
             intended: now,
@@ -145,6 +165,8 @@ pub(crate) fn run_loop(
         timers: BinaryHeap::new(),
         scratch: Scratch::default(),
         done: 0,
+        tally: TxnTally::default(),
+        rng: Rng::new(cfg.seed, 0x5C4E_D100 ^ index as u64),
     };
     for i in 0..conns.len() {
         lp.schedule(&mut conns, i)?;
@@ -202,6 +224,7 @@ pub(crate) fn run_loop(
         op_types: lp.op_types,
         done_at: None,
         background: false,
+        txn: lp.tally,
     })
 }
 
@@ -226,6 +249,9 @@ struct Loop<'a, 's> {
     scratch: Scratch,
     /// Connections whose terminal has finished.
     done: usize,
+    tally: TxnTally,
+    /// Draws the Poisson gaps of the loop's slots.
+    rng: Rng,
 }
 
 impl Loop<'_, '_> {
@@ -233,12 +259,21 @@ impl Loop<'_, '_> {
     /// slot, or never (the window is over).
     fn schedule(&mut self, conns: &mut [Conn], i: usize) -> Result<(), EngineError> {
         let now = Instant::now();
-        let at = match self.cfg.every {
-            Some(every) => {
-                let k = self.shared.slots.fetch_add(1, Ordering::Relaxed);
-                self.t0 + Duration::from_secs_f64(k as f64 * every)
-            }
-            None => now.max(self.t0),
+        let at = if self.cfg.schedule.paced() {
+            self.cfg
+                .schedule
+                .next_due(
+                    &self.shared.slots,
+                    &mut self.rng,
+                    self.t0,
+                    self.end,
+                    self.cfg.txn.latency_limit,
+                    &mut self.tally.skipped,
+                )
+                .unwrap_or(self.end)
+        } else {
+            // A terminal that waits between events (TPC-C's keying and think times).
+            now.max(self.t0) + conns[i].t.workload.pause()
         };
         if at >= self.end || now >= self.end || conns[i].t.workload.finished() {
             conns[i].phase = Phase::Done;
@@ -277,6 +312,8 @@ impl Loop<'_, '_> {
         let c = &mut conns[i];
         c.ops.clear();
         c.t.workload.next_event(&mut c.ops)?;
+        c.first_len = c.ops.len();
+        c.retries = 0;
         c.next_op = 0;
         c.ev = Counters::default();
         c.started = Instant::now();
@@ -289,6 +326,9 @@ impl Loop<'_, '_> {
         c.wbuf.clear();
         c.wpos = 0;
         let (session, wbuf) = (&mut c.t.session, &mut c.wbuf);
+        if c.ops.inspects(c.next_op) {
+            session.capture_next()?;
+        }
         c.ops
             .with_op(c.next_op, &mut self.scratch, |op| session.encode(&op, wbuf))?;
         c.phase = Phase::Waiting;
@@ -376,9 +416,30 @@ impl Loop<'_, '_> {
         let measuring = c.intended >= self.window_start;
         if c.rolling_back {
             c.rolling_back = false;
+            if std::mem::take(&mut c.rerun) {
+                // The same transaction again, from its first operation, same inputs.
+                c.retries += 1;
+                c.ops.truncate(c.first_len);
+                c.t.workload.restart_event();
+                c.next_op = 0;
+                return self.send_next(conns, i);
+            }
             return self.schedule(conns, i);
         }
+        let result = match result {
+            Ok(o) if c.ops.inspects(c.next_op) => {
+                c.t.session.take_rows(&mut c.rows);
+                c.t.workload
+                    .inspect(c.next_op, &o, &c.rows, &mut c.ops)
+                    .map(|()| o)
+            }
+            other => other,
+        };
         match result {
+            Err(e) if e.is_serialization() && c.retries + 1 < self.cfg.txn.max_tries => {
+                c.rerun = true;
+                start_rollback(c)
+            }
             Ok(o) => {
                 c.ev.add(o);
                 c.next_op += 1;
@@ -393,7 +454,9 @@ impl Loop<'_, '_> {
                     self.events += 1;
                     self.rec.event(done, done - c.intended, c.ev.queries);
                     self.op_types.completed(&*c.t.workload, done - c.intended);
-                    if self.cfg.every.is_some() {
+                    self.tally
+                        .completed(c.retries, done - c.intended, self.cfg.txn.latency_limit);
+                    if self.cfg.schedule.paced() {
                         record_ns(&mut self.lag, (c.started - c.intended).as_nanos() as u64);
                         record_ns(&mut self.service, (done - c.started).as_nanos() as u64);
                     }
