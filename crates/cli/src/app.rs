@@ -22,6 +22,7 @@ use std::process::ExitCode;
 /// A run that completed but where a step, load or settle failed (its reason is in the
 /// report and the result file).
 const EXIT_STEP_FAILED: u8 = 3;
+use dbdelta_runner::sequence::INCONSISTENT;
 
 /// Parses the command line and runs the subcommand.
 pub fn run() -> Result<ExitCode> {
@@ -220,6 +221,18 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         }
     }
     let failed = failed_steps(dir.path());
+    let inconsistent: Vec<&String> = failed
+        .iter()
+        .filter(|f| f.contains(INCONSISTENT))
+        .collect();
+    if !inconsistent.is_empty() {
+        // A broken consistency condition is a finding about the engine (or dbdelta), like
+        // a regression past --fail-on: exit 1, not a failed measurement.
+        for f in &inconsistent {
+            eprintln!("error: {f}");
+        }
+        return Ok(ExitCode::from(1));
+    }
     if !failed.is_empty() {
         eprintln!(
             "error: {} step(s) failed: {}",

@@ -35,6 +35,7 @@ pub mod summary;
 pub mod svg;
 pub mod table;
 pub mod text;
+pub mod tpc;
 pub mod verdict;
 pub mod ycsb;
 

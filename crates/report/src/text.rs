@@ -27,6 +27,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
         crate::detail::connections_text(&mut out, data);
         crate::detail::errors_text(&mut out, data);
         crate::ycsb::op_types_text(&mut out, data);
+        crate::tpc::tpc_text(&mut out, data);
         crate::dbbench::kv_text(&mut out, data);
         crate::detail::cost_text(&mut out, data, &opts.metrics);
         crate::detail::met_text(&mut out, data, &opts.metrics);

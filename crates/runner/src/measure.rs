@@ -709,15 +709,6 @@ fn run_jobs(
         cpu_used,
         interrupted,
     );
-    if let Some(os) = outputs.1 {
-        if result.is_ok() {
-            result.costs = op_costs(&os.summary, result.throughput.value);
-        }
-        result.os = Some(os);
-    }
-    if let (Some(a), Some(b)) = (&counters_at_window, &counters_at_end) {
-        result.engine_stats = dbdelta_engine::EngineCounters::step(a, b);
-    }
     if let Some(p) = &plan.window_probe {
         match (probe_at_window, probe_at_end) {
             (Some(Ok(a)), Some(Ok(b))) => {
@@ -739,6 +730,20 @@ fn run_jobs(
             }
             _ => {}
         }
+    }
+    if let Some(os) = outputs.1 {
+        if result.is_ok() {
+            // Per operation of the headline: a new order for TPC-C (NOPM is per minute).
+            let per_sec = match result.throughput.unit {
+                ThroughputUnit::Nopm => result.throughput.value / 60.0,
+                _ => result.throughput.value,
+            };
+            result.costs = op_costs(&os.summary, per_sec);
+        }
+        result.os = Some(os);
+    }
+    if let (Some(a), Some(b)) = (&counters_at_window, &counters_at_end) {
+        result.engine_stats = dbdelta_engine::EngineCounters::step(a, b);
     }
     if let Some(spec) = &plan.profile {
         keep_profile(spec, stopped, result.queries);

@@ -623,6 +623,10 @@ fn step_plan(
     }
 }
 
+/// How the reason of a step whose TPC-C consistency conditions failed begins (the CLI
+/// exits 1 on it).
+pub const INCONSISTENT: &str = "TPC-C consistency:";
+
 /// TPC-C's consistency conditions after a step: each condition's violations go into the
 /// result (`consistency.N`), and any violation fails the step, naming the condition.
 fn check_tpcc(engine: &dyn Engine, result: &mut StepResult) {
@@ -646,7 +650,7 @@ fn check_tpcc(engine: &dyn Engine, result: &mut StepResult) {
             if !broken.is_empty() {
                 result.status = StepStatus::Failed {
                     reason: format!(
-                        "TPC-C consistency: {} — the engine or the workload is wrong",
+                        "{INCONSISTENT} {} — the engine or the workload is wrong",
                         broken.join("; ")
                     ),
                 };

@@ -1,0 +1,138 @@
+//! pgbench's and TPC-C's own summaries in the text report: per pgbench step the lines
+//! `pgbench` prints (transactions, failures, retries, latency limit, schedule lag, tps)
+//! with percentiles beside them; per TPC-C step NOPM, TPM and the consistency conditions,
+//! a violated one marked `VIOLATED`.
+
+use crate::data::ReportData;
+use crate::detail::each_result;
+use dbdelta_model::{StepResult, ThroughputUnit};
+use std::fmt::Write;
+
+/// Writes both summaries for the steps that have them.
+pub fn tpc_text(out: &mut String, data: &ReportData) {
+    let options = data.runs.first().map(|r| &r.manifest.options);
+    for (dop, label, target, r) in each_result(data) {
+        let Some(txn) = &r.txn else { continue };
+        if r.throughput.unit == ThroughputUnit::Nopm {
+            tpcc_block(out, dop, label, target, r);
+            continue;
+        }
+        if r.throughput.unit != ThroughputUnit::Tps {
+            continue;
+        }
+        let _ = writeln!(out, "--- pgbench: {label} dop={dop} target={target} ---\n");
+        let script = match r.step.as_str() {
+            "tpcb-like" => "TPC-B (sort of)",
+            "simple-update" => "simple update",
+            "select-only" => "select only",
+            other => other,
+        };
+        let _ = writeln!(out, "transaction type: <builtin: {script}>");
+        if let Some(o) = options {
+            let _ = writeln!(out, "scaling factor: {}", o.tpc.scale_factor);
+            let mode = if o.prepared { "prepared" } else { "simple" };
+            let _ = writeln!(out, "query mode: {mode}");
+        }
+        let _ = writeln!(out, "number of clients: {}", r.threads);
+        let _ = writeln!(out, "maximum number of tries: {}", txn.max_tries);
+        let _ = writeln!(out, "duration: {:.1} s", r.seconds);
+        let _ = writeln!(out, "number of transactions actually processed: {}", r.events);
+        let attempted = (r.events + r.failed_events).max(1) as f64;
+        let _ = writeln!(
+            out,
+            "number of failed transactions: {} ({:.3}%)",
+            r.failed_events,
+            100.0 * r.failed_events as f64 / attempted
+        );
+        if txn.max_tries != 1 {
+            let _ = writeln!(
+                out,
+                "number of transactions retried: {} ({:.3}%)",
+                txn.retried,
+                100.0 * txn.retried as f64 / attempted
+            );
+            let _ = writeln!(out, "total number of retries: {}", txn.retries);
+        }
+        if let Some(ms) = txn.latency_limit_ms {
+            let _ = writeln!(
+                out,
+                "number of transactions above the {ms:.1} ms latency limit: {}/{} ({:.3}%)",
+                txn.late,
+                r.events,
+                100.0 * txn.late as f64 / r.events.max(1) as f64
+            );
+            if txn.skipped > 0 || r.pacing.is_some() {
+                let _ = writeln!(out, "number of transactions skipped: {}", txn.skipped);
+            }
+        }
+        latency_lines(out, r);
+        if let Some(p) = &r.pacing {
+            let _ = writeln!(
+                out,
+                "rate limit schedule lag: avg {:.3} (max {:.3}) ms",
+                p.lag.mean_us / 1000.0,
+                p.lag.max_us / 1000.0
+            );
+        }
+        if let Some(c) = &r.connect {
+            let _ = writeln!(out, "initial connection time = {:.3} ms", c.seconds * 1000.0);
+        }
+        let _ = writeln!(out, "tps = {:.6} (without initial connection time)\n", r.tps);
+    }
+}
+
+fn latency_lines(out: &mut String, r: &StepResult) {
+    let l = &r.latency;
+    let _ = writeln!(out, "latency average = {:.3} ms", l.mean_us / 1000.0);
+    let _ = writeln!(
+        out,
+        "latency p50 = {:.3} ms, p95 = {:.3} ms, p99 = {:.3} ms, p99.9 = {:.3} ms, max = {:.3} ms",
+        l.p50_us / 1000.0,
+        l.p95_us / 1000.0,
+        l.p99_us / 1000.0,
+        l.p999_us / 1000.0,
+        l.max_us / 1000.0
+    );
+}
+
+fn tpcc_block(out: &mut String, dop: u32, label: &str, target: &str, r: &StepResult) {
+    let _ = writeln!(out, "--- TPC-C: {label} terminals={dop} target={target} ---\n");
+    let _ = writeln!(out, "NOPM = {:.0}", r.throughput.value);
+    let _ = writeln!(out, "TPM = {:.0}", r.tps * 60.0);
+    if let Some(n) = r.workload_stats.get("new-orders") {
+        let _ = writeln!(out, "new orders placed in the window: {n:.0}");
+    }
+    if let Some(t) = &r.txn {
+        let _ = writeln!(
+            out,
+            "retries: {} ({} transactions, at most {} tries each); failed transactions: {}",
+            t.retries, t.retried, t.max_tries, r.failed_events
+        );
+    }
+    latency_lines(out, r);
+    for n in 1..=4 {
+        let Some(v) = r.workload_stats.get(&format!("consistency.{n}")) else {
+            continue;
+        };
+        let what = condition_text(n);
+        if *v > 0.0 {
+            let _ = writeln!(
+                out,
+                "consistency condition {n} VIOLATED ({v:.0}): {what}"
+            );
+        } else {
+            let _ = writeln!(out, "consistency condition {n} holds: {what}");
+        }
+    }
+    out.push('\n');
+}
+
+/// What condition `n` says (TPC-C clause 3.3.2), for the report's lines.
+fn condition_text(n: usize) -> &'static str {
+    match n {
+        1 => "W_YTD = sum(D_YTD)",
+        2 => "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)",
+        3 => "max(NO_O_ID) - min(NO_O_ID) + 1 = rows in NEW-ORDER",
+        _ => "sum(O_OL_CNT) = rows in ORDER-LINE",
+    }
+}
