@@ -221,10 +221,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         }
     }
     let failed = failed_steps(dir.path());
-    let inconsistent: Vec<&String> = failed
-        .iter()
-        .filter(|f| f.contains(INCONSISTENT))
-        .collect();
+    let inconsistent: Vec<&String> = failed.iter().filter(|f| f.contains(INCONSISTENT)).collect();
     if !inconsistent.is_empty() {
         // A broken consistency condition is a finding about the engine (or dbdelta), like
         // a regression past --fail-on: exit 1, not a failed measurement.

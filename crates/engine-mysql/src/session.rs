@@ -222,11 +222,7 @@ fn keep_text_row(p: &[u8], width: usize, rows: &mut dbdelta_engine::Rows) -> Opt
 }
 
 /// Appends a binary-protocol row, rendering each value as the text protocol would.
-fn keep_binary_row(
-    p: &[u8],
-    columns: &[(u8, u16)],
-    rows: &mut dbdelta_engine::Rows,
-) -> Option<()> {
+fn keep_binary_row(p: &[u8], columns: &[(u8, u16)], rows: &mut dbdelta_engine::Rows) -> Option<()> {
     use std::fmt::Write as _;
     const UNSIGNED: u16 = 0x20;
     let n = columns.len();
@@ -252,17 +248,41 @@ fn keep_binary_row(
             }
         };
         match ty {
-            0x01 => { let v = int(c.take(1)?); rows.push_with(|t| { let _ = write!(t, "{v}"); }) }
-            0x02 | 0x0d => { let v = int(c.take(2)?); rows.push_with(|t| { let _ = write!(t, "{v}"); }) }
-            0x03 | 0x09 => { let v = int(c.take(4)?); rows.push_with(|t| { let _ = write!(t, "{v}"); }) }
-            0x08 => { let v = int(c.take(8)?); rows.push_with(|t| { let _ = write!(t, "{v}"); }) }
+            0x01 => {
+                let v = int(c.take(1)?);
+                rows.push_with(|t| {
+                    let _ = write!(t, "{v}");
+                })
+            }
+            0x02 | 0x0d => {
+                let v = int(c.take(2)?);
+                rows.push_with(|t| {
+                    let _ = write!(t, "{v}");
+                })
+            }
+            0x03 | 0x09 => {
+                let v = int(c.take(4)?);
+                rows.push_with(|t| {
+                    let _ = write!(t, "{v}");
+                })
+            }
+            0x08 => {
+                let v = int(c.take(8)?);
+                rows.push_with(|t| {
+                    let _ = write!(t, "{v}");
+                })
+            }
             0x04 => {
                 let v = f32::from_le_bytes(c.take(4)?.try_into().ok()?);
-                rows.push_with(|t| { let _ = write!(t, "{v}"); })
+                rows.push_with(|t| {
+                    let _ = write!(t, "{v}");
+                })
             }
             0x05 => {
                 let v = f64::from_le_bytes(c.take(8)?.try_into().ok()?);
-                rows.push_with(|t| { let _ = write!(t, "{v}"); })
+                rows.push_with(|t| {
+                    let _ = write!(t, "{v}");
+                })
             }
             // DATE, DATETIME, TIMESTAMP: a length, then year, month, day, h, m, s, µs.
             0x07 | 0x0a | 0x0c => {
@@ -285,7 +305,13 @@ fn keep_binary_row(
                 let days = u32::from_le_bytes([g(1), g(2), g(3), g(4)]);
                 let sign = if g(0) == 1 { "-" } else { "" };
                 rows.push_with(|t| {
-                    let _ = write!(t, "{sign}{:02}:{:02}:{:02}", days * 24 + u32::from(g(5)), g(6), g(7));
+                    let _ = write!(
+                        t,
+                        "{sign}{:02}:{:02}:{:02}",
+                        days * 24 + u32::from(g(5)),
+                        g(6),
+                        g(7)
+                    );
                 });
             }
             // Strings, decimals, blobs, enums, JSON: a length-encoded string.

@@ -2,8 +2,8 @@
 //! target become PRAGMAs applied on every connection.
 
 use crate::{
-    Connection, Dialect, Family, Op, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions, Outcome,
-    OwnedValue, RowSource, SettleReport, StatementTexts, StmtId, Value,
+    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Family, Op, OpenOptions,
+    Outcome, OwnedValue, RowSource, SettleReport, StatementTexts, StmtId, Value,
 };
 use dbdelta_model::{Location, TargetSpec};
 use rusqlite::ffi::ErrorCode;

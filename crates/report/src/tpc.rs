@@ -36,7 +36,11 @@ pub fn tpc_text(out: &mut String, data: &ReportData) {
         let _ = writeln!(out, "number of clients: {}", r.threads);
         let _ = writeln!(out, "maximum number of tries: {}", txn.max_tries);
         let _ = writeln!(out, "duration: {:.1} s", r.seconds);
-        let _ = writeln!(out, "number of transactions actually processed: {}", r.events);
+        let _ = writeln!(
+            out,
+            "number of transactions actually processed: {}",
+            r.events
+        );
         let attempted = (r.events + r.failed_events).max(1) as f64;
         let _ = writeln!(
             out,
@@ -75,9 +79,17 @@ pub fn tpc_text(out: &mut String, data: &ReportData) {
             );
         }
         if let Some(c) = &r.connect {
-            let _ = writeln!(out, "initial connection time = {:.3} ms", c.seconds * 1000.0);
+            let _ = writeln!(
+                out,
+                "initial connection time = {:.3} ms",
+                c.seconds * 1000.0
+            );
         }
-        let _ = writeln!(out, "tps = {:.6} (without initial connection time)\n", r.tps);
+        let _ = writeln!(
+            out,
+            "tps = {:.6} (without initial connection time)\n",
+            r.tps
+        );
     }
 }
 
@@ -96,7 +108,10 @@ fn latency_lines(out: &mut String, r: &StepResult) {
 }
 
 fn tpcc_block(out: &mut String, dop: u32, label: &str, target: &str, r: &StepResult) {
-    let _ = writeln!(out, "--- TPC-C: {label} terminals={dop} target={target} ---\n");
+    let _ = writeln!(
+        out,
+        "--- TPC-C: {label} terminals={dop} target={target} ---\n"
+    );
     let _ = writeln!(out, "NOPM = {:.0}", r.throughput.value);
     let _ = writeln!(out, "TPM = {:.0}", r.tps * 60.0);
     if let Some(n) = r.workload_stats.get("new-orders") {
@@ -116,10 +131,7 @@ fn tpcc_block(out: &mut String, dop: u32, label: &str, target: &str, r: &StepRes
         };
         let what = condition_text(n);
         if *v > 0.0 {
-            let _ = writeln!(
-                out,
-                "consistency condition {n} VIOLATED ({v:.0}): {what}"
-            );
+            let _ = writeln!(out, "consistency condition {n} VIOLATED ({v:.0}): {what}");
         } else {
             let _ = writeln!(out, "consistency condition {n} holds: {what}");
         }

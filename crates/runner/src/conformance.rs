@@ -3,9 +3,7 @@
 //! `dbdelta check` runs it against any target before a long run; the engine tests use it to
 //! prove each engine executes every step as specified.
 
-use dbdelta_engine::{
-    Connection, Dialect, Engine, EngineError, Outcome, StmtId, Value,
-};
+use dbdelta_engine::{Connection, Dialect, Engine, EngineError, Outcome, StmtId, Value};
 use dbdelta_model::RunOptions;
 use dbdelta_workload::schema::{ensure_ledger, load_table};
 use dbdelta_workload::sysbench::{statements_per_event, Sysbench, WorkerContext};

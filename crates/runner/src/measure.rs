@@ -9,6 +9,7 @@ use crate::mux::event_loop::{run_loop, LoopConfig, Terminal};
 use crate::op_types::OpTypeRecorder;
 use crate::progress::Progress;
 use crate::recorder::{Merged, Recorder, SharedRecording, Slice};
+use crate::schedule::{Schedule, TxnPolicy, TxnTally};
 use dbdelta_engine::{Engine, EngineError, ErrorKind, SessionParts};
 use dbdelta_model::{
     ConnectStats, Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
@@ -20,11 +21,10 @@ use dbdelta_profile::{ProfileSpec, ProfileTargets, Recording};
 use dbdelta_stats::{new_compact_histogram, new_histogram, record_ns, summarize};
 use dbdelta_workload::dbbench::{DbBench, DbBenchShared};
 use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
-use dbdelta_workload::ycsb::{Ycsb, YcsbShared};
-use dbdelta_workload::{run_event, Counters, EventBuffers, Step, Workload, WorkloadKind};
-use crate::schedule::{Schedule, TxnPolicy, TxnTally};
 use dbdelta_workload::tpcb::{Tpcb, TpcbConfig};
 use dbdelta_workload::tpcc::{Tpcc, TpccConfig};
+use dbdelta_workload::ycsb::{Ycsb, YcsbShared};
+use dbdelta_workload::{run_event, Counters, EventBuffers, Step, Workload, WorkloadKind};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -588,9 +588,7 @@ fn run_jobs(
                         }
                         match job {
                             Job::Thread { w, pre } => worker(engine, plan, w, pre, live, shared),
-                            Job::Loop(terminals) => {
-                                run_loop(terminals, loop_cfg, shared, live, j)
-                            }
+                            Job::Loop(terminals) => run_loop(terminals, loop_cfg, shared, live, j),
                         }
                     }))
                     .unwrap_or_else(|_| Err(EngineError::statement("worker thread panicked")));

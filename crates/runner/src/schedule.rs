@@ -160,7 +160,10 @@ mod tests {
         let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / n as f64;
         assert!((mean - 0.001).abs() < 0.00002, "mean gap {mean}");
         let cv = var.sqrt() / mean;
-        assert!((cv - 1.0).abs() < 0.02, "an exponential gap has cv 1, got {cv}");
+        assert!(
+            (cv - 1.0).abs() < 0.02,
+            "an exponential gap has cv 1, got {cv}"
+        );
     }
 
     #[test]

@@ -39,6 +39,10 @@ fn plan(rate: f64, secs: f64) -> StepPlan {
         max_error_rate: 0.01,
         ycsb: None,
         db_bench: None,
+        tpcb: None,
+        tpcc: None,
+        txn: Default::default(),
+        window_probe: None,
     }
 }
 

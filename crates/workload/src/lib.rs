@@ -144,7 +144,9 @@ fn run_attempt(
     while i < b.ops.len() {
         if b.ops.inspects(i) {
             let rows = &mut b.rows;
-            let out = b.ops.with_op(i, &mut b.scratch, |op| conn.run_rows(&op, rows))?;
+            let out = b
+                .ops
+                .with_op(i, &mut b.scratch, |op| conn.run_rows(&op, rows))?;
             n.add(out);
             workload.inspect(i, &out, &b.rows, &mut b.ops)?;
         } else {

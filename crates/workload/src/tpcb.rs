@@ -5,9 +5,7 @@
 use crate::rng::Rng;
 use crate::schema::{drop_if_owned, ensure_ledger, record_owned};
 use crate::Workload;
-use dbdelta_engine::{
-    Connection, Dialect, EngineError, OpBatch, OwnedValue, RowSource, StmtId,
-};
+use dbdelta_engine::{Connection, Dialect, EngineError, OpBatch, OwnedValue, RowSource, StmtId};
 
 /// The tables, in pgbench's drop order.
 pub const TABLES: [&str; 4] = [
@@ -151,9 +149,9 @@ pub fn create_table_sql(dialect: Dialect, table: &str, scale: u32) -> String {
         "int"
     };
     let cols = match table {
-        "pgbench_history" => format!(
-            "tid int,bid int,aid {aid},delta int,mtime timestamp,filler char(22)"
-        ),
+        "pgbench_history" => {
+            format!("tid int,bid int,aid {aid},delta int,mtime timestamp,filler char(22)")
+        }
         "pgbench_tellers" => "tid int not null,bid int,tbalance int,filler char(84)".into(),
         "pgbench_accounts" => format!("aid {aid} not null,bid int,abalance int,filler char(84)"),
         _ => "bid int not null,bbalance int,filler char(88)".into(),
@@ -259,7 +257,10 @@ pub fn create_and_load_small(
         record_owned(conn, t)?;
     }
     let s = i64::from(scale);
-    let b = conn.bulk_insert("pgbench_branches", &mut TableRows::new("pgbench_branches", 0, s))?;
+    let b = conn.bulk_insert(
+        "pgbench_branches",
+        &mut TableRows::new("pgbench_branches", 0, s),
+    )?;
     let t = conn.bulk_insert(
         "pgbench_tellers",
         &mut TableRows::new("pgbench_tellers", 0, s * TELLERS_PER_BRANCH),
@@ -283,7 +284,12 @@ pub fn load_accounts(conn: &mut dyn Connection, from: i64, to: i64) -> Result<u6
 /// primary keys.
 pub fn finish_load(conn: &mut dyn Connection) -> Result<(), EngineError> {
     let dialect = conn.dialect();
-    for t in ["pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"] {
+    for t in [
+        "pgbench_branches",
+        "pgbench_tellers",
+        "pgbench_accounts",
+        "pgbench_history",
+    ] {
         match dialect {
             Dialect::Postgres => conn.query(&format!("vacuum analyze {t}"))?,
             Dialect::Mysql => conn.query(&format!("analyze table {t}"))?,
@@ -348,7 +354,12 @@ mod tests {
         assert!(r.next_row(&mut out));
         assert_eq!(
             out,
-            [OwnedValue::Int(10), OwnedValue::Int(1), OwnedValue::Int(0), OwnedValue::Null]
+            [
+                OwnedValue::Int(10),
+                OwnedValue::Int(1),
+                OwnedValue::Int(0),
+                OwnedValue::Null
+            ]
         );
         out.clear();
         assert!(r.next_row(&mut out));
@@ -403,7 +414,9 @@ mod tests {
             create_table_sql(Dialect::Postgres, "pgbench_accounts", 1),
             "create table pgbench_accounts(aid int not null,bid int,abalance int,filler char(84)) with (fillfactor=100)"
         );
-        assert!(create_table_sql(Dialect::Postgres, "pgbench_accounts", 20_000).contains("aid bigint"));
+        assert!(
+            create_table_sql(Dialect::Postgres, "pgbench_accounts", 20_000).contains("aid bigint")
+        );
         assert!(!create_table_sql(Dialect::Postgres, "pgbench_history", 1).contains("fillfactor"));
         assert!(create_table_sql(Dialect::Mysql, "pgbench_branches", 1).ends_with("ENGINE=InnoDB"));
     }

@@ -9,13 +9,13 @@ use crate::measure::{
 };
 use crate::op_types::OpTypeRecorder;
 use crate::recorder::Recorder;
+use crate::schedule::{Schedule, TxnPolicy, TxnTally};
+use dbdelta_engine::Rows;
 use dbdelta_engine::{
     Canceller, Decoded, EngineError, ErrorKind, OpBatch, Outcome, Scratch, Session, SessionParts,
     Socket,
 };
 use dbdelta_stats::{new_histogram, record_ns};
-use crate::schedule::{Schedule, TxnPolicy, TxnTally};
-use dbdelta_engine::Rows;
 use dbdelta_workload::rng::Rng;
 use dbdelta_workload::{Counters, Workload};
 use std::cmp::Reverse;
@@ -212,6 +212,9 @@ pub(crate) fn run_loop(
         }
     }
     lp.rec.finish();
+    // Counted terminals (pgbench's -t) that all did their share end the step early: its
+    // window is that long.
+    let all_finished = conns.iter().all(|c| c.t.workload.finished());
     Ok(WorkerOutput {
         counters: lp.counters,
         events: lp.events,
@@ -222,7 +225,7 @@ pub(crate) fn run_loop(
         lag: lp.lag,
         service: lp.service,
         op_types: lp.op_types,
-        done_at: None,
+        done_at: all_finished.then(Instant::now),
         background: false,
         txn: lp.tally,
     })

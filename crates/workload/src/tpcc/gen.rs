@@ -235,7 +235,11 @@ mod tests {
             let delta = (run.c_last - load.c_last).abs();
             assert!((65..=119).contains(&delta) && delta != 96 && delta != 112);
         }
-        assert_eq!(run_constants(5), run_constants(5), "a run derives them from the seed");
+        assert_eq!(
+            run_constants(5),
+            run_constants(5),
+            "a run derives them from the seed"
+        );
     }
 
     #[test]

@@ -66,8 +66,12 @@ pub fn create_table_sql(dialect: Dialect, table: &str) -> String {
         Dialect::Postgres => "timestamp",
         _ => "text",
     };
-    let cols = cols.replace(" T,", &format!(" {ts},")).replace(" T", &format!(" {ts}"));
-    let pk = pk.map(|k| format!(", primary key ({k})")).unwrap_or_default();
+    let cols = cols
+        .replace(" T,", &format!(" {ts},"))
+        .replace(" T", &format!(" {ts}"));
+    let pk = pk
+        .map(|k| format!(", primary key ({k})"))
+        .unwrap_or_default();
     let tail = if dialect == Dialect::Mysql {
         " ENGINE=InnoDB"
     } else {
@@ -130,7 +134,9 @@ mod tests {
     #[test]
     fn ddl_per_dialect() {
         let pg = create_table_sql(Dialect::Postgres, "customer");
-        assert!(pg.contains("c_since timestamp,") && pg.contains("primary key (c_w_id, c_d_id, c_id)"));
+        assert!(
+            pg.contains("c_since timestamp,") && pg.contains("primary key (c_w_id, c_d_id, c_id)")
+        );
         let my = create_table_sql(Dialect::Mysql, "order_line");
         assert!(my.contains("ol_delivery_d datetime,") && my.ends_with("ENGINE=InnoDB"));
         let lite = create_table_sql(Dialect::Sqlite, "history");

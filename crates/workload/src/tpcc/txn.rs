@@ -223,7 +223,9 @@ impl Tpcc {
         let t = i64::from(terminal);
         let terminals = i64::from(config.terminals.max(1));
         let mut warehouses: Vec<i64> = if config.all_warehouses {
-            (1..=w_count).filter(|w| (w - 1) % terminals == t % terminals).collect()
+            (1..=w_count)
+                .filter(|w| (w - 1) % terminals == t % terminals)
+                .collect()
         } else {
             Vec::new()
         };
@@ -354,7 +356,10 @@ impl Tpcc {
         match self.kind {
             TxnType::NewOrder => {
                 self.begin(ops, true);
-                ops.execute(self.stmt(NO_CUSTOMER)).int(w).int(d).int(self.c_id);
+                ops.execute(self.stmt(NO_CUSTOMER))
+                    .int(w)
+                    .int(d)
+                    .int(self.c_id);
                 ops.execute(self.stmt(NO_WAREHOUSE)).int(w);
                 ops.execute(self.stmt(NO_DISTRICT)).int(w).int(d);
                 ops.inspect_last();
@@ -404,11 +409,17 @@ impl Tpcc {
     fn customer_known(&mut self, ops: &mut OpBatch) {
         let (c_w, c_d, c_id) = (self.c_w, self.c_d, self.c_id);
         if self.kind == TxnType::Payment {
-            ops.execute(self.stmt(P_CUSTOMER)).int(c_w).int(c_d).int(c_id);
+            ops.execute(self.stmt(P_CUSTOMER))
+                .int(c_w)
+                .int(c_d)
+                .int(c_id);
             ops.inspect_last();
             self.stage = Stage::PCustomer;
         } else {
-            ops.execute(self.stmt(OS_CUSTOMER)).int(c_w).int(c_d).int(c_id);
+            ops.execute(self.stmt(OS_CUSTOMER))
+                .int(c_w)
+                .int(c_d)
+                .int(c_id);
             ops.execute(self.stmt(OS_ORDER)).int(c_w).int(c_d).int(c_id);
             ops.inspect_last();
             self.stage = Stage::OsOrder;
@@ -520,7 +531,10 @@ impl Workload for Tpcc {
                     .int(self.c_id)
                     .int(self.lines.len() as i64)
                     .int(all_local);
-                ops.execute(self.stmt(NO_NEW_ORDER)).int(self.o_id).int(d).int(w);
+                ops.execute(self.stmt(NO_NEW_ORDER))
+                    .int(self.o_id)
+                    .int(d)
+                    .int(w);
                 self.new_order_item(ops, 0);
             }
             Stage::NoItem(n) => {
@@ -611,10 +625,7 @@ impl Workload for Tpcc {
                         amount % 100
                     );
                     text.push_str(rows.get(0, 14).unwrap_or(""));
-                    let cut = text
-                        .char_indices()
-                        .nth(500)
-                        .map_or(text.len(), |(i, _)| i);
+                    let cut = text.char_indices().nth(500).map_or(text.len(), |(i, _)| i);
                     text.truncate(cut);
                     let mut amt = String::new();
                     decimal(&mut amt, amount);
@@ -667,7 +678,10 @@ impl Workload for Tpcc {
                     return Ok(());
                 }
                 self.d_order = rows.int(0, 0)?;
-                ops.execute(self.stmt(D_DELETE)).int(w).int(dd).int(self.d_order);
+                ops.execute(self.stmt(D_DELETE))
+                    .int(w)
+                    .int(dd)
+                    .int(self.d_order);
                 ops.inspect_last();
                 self.stage = Stage::DDelete(dd);
             }
@@ -678,7 +692,10 @@ impl Workload for Tpcc {
                     self.delivery_district(ops, dd + 1);
                     return Ok(());
                 }
-                ops.execute(self.stmt(D_ORDER)).int(w).int(dd).int(self.d_order);
+                ops.execute(self.stmt(D_ORDER))
+                    .int(w)
+                    .int(dd)
+                    .int(self.d_order);
                 ops.inspect_last();
                 self.stage = Stage::DOrder(dd);
             }

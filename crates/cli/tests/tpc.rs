@@ -1,0 +1,384 @@
+//! TPC-B (pgbench's scripts) and TPC-C end to end: a cross-check against Debian's pgbench
+//! on one server, the scripts and TPC-C on every engine with their invariants (balances,
+//! consistency conditions 1–4), a known effect, a corrupted district, and bad input.
+
+mod common;
+
+use common::{dbdelta, require, step_results, succeed};
+use dbdelta_engine::{Engine, OpenOptions};
+use dbdelta_model::{StepResult, TargetSpec, ThroughputUnit};
+use dbdelta_workload::tpcb::Balances;
+use dbdelta_workload::tpcc::{check, load, schema, TXN_TYPES};
+use std::path::Path;
+use std::process::Command;
+
+const PG: &str = "/usr/lib/postgresql/15/bin";
+const MARIADB: &str = "/usr/sbin/mariadbd";
+
+fn measured<'a>(all: &'a [StepResult], step: &str) -> &'a StepResult {
+    all.iter()
+        .find(|r| r.step == step)
+        .unwrap_or_else(|| panic!("no {step} result"))
+}
+
+/// pgbench and dbdelta run the same number of tpcb-like transactions on one PostgreSQL 15;
+/// afterwards each leaves branches = tellers = accounts = history sums and one history row
+/// per transaction.
+#[test]
+fn pgbench_cross_check_same_count_and_balances() {
+    if !require(
+        &[&format!("{PG}/initdb"), "/usr/bin/pgbench"],
+        "apt-get install postgresql-15 postgresql-contrib",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spec = TargetSpec::parse(&format!("pg=postgres:{PG}")).unwrap();
+    let server = dbdelta_engine_postgres::open(&spec, dir.path(), &OpenOptions::default()).unwrap();
+    let addr = server.address();
+    let (host, port) = addr.rsplit_once(':').unwrap();
+    let pgbench = |args: &[&str]| {
+        let out = Command::new("/usr/bin/pgbench")
+            .args(["-h", host, "-p", port, "-U", "dbdelta"])
+            .args(args)
+            .arg("dbdelta")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pgbench {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    pgbench(&["-i", "-q", "-s", "1"]);
+    let out = pgbench(&["-t", "50", "-c", "2", "-j", "2", "-M", "prepared"]);
+    assert!(
+        out.contains("number of transactions actually processed: 100/100"),
+        "{out}"
+    );
+    let mut conn = server.connect().unwrap();
+    let theirs = Balances::read(&mut *conn).unwrap();
+    assert!(theirs.agree(), "pgbench: {theirs:?}");
+    assert_eq!(theirs.history_rows, 100);
+
+    let rd = dir.path().join("run");
+    succeed(
+        dbdelta()
+            .args([
+                "run",
+                "--quiet",
+                "--no-store",
+                "--suite",
+                "tpcb",
+                "--steps",
+                "tpcb-like",
+            ])
+            .args(["-t", &format!("ext=postgres://dbdelta@{addr}/dbdelta")])
+            .args([
+                "--scale-factor",
+                "1",
+                "--transactions",
+                "50",
+                "--threads",
+                "2",
+            ])
+            .args(["--write-secs", "120", "--i-own-this-database"])
+            .arg("--run-dir")
+            .arg(&rd),
+    );
+    let all = step_results(&rd, "ext");
+    let r = measured(&all, "tpcb-like");
+    assert!(r.is_ok(), "{:?}", r.status);
+    assert_eq!(r.events, 100, "-t 50 on two clients");
+    assert_eq!(r.throughput.unit, ThroughputUnit::Tps);
+    let ours = Balances::read(&mut *conn).unwrap();
+    assert!(ours.agree(), "dbdelta: {ours:?}");
+    assert_eq!(ours.history_rows, 100);
+    let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
+    assert!(
+        text.contains("transaction type: <builtin: TPC-B (sort of)>"),
+        "{text}"
+    );
+    assert!(
+        text.contains("number of transactions actually processed: 100"),
+        "{text}"
+    );
+}
+
+/// The three scripts on SQLite and MariaDB with pgbench's fixed count, a latency limit and
+/// re-runs allowed: every count is exact and the rules are recorded.
+#[test]
+fn scripts_on_sqlite_and_mariadb() {
+    let mut targets = vec!["lite=sqlite:"];
+    if require(&[MARIADB], "apt-get install mariadb-server") {
+        targets.push("maria=mysql:/usr");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let mut cmd = dbdelta();
+    cmd.args(["run", "--quiet", "--no-store", "--suite", "tpcb"])
+        .args([
+            "--scale-factor",
+            "1",
+            "--transactions",
+            "40",
+            "--threads",
+            "2",
+        ])
+        .args(["--latency-limit", "1000", "--max-tries", "3"])
+        .args(["--write-secs", "120", "--read-secs", "120"]);
+    for t in &targets {
+        cmd.args(["-t", t]);
+    }
+    succeed(cmd.arg("--run-dir").arg(&rd));
+    for t in &targets {
+        let name = t.split('=').next().unwrap();
+        let all = step_results(&rd, name);
+        assert_eq!(measured(&all, "load").rows_affected, 1 + 10 + 100_000);
+        for step in ["tpcb-like", "simple-update", "select-only"] {
+            let r = measured(&all, step);
+            assert!(r.is_ok(), "{name} {step}: {:?}", r.status);
+            assert_eq!(r.events, 80, "{name} {step}");
+            let txn = r.txn.as_ref().expect("pgbench's rules recorded");
+            assert_eq!(txn.max_tries, 3);
+            assert_eq!(txn.latency_limit_ms, Some(1000.0));
+            assert!(txn.poisson, "pgbench's scripts pace with Poisson arrivals");
+            let per_event = match step {
+                "tpcb-like" => 7,
+                "simple-update" => 5,
+                _ => 1,
+            };
+            assert_eq!(r.queries, 80 * per_event, "{name} {step}");
+        }
+    }
+}
+
+/// Paced tpcb-like: Poisson arrivals at the asked rate, latency from the scheduled start
+/// and the schedule lag apart, as pgbench's -R.
+#[test]
+fn paced_tpcb_like_reports_schedule_lag() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    succeed(
+        dbdelta()
+            .args([
+                "run",
+                "--quiet",
+                "--no-store",
+                "--suite",
+                "tpcb",
+                "--steps",
+                "tpcb-like",
+            ])
+            .args(["-t", "lite=sqlite:", "--threads", "2", "--rate", "200"])
+            .args([
+                "--write-secs",
+                "3",
+                "--warmup-secs",
+                "0.5",
+                "--latency-limit",
+                "500",
+            ])
+            .arg("--run-dir")
+            .arg(&rd),
+    );
+    let all = step_results(&rd, "lite");
+    let r = measured(&all, "tpcb-like");
+    assert!(r.is_ok(), "{:?}", r.status);
+    let p = r.pacing.as_ref().expect("paced");
+    assert!(p.sustained, "{p:?}");
+    // Poisson counts over 3 s at 200/s: 600 ± 5 sigma (about 120).
+    assert!((480..=720).contains(&r.events), "{} events", r.events);
+    assert!(p.lag.count > 0);
+    let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
+    assert!(text.contains("rate limit schedule lag: avg"), "{text}");
+    assert!(text.contains("latency limit"), "{text}");
+}
+
+/// TPC-C on every engine: the mix from the deck, NOPM from the districts' counters, and
+/// consistency conditions 1–4 holding after the run.
+#[test]
+fn tpcc_is_consistent_on_every_engine() {
+    let mut targets = vec!["lite=sqlite:".to_string()];
+    if require(&[&format!("{PG}/initdb")], "apt-get install postgresql-15") {
+        targets.push(format!("pg=postgres:{PG}"));
+    }
+    if require(&[MARIADB], "apt-get install mariadb-server") {
+        targets.push("maria=mysql:/usr".into());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let mut cmd = dbdelta();
+    cmd.args(["run", "--quiet", "--no-store", "--suite", "tpcc"])
+        .args(["--warehouses", "2", "--terminals", "4", "--all-warehouses"])
+        .args(["--write-secs", "4", "--warmup-secs", "0.5"]);
+    for t in &targets {
+        cmd.args(["-t", t]);
+    }
+    succeed(cmd.arg("--run-dir").arg(&rd));
+    for t in &targets {
+        let name = t.split('=').next().unwrap();
+        let all = step_results(&rd, name);
+        let r = measured(&all, "tpcc");
+        assert!(r.is_ok(), "{name}: {:?}", r.status);
+        assert_eq!(r.threads, 4, "{name}: the terminals");
+        assert_eq!(r.throughput.unit, ThroughputUnit::Nopm);
+        assert!(r.throughput.value > 0.0);
+        for n in 1..=4 {
+            assert_eq!(
+                r.workload_stats.get(&format!("consistency.{n}")),
+                Some(&0.0),
+                "{name}: condition {n}"
+            );
+        }
+        let new_orders = r.workload_stats["new-orders"];
+        let counted: u64 = r
+            .op_types
+            .iter()
+            .filter(|t| t.name == "new-order")
+            .map(|t| t.count)
+            .sum();
+        // The counters move with the committed New-Orders; the window's edges may cut a
+        // few in flight (one per terminal at each edge).
+        assert!(
+            (new_orders - counted as f64).abs() <= 8.0,
+            "{name}: {new_orders} new orders counted by the districts, {counted} by the client"
+        );
+        let total: u64 = r.op_types.iter().map(|t| t.count).sum();
+        assert_eq!(total, r.events);
+        for t in &r.op_types {
+            assert!(TXN_TYPES.contains(&t.name.as_str()), "{}", t.name);
+        }
+        let payment = r
+            .op_types
+            .iter()
+            .find(|t| t.name == "payment")
+            .unwrap()
+            .count;
+        let share = payment as f64 / total as f64;
+        assert!(
+            (0.33..=0.53).contains(&share),
+            "{name}: payment share {share}"
+        );
+    }
+    let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
+    assert!(text.contains("consistency condition 4 holds"), "{text}");
+    assert!(text.contains("NOPM = "), "{text}");
+}
+
+/// The conditions catch a corrupted district and warehouse on a freshly loaded SQLite.
+#[test]
+fn a_corrupted_district_breaks_the_consistency_conditions() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = TargetSpec::parse("lite=sqlite:").unwrap();
+    let engine =
+        dbdelta_engine::sqlite::SqliteEngine::open(&spec, dir.path(), &OpenOptions::default())
+            .unwrap();
+    let mut conn = engine.connect().unwrap();
+    schema::create_tables(&mut *conn, false).unwrap();
+    load::load_items(&mut *conn, 1).unwrap();
+    load::load_warehouse(&mut *conn, 1, 1).unwrap();
+    schema::create_indexes(&mut *conn).unwrap();
+    let counts = |conn: &mut dyn dbdelta_engine::Connection| -> Vec<u64> {
+        check::check(conn)
+            .unwrap()
+            .iter()
+            .map(|v| v.count)
+            .collect()
+    };
+    assert_eq!(
+        counts(&mut *conn),
+        [0, 0, 0, 0],
+        "a fresh load is consistent"
+    );
+    conn.query("UPDATE district SET d_next_o_id = d_next_o_id + 5 WHERE d_w_id = 1 AND d_id = 3")
+        .unwrap();
+    assert_eq!(counts(&mut *conn), [0, 1, 0, 0]);
+    conn.query("UPDATE warehouse SET w_ytd = w_ytd + 1")
+        .unwrap();
+    conn.query("DELETE FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 7 AND ol_o_id = 5 AND ol_number = 1")
+        .unwrap();
+    assert_eq!(counts(&mut *conn), [1, 1, 0, 1]);
+}
+
+/// Known effect: without waiting for the WAL flush at commit, tpcb-like runs at least
+/// twice as fast on this machine's disk.
+#[test]
+fn synchronous_commit_off_doubles_tpcb_like() {
+    if !require(&[&format!("{PG}/initdb")], "apt-get install postgresql-15") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    succeed(
+        dbdelta()
+            .args([
+                "run",
+                "--quiet",
+                "--no-store",
+                "--suite",
+                "tpcb",
+                "--steps",
+                "tpcb-like",
+            ])
+            .args(["-t", &format!("on=postgres:{PG}?fsync=on")])
+            .args([
+                "-t",
+                &format!("off=postgres:{PG}?fsync=on&synchronous_commit=off"),
+            ])
+            .args([
+                "--threads",
+                "1",
+                "--write-secs",
+                "3",
+                "--warmup-secs",
+                "0.5",
+            ])
+            .arg("--run-dir")
+            .arg(&rd),
+    );
+    let tps = |t: &str| measured(&step_results(&rd, t), "tpcb-like").tps;
+    let (on, off) = (tps("on"), tps("off"));
+    assert!(
+        off >= 2.0 * on,
+        "synchronous_commit=off {off:.0} tps vs on {on:.0} tps"
+    );
+}
+
+fn refused(args: &[&str], needle: &str) {
+    let out = dbdelta()
+        .args(["run", "--quiet", "--no-store", "-t", "lite=sqlite:"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("error")).count(),
+        1,
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_tpc_input_is_refused_with_the_flag_named() {
+    refused(
+        &["--suite", "tpcb", "--scale-factor", "0"],
+        "--scale-factor 0",
+    );
+    refused(&["--suite", "tpcc", "--warehouses", "0"], "--warehouses 0");
+    refused(&["--suite", "tpcc", "--tpcc-mode", "fast"], "--tpcc-mode");
+    refused(&["--suite", "tpcc", "--terminals", "0"], "--terminals 0");
+    refused(&["--suite", "tpcb", "--max-tries", "0"], "--max-tries 0");
+    refused(
+        &["--suite", "tpcb", "--latency-limit", "-3"],
+        "--latency-limit",
+    );
+    refused(
+        &["--suite", "tpcb", "--transactions", "0"],
+        "--transactions 0",
+    );
+    assert!(!Path::new("dbdelta-runs").join("never").exists());
+}
