@@ -749,10 +749,11 @@ fn run_jobs(
     result
 }
 
+/// A window probe's connection (or why it could not connect) and its query.
+type OpenProbe<'p> = Result<(Box<dyn dbdelta_engine::Connection>, &'p WindowProbe), String>;
+
 /// Reads the step's window probe; `None` when the step has none.
-fn read_probe(
-    probe: &mut Option<Result<(Box<dyn dbdelta_engine::Connection>, &WindowProbe), String>>,
-) -> Option<Result<f64, String>> {
+fn read_probe(probe: &mut Option<OpenProbe<'_>>) -> Option<Result<f64, String>> {
     let p = probe.as_mut()?;
     Some(match p {
         Err(e) => Err(e.clone()),
@@ -1153,9 +1154,10 @@ fn assemble(
         throughput,
         latency,
         intervals,
-        // Per operation of the headline unit: statements, or YCSB's operations.
+        // Per operation of the headline unit: statements, YCSB's operations, or
+        // transactions (pgbench, TPC-C).
         client_cpu_us_per_op: {
-            let ops = if plan.counts_operations() {
+            let ops = if plan.counts_operations() || plan.step.params.kind.counts_transactions() {
                 events
             } else {
                 counters.queries
