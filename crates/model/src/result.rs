@@ -152,6 +152,13 @@ pub struct Interval {
     pub p95_us: f64,
     /// 99th-percentile event latency in this interval, µs.
     pub p99_us: f64,
+    /// Median event latency in this interval, µs (from its own HDR histogram, like p95/p99;
+    /// pgbench's per-interval aggregates).
+    #[serde(default)]
+    pub p50_us: f64,
+    /// Slowest event of this interval, µs.
+    #[serde(default)]
+    pub max_us: f64,
     /// Errors (retried or ignored) in this interval.
     pub errors: u64,
 }

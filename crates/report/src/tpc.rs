@@ -85,10 +85,33 @@ pub fn tpc_text(out: &mut String, data: &ReportData) {
                 c.seconds * 1000.0
             );
         }
+        let _ = writeln!(out, "tps = {:.6} (without initial connection time)", r.tps);
+        intervals(out, r);
+        out.push('\n');
+    }
+}
+
+/// pgbench's per-interval aggregates (`--aggregate-interval 1`), with each second's own
+/// HDR percentiles.
+fn intervals(out: &mut String, r: &StepResult) {
+    if r.intervals.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "per second: t\ttps\tp50-ms\tp95-ms\tp99-ms\tmax-ms\terrors"
+    );
+    for i in &r.intervals {
         let _ = writeln!(
             out,
-            "tps = {:.6} (without initial connection time)\n",
-            r.tps
+            "{:.0}\t{:.0}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{}",
+            i.t,
+            i.tps,
+            i.p50_us / 1000.0,
+            i.p95_us / 1000.0,
+            i.p99_us / 1000.0,
+            i.max_us / 1000.0,
+            i.errors
         );
     }
 }

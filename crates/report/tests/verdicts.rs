@@ -98,6 +98,8 @@ fn with_seconds(mut r: StepResult, qps: &[f64]) -> StepResult {
             tps: *q,
             p95_us: 100.0,
             p99_us: 100.0,
+            p50_us: 80.0,
+            max_us: 150.0,
             errors: 0,
         })
         .collect();

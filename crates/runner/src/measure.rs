@@ -1110,7 +1110,14 @@ fn assemble(
         StepStatus::Ok
     };
     let intervals = merge_slices(seconds, secs);
-    let status = match (&status, stall_in(&intervals, plan.rate)) {
+    // TPC-C's spec mode waits seconds between transactions by design.
+    let waits = plan.tpcc.as_ref().is_some_and(|c| c.spec_waits);
+    let stalled = if waits {
+        None
+    } else {
+        stall_in(&intervals, plan.rate)
+    };
+    let status = match (&status, stalled) {
         (StepStatus::Ok, Some(reason)) => StepStatus::Stalled { reason },
         _ => status,
     };
@@ -1247,6 +1254,8 @@ fn merge_slices(slices: Vec<Slice>, window_secs: f64) -> Vec<Interval> {
                 tps: events as f64 / len,
                 p95_us: q(0.95),
                 p99_us: q(0.99),
+                p50_us: q(0.5),
+                max_us: q(1.0),
                 errors,
             }
         })

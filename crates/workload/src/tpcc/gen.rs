@@ -94,15 +94,19 @@ pub fn zip(rng: &mut Rng, out: &mut String) {
     out.push_str("11111");
 }
 
+/// The marker of the "original" items and stock rows (clause 2.4.2.2's brand-generic).
+pub const ORIGINAL: &str = "ORIGINAL";
+
 /// I_DATA / S_DATA: an a-string of U[min, max], with "ORIGINAL" at a random position in
 /// 10 % of the rows (4.3.3.1).
 pub fn original_data(rng: &mut Rng, min: i64, max: i64, out: &mut String) {
     let start = out.len();
     a_string(rng, min, max, out);
-    if rng.uniform(1, 10) == 1 {
-        let len = out.len() - start;
-        let at = start + rng.uniform(0, (len - 8) as i64) as usize;
-        out.replace_range(at..at + 8, "ORIGINAL");
+    let len = out.len() - start;
+    // Strings shorter than the marker never carry it (the load's are 26–50 long).
+    if len >= ORIGINAL.len() && rng.uniform(1, 10) == 1 {
+        let at = start + rng.uniform(0, (len - ORIGINAL.len()) as i64) as usize;
+        out.replace_range(at..at + ORIGINAL.len(), ORIGINAL);
     }
 }
 
@@ -280,6 +284,88 @@ mod tests {
         }
         let share = hits as f64 / n as f64;
         assert!((share - 0.10).abs() < 0.02, "{share}");
+    }
+
+    #[test]
+    fn nurand_covers_the_customer_and_item_ranges() {
+        let mut rng = Rng::new(2, 2);
+        let c = NurandC::load(&mut rng);
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for _ in 0..100_000 {
+            let id = nurand(&mut rng, 1023, c.c_id, 1, 3000);
+            assert!((1..=3000).contains(&id));
+            let item = nurand(&mut rng, 8191, c.ol_i_id, 1, 100_000);
+            assert!((1..=100_000).contains(&item));
+            lo = lo.min(id);
+            hi = hi.max(id);
+        }
+        assert!(lo < 20 && hi > 2980, "[{lo}, {hi}]");
+    }
+
+    #[test]
+    fn load_constants_are_in_range_and_fixed_by_the_seed() {
+        for seed in 0..200 {
+            let c = load_constants(seed);
+            assert!((0..=255).contains(&c.c_last));
+            assert!((0..=1023).contains(&c.c_id));
+            assert!((0..=8191).contains(&c.ol_i_id));
+            assert_eq!(c, load_constants(seed));
+        }
+    }
+
+    #[test]
+    fn strings_have_the_specified_shapes() {
+        let mut rng = Rng::new(6, 6);
+        let mut s = String::new();
+        let mut lengths = std::collections::BTreeSet::new();
+        for _ in 0..2000 {
+            s.clear();
+            a_string(&mut rng, 8, 16, &mut s);
+            assert!(s.bytes().all(|b| b.is_ascii_alphanumeric()), "{s}");
+            lengths.insert(s.len());
+            s.clear();
+            n_string(&mut rng, 16, 16, &mut s);
+            assert!(
+                s.len() == 16 && s.bytes().all(|b| b.is_ascii_digit()),
+                "{s}"
+            );
+            s.clear();
+            zip(&mut rng, &mut s);
+            assert!(s.len() == 9 && s.ends_with("11111"), "{s}");
+            assert!(s.bytes().all(|b| b.is_ascii_digit()), "{s}");
+        }
+        assert_eq!(lengths, (8..=16).collect(), "every length in [8, 16]");
+        // Appends: the generators build composite fields in one buffer.
+        s.clear();
+        s.push_str("x-");
+        a_string(&mut rng, 3, 3, &mut s);
+        assert!(s.starts_with("x-") && s.len() == 5);
+        // Too short for the marker: never panics, never carries it.
+        for _ in 0..100 {
+            s.clear();
+            original_data(&mut rng, 0, 7, &mut s);
+            assert!(!s.contains(ORIGINAL));
+        }
+    }
+
+    #[test]
+    fn the_deck_reshuffles_and_names_the_types() {
+        let mut rng = Rng::new(8, 8);
+        let mut deck = Deck::new(&mut rng);
+        let first: Vec<TxnType> = (0..100).map(|_| deck.deal(&mut rng)).collect();
+        let second: Vec<TxnType> = (0..100).map(|_| deck.deal(&mut rng)).collect();
+        assert_ne!(first, second, "a new order after the deck ran out");
+        let names: Vec<&str> = TxnType::ALL.iter().map(|t| t.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "new-order",
+                "payment",
+                "order-status",
+                "delivery",
+                "stock-level"
+            ]
+        );
     }
 
     #[test]

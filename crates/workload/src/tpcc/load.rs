@@ -54,12 +54,17 @@ fn stream(table: u64, w: i64) -> u64 {
     0x7C0C_1000 ^ (table << 32) ^ w as u64
 }
 
-/// `YYYY-MM-DD HH:MM:SS` (UTC) of now: the load's dates.
+/// `YYYY-MM-DD HH:MM:SS` (UTC) of now: the load's dates, taken once per warehouse.
 fn now_text() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
+    civil_text(secs)
+}
+
+/// `YYYY-MM-DD HH:MM:SS` of seconds since the Unix epoch, UTC.
+fn civil_text(secs: i64) -> String {
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's civil_from_days.
     let z = days + 719_468;
@@ -105,9 +110,27 @@ pub fn load_items(conn: &mut dyn Connection, seed: u64) -> Result<u64, EngineErr
     conn.bulk_insert("item", &mut rows)
 }
 
-/// Loads every table's rows of warehouse `w`.
+/// Loads every table's rows of warehouse `w` (1, 2, …): the warehouse, its stock, its 10
+/// districts with their customers, history, orders, new orders and order lines. Returns
+/// the rows inserted. The dates are the load's time.
 pub fn load_warehouse(conn: &mut dyn Connection, w: i64, seed: u64) -> Result<u64, EngineError> {
-    let now = now_text();
+    load_warehouse_at(conn, w, seed, &now_text())
+}
+
+/// [`load_warehouse`] with the dates given (`YYYY-MM-DD HH:MM:SS`), so tests can compare
+/// two loads row by row.
+fn load_warehouse_at(
+    conn: &mut dyn Connection,
+    w: i64,
+    seed: u64,
+    now: &str,
+) -> Result<u64, EngineError> {
+    if w < 1 {
+        return Err(EngineError::config(format!(
+            "TPC-C warehouse numbers start at 1, not {w}"
+        )));
+    }
+    let now = now.to_string();
     let c_load = load_constants(seed);
     let mut n = 0;
 
@@ -406,14 +429,234 @@ pub fn load_warehouse(conn: &mut dyn Connection, w: i64, seed: u64) -> Result<u6
 
 #[cfg(test)]
 mod tests {
+    use super::super::gen::last_name;
+    use super::super::schema::column_names;
     use super::*;
+    use dbdelta_engine::{Dialect, Outcome, SessionParts, StmtId, Value};
+    use std::collections::{BTreeMap, HashMap};
+    use std::hash::{DefaultHasher, Hash, Hasher};
+
+    /// What a load sent to one table.
+    #[derive(Default)]
+    struct Table {
+        columns: Vec<&'static str>,
+        rows: u64,
+        /// Rows whose length differs from the columns'.
+        ragged: u64,
+        hash: u64,
+    }
+
+    /// A connection that only records bulk loads: rows and columns per table, a hash of
+    /// every value, and the facts the checks below need.
+    #[derive(Default)]
+    struct Recorder {
+        tables: BTreeMap<String, Table>,
+        /// o_ol_cnt by (district, order), and the order lines seen for each.
+        ol_cnt: HashMap<(i64, i64), (i64, i64)>,
+        /// Customers per district whose c_last is the syllables of c_id − 1.
+        named_in_order: u64,
+        /// Orders from 2101 on with a NULL carrier, and order lines with a NULL date.
+        open_orders: u64,
+        open_lines: u64,
+        /// Sum of o_c_id per district (a permutation of 1..3000 sums to 4 501 500).
+        o_c_id_sum: BTreeMap<i64, i64>,
+        /// Rows of item and stock whose data carries "ORIGINAL".
+        original: u64,
+    }
+
+    fn int(v: &OwnedValue) -> i64 {
+        match v {
+            OwnedValue::Int(i) => *i,
+            other => panic!("not an integer: {other:?}"),
+        }
+    }
+
+    fn text_of(v: &OwnedValue) -> &str {
+        match v {
+            OwnedValue::Text(s) => s,
+            other => panic!("not text: {other:?}"),
+        }
+    }
+
+    impl Recorder {
+        fn inspect(&mut self, table: &str, row: &[OwnedValue]) {
+            match table {
+                "customer" => {
+                    let mut name = String::new();
+                    last_name(int(&row[0]) - 1, &mut name);
+                    if int(&row[0]) <= 1000 && text_of(&row[5]) == name {
+                        self.named_in_order += 1;
+                    }
+                    assert_eq!(text_of(&row[4]), "OE");
+                    assert!(matches!(text_of(&row[13]), "GC" | "BC"));
+                    assert_eq!(text_of(&row[16]), "-10.00");
+                }
+                "orders" => {
+                    let (o, d) = (int(&row[0]), int(&row[1]));
+                    self.ol_cnt.entry((d, o)).or_default().0 = int(&row[6]);
+                    assert!((5..=15).contains(&int(&row[6])));
+                    *self.o_c_id_sum.entry(d).or_default() += int(&row[3]);
+                    let open = row[5] == OwnedValue::Null;
+                    assert_eq!(open, o >= FIRST_NEW_ORDER, "order {o}");
+                    self.open_orders += u64::from(open);
+                }
+                "order_line" => {
+                    let (o, d) = (int(&row[0]), int(&row[1]));
+                    let e = self.ol_cnt.entry((d, o)).or_default();
+                    e.1 += 1;
+                    assert_eq!(int(&row[3]), e.1, "ol_number counts 1, 2, …");
+                    assert!((1..=ITEMS).contains(&int(&row[4])));
+                    let open = row[6] == OwnedValue::Null;
+                    assert_eq!(open, o >= FIRST_NEW_ORDER);
+                    assert_eq!(text_of(&row[8]) == "0.00", !open);
+                    self.open_lines += u64::from(open);
+                }
+                "item" | "stock" => {
+                    let data = text_of(&row[row.len() - 1]);
+                    assert!((26..=50).contains(&data.len()));
+                    self.original += u64::from(data.contains("ORIGINAL"));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    impl Connection for Recorder {
+        fn dialect(&self) -> Dialect {
+            Dialect::Mock
+        }
+
+        fn prepare(&mut self, _sql: &str) -> Result<StmtId, EngineError> {
+            Ok(StmtId(0))
+        }
+
+        fn execute(&mut self, _: StmtId, _: &[Value<'_>]) -> Result<Outcome, EngineError> {
+            Ok(Outcome::default())
+        }
+
+        fn query(&mut self, _sql: &str) -> Result<Outcome, EngineError> {
+            Ok(Outcome::default())
+        }
+
+        fn query_scalar(&mut self, _sql: &str) -> Result<Option<String>, EngineError> {
+            Ok(None)
+        }
+
+        fn bulk_insert(
+            &mut self,
+            table: &str,
+            rows: &mut dyn RowSource,
+        ) -> Result<u64, EngineError> {
+            let mut t = self.tables.remove(table).unwrap_or_default();
+            t.columns = rows.columns().to_vec();
+            let mut h = DefaultHasher::new();
+            t.hash.hash(&mut h);
+            let mut row = Vec::new();
+            let mut n = 0;
+            while {
+                row.clear();
+                rows.next_row(&mut row)
+            } {
+                n += 1;
+                t.ragged += u64::from(row.len() != t.columns.len());
+                for v in &row {
+                    match v {
+                        OwnedValue::Int(i) => (0u8, i).hash(&mut h),
+                        OwnedValue::Text(s) => (1u8, s).hash(&mut h),
+                        OwnedValue::Null => 2u8.hash(&mut h),
+                    }
+                }
+                self.inspect(table, &row);
+            }
+            t.rows += n;
+            t.hash = h.finish();
+            self.tables.insert(table.to_string(), t);
+            Ok(n)
+        }
+
+        fn into_session(self: Box<Self>) -> Result<SessionParts, Box<dyn Connection>> {
+            Err(self)
+        }
+    }
+
+    const NOW: &str = "2025-01-02 03:04:05";
+
+    fn load(seed: u64) -> Recorder {
+        let mut r = Recorder::default();
+        let n = load_items(&mut r, seed).expect("items");
+        let m = load_warehouse_at(&mut r, 1, seed, NOW).expect("warehouse");
+        assert_eq!(n + m, r.tables.values().map(|t| t.rows).sum::<u64>());
+        r
+    }
+
+    #[test]
+    fn one_warehouse_has_the_specified_rows_and_columns() {
+        let r = load(7);
+        let rows = |t: &str| r.tables.get(t).map(|t| t.rows).unwrap_or(0);
+        assert_eq!(rows("item"), 100_000);
+        assert_eq!(rows("warehouse"), 1);
+        assert_eq!(rows("stock"), 100_000);
+        assert_eq!(rows("district"), 10);
+        assert_eq!(rows("customer"), 30_000);
+        assert_eq!(rows("history"), 30_000);
+        assert_eq!(rows("orders"), 30_000);
+        assert_eq!(rows("new_order"), 9_000);
+        let lines = rows("order_line");
+        assert!((150_000..=450_000).contains(&lines), "{lines}");
+        // Mean o_ol_cnt is 10: 300 000 ± a few thousand.
+        assert!((290_000..=310_000).contains(&lines), "{lines}");
+        for (name, t) in &r.tables {
+            assert_eq!(t.ragged, 0, "{name}: rows of the wrong length");
+            let want = column_names(name).expect(name);
+            assert_eq!(
+                t.columns, want,
+                "{name}: the load's columns are the schema's"
+            );
+        }
+        // Every order's lines agree with its o_ol_cnt.
+        assert_eq!(r.ol_cnt.len(), 30_000);
+        for (key, (cnt, seen)) in &r.ol_cnt {
+            assert_eq!(cnt, seen, "order {key:?}");
+        }
+        assert_eq!(r.named_in_order, 10_000, "c_id 1..1000 named in order");
+        assert_eq!(r.open_orders, 9_000);
+        let open_lines: i64 = r
+            .ol_cnt
+            .iter()
+            .filter(|((_, o), _)| *o >= FIRST_NEW_ORDER)
+            .map(|(_, (c, _))| c)
+            .sum();
+        assert_eq!(r.open_lines, open_lines as u64);
+        assert_eq!(r.o_c_id_sum.len(), 10);
+        assert!(r.o_c_id_sum.values().all(|s| *s == 3000 * 3001 / 2));
+        let share = r.original as f64 / 200_000.0;
+        assert!((share - 0.10).abs() < 0.01, "ORIGINAL in {share}");
+    }
+
+    #[test]
+    fn loads_with_one_seed_are_identical() {
+        let (a, b, c) = (load(11), load(11), load(12));
+        let hashes = |r: &Recorder| -> Vec<u64> { r.tables.values().map(|t| t.hash).collect() };
+        assert_eq!(hashes(&a), hashes(&b));
+        let (ha, hc) = (hashes(&a), hashes(&c));
+        // new_order has no random content; every other table differs.
+        let differ = ha.iter().zip(&hc).filter(|(x, y)| x != y).count();
+        assert_eq!(differ, 8);
+    }
+
+    #[test]
+    fn warehouse_numbers_start_at_one() {
+        assert!(load_warehouse(&mut Recorder::default(), 0, 1).is_err());
+    }
 
     #[test]
     fn dates_are_civil() {
         let t = now_text();
         assert_eq!(t.len(), 19);
         assert!(t.starts_with("20"), "{t}");
-        assert_eq!(&t[4..5], "-");
-        assert_eq!(&t[13..14], ":");
+        assert_eq!(civil_text(0), "1970-01-01 00:00:00");
+        assert_eq!(civil_text(951_782_400), "2000-02-29 00:00:00");
+        assert_eq!(civil_text(1_709_251_199), "2024-02-29 23:59:59");
+        assert_eq!(civil_text(1_735_689_600), "2025-01-01 00:00:00");
     }
 }

@@ -770,7 +770,12 @@ impl Workload for Tpcc {
         // keying time.
         let next = self.deck.deal(&mut self.rng);
         self.next_kind = Some(next);
-        let think_mean = waits(self.kind).1;
+        // Before the terminal's first transaction there is nothing to think about.
+        let think_mean = if self.done == 0 {
+            0.0
+        } else {
+            waits(self.kind).1
+        };
         let u = self.rng.unit();
         let think = (-(1.0 - u).ln() * think_mean).min(10.0 * think_mean);
         Duration::from_secs_f64(think + waits(next).0)
@@ -791,6 +796,92 @@ fn waits(kind: TxnType) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn terminal(warehouses: u32) -> Tpcc {
+        let config = TpccConfig {
+            warehouses,
+            terminals: 1,
+            all_warehouses: true,
+            spec_waits: false,
+            c_run: gen::run_constants(1),
+            transactions: None,
+        };
+        Tpcc::new(config, 7, 1, 0)
+    }
+
+    #[test]
+    fn inputs_follow_the_specification_rates() {
+        let mut t = terminal(10);
+        let (mut lines, mut remote_lines, mut orders, mut rollbacks) = (0, 0, 0, 0);
+        let (mut payments, mut remote_payments, mut lookups, mut by_name) = (0, 0, 0, 0);
+        let mut homes = std::collections::BTreeSet::new();
+        for _ in 0..200_000 {
+            t.draw();
+            homes.insert(t.w);
+            match t.kind {
+                TxnType::NewOrder => {
+                    orders += 1;
+                    assert!((5..=15).contains(&t.lines.len()));
+                    rollbacks += usize::from(t.lines.last().unwrap().item == ITEMS + 1);
+                    for l in &t.lines {
+                        lines += 1;
+                        remote_lines += usize::from(l.supply_w != t.w);
+                        assert!((1..=10).contains(&l.qty));
+                    }
+                }
+                TxnType::Payment => {
+                    payments += 1;
+                    remote_payments += usize::from(t.c_w != t.w);
+                    assert!((100..=500_000).contains(&t.amount_cents));
+                }
+                _ => {}
+            }
+            if matches!(t.kind, TxnType::Payment | TxnType::OrderStatus) {
+                lookups += 1;
+                by_name += usize::from(t.by_name);
+            }
+        }
+        let share = |a: usize, b: usize| a as f64 / b as f64;
+        assert!(
+            (share(remote_lines, lines) - 0.01).abs() < 0.002,
+            "remote lines"
+        );
+        assert!((share(rollbacks, orders) - 0.01).abs() < 0.002, "rollbacks");
+        assert!(
+            (share(remote_payments, payments) - 0.15).abs() < 0.01,
+            "remote payments"
+        );
+        assert!(
+            (share(by_name, lookups) - 0.60).abs() < 0.01,
+            "by last name"
+        );
+        assert_eq!(homes.len(), 10, "--all-warehouses reaches every warehouse");
+    }
+
+    #[test]
+    fn terminals_are_bound_to_a_warehouse_and_district() {
+        let config = |all| TpccConfig {
+            warehouses: 4,
+            terminals: 8,
+            all_warehouses: all,
+            spec_waits: false,
+            c_run: gen::run_constants(1),
+            transactions: None,
+        };
+        let t = Tpcc::new(config(false), 1, 1, 5);
+        assert_eq!((t.warehouses.clone(), t.district), (vec![2], 2));
+        let t = Tpcc::new(config(true), 1, 1, 1);
+        assert_eq!(
+            t.warehouses,
+            vec![2],
+            "8 terminals over 4 warehouses: one each"
+        );
+        let few = TpccConfig {
+            terminals: 2,
+            ..config(true)
+        };
+        assert_eq!(Tpcc::new(few, 1, 1, 1).warehouses, vec![2, 4]);
+    }
 
     #[test]
     fn decimals_are_written_exactly() {
