@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{dbdelta, require, step_results, succeed};
+use common::{dbdelta, require, run_ok, step_results, succeed};
 use dbdelta_engine::{Engine, OpenOptions};
 use dbdelta_model::{StepResult, TargetSpec, ThroughputUnit};
 use dbdelta_workload::tpcb::Balances;
@@ -172,31 +172,24 @@ fn scripts_on_sqlite_and_mariadb() {
 #[test]
 fn paced_tpcb_like_reports_schedule_lag() {
     let _one = one_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("run");
-    succeed(
-        dbdelta()
-            .args([
-                "run",
-                "--quiet",
-                "--no-store",
-                "--suite",
-                "tpcb",
-                "--steps",
-                "tpcb-like",
-            ])
-            .args(["-t", "lite=sqlite:", "--threads", "2", "--rate", "200"])
-            .args([
-                "--write-secs",
-                "3",
-                "--warmup-secs",
-                "0.5",
-                "--latency-limit",
-                "500",
-            ])
-            .arg("--run-dir")
-            .arg(&rd),
-    );
+    let (_dir, rd) = run_ok(&[
+        "--suite",
+        "tpcb",
+        "--steps",
+        "tpcb-like",
+        "-t",
+        "lite=sqlite:",
+        "--threads",
+        "2",
+        "--rate",
+        "200",
+        "--write-secs",
+        "3",
+        "--warmup-secs",
+        "0.5",
+        "--latency-limit",
+        "500",
+    ]);
     let all = step_results(&rd, "lite");
     let r = measured(&all, "tpcb-like");
     assert!(r.is_ok(), "{:?}", r.status);
@@ -292,37 +285,24 @@ fn synchronous_commit_off_speeds_up_tpcb_like() {
     if !require(&[&format!("{PG}/initdb")], "apt-get install postgresql-15") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("run");
-    succeed(
-        dbdelta()
-            .args([
-                "run",
-                "--quiet",
-                "--no-store",
-                "--suite",
-                "tpcb",
-                "--steps",
-                "tpcb-like",
-            ])
-            .args(["-t", &format!("on=postgres:{PG}?fsync=on")])
-            .args([
-                "-t",
-                &format!("off=postgres:{PG}?fsync=on&synchronous_commit=off"),
-            ])
-            .args([
-                "--threads",
-                "4",
-                "--scale-factor",
-                "16",
-                "--write-secs",
-                "3",
-                "--warmup-secs",
-                "0.5",
-            ])
-            .arg("--run-dir")
-            .arg(&rd),
-    );
+    let (_dir, rd) = run_ok(&[
+        "--suite",
+        "tpcb",
+        "--steps",
+        "tpcb-like",
+        "-t",
+        &format!("on=postgres:{PG}?fsync=on"),
+        "-t",
+        &format!("off=postgres:{PG}?fsync=on&synchronous_commit=off"),
+        "--threads",
+        "4",
+        "--scale-factor",
+        "16",
+        "--write-secs",
+        "3",
+        "--warmup-secs",
+        "0.5",
+    ]);
     let tps = |t: &str| measured(&step_results(&rd, t), "tpcb-like").tps;
     let (on, off) = (tps("on"), tps("off"));
     assert!(
@@ -376,31 +356,20 @@ fn bad_tpc_input_is_refused_with_the_flag_named() {
 #[test]
 fn spec_mode_keys_and_thinks() {
     let _one = one_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("run");
-    succeed(
-        dbdelta()
-            .args([
-                "run",
-                "--quiet",
-                "--no-store",
-                "--suite",
-                "tpcc",
-                "-t",
-                "lite=sqlite:",
-            ])
-            .args([
-                "--tpcc-mode",
-                "spec",
-                "--terminals",
-                "20",
-                "--write-secs",
-                "4",
-            ])
-            .args(["--warmup-secs", "0"])
-            .arg("--run-dir")
-            .arg(&rd),
-    );
+    let (_dir, rd) = run_ok(&[
+        "--suite",
+        "tpcc",
+        "-t",
+        "lite=sqlite:",
+        "--tpcc-mode",
+        "spec",
+        "--terminals",
+        "20",
+        "--write-secs",
+        "4",
+        "--warmup-secs",
+        "0",
+    ]);
     let all = step_results(&rd, "lite");
     let r = measured(&all, "tpcc");
     assert!(r.is_ok(), "{:?}", r.status);

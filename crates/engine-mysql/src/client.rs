@@ -580,11 +580,13 @@ impl RawConn {
         })
     }
 
-    /// Executes a prepared statement (binary protocol) and counts the result.
+    /// Executes a prepared statement (binary protocol) and counts the result, keeping the
+    /// rows' values in `keep` when given.
     pub(crate) fn execute(
         &mut self,
         st: &mut ServerStmt,
         params: &[Value<'_>],
+        keep: Option<&mut dbdelta_engine::Rows>,
     ) -> Result<Outcome, ClientError> {
         let b = self.wire.begin_command();
         encode_execute(b, st, params);
@@ -592,29 +594,9 @@ impl RawConn {
             st.types.clear();
             return Err(e.into());
         }
-        let r = self.read_result_keeping(true, None);
+        let r = self.read_result_keeping(true, keep);
         if r.is_err() {
             // The server may not have stored the types; send them again next time.
-            st.types.clear();
-        }
-        r
-    }
-
-    /// Executes a prepared statement, keeping the rows' values in `keep`.
-    pub(crate) fn execute_keeping(
-        &mut self,
-        st: &mut ServerStmt,
-        params: &[Value<'_>],
-        keep: &mut dbdelta_engine::Rows,
-    ) -> Result<Outcome, ClientError> {
-        let b = self.wire.begin_command();
-        encode_execute(b, st, params);
-        if let Err(e) = self.wire.send() {
-            st.types.clear();
-            return Err(e.into());
-        }
-        let r = self.read_result_keeping(true, Some(keep));
-        if r.is_err() {
             st.types.clear();
         }
         r

@@ -83,6 +83,38 @@ impl MysqlConnection {
     }
 }
 
+impl MysqlConnection {
+    /// Executes a statement (prepared, or interpolated text without prepared statements),
+    /// keeping the rows' values in `keep` when given.
+    fn execute_keeping(
+        &mut self,
+        stmt: StmtId,
+        params: &[Value<'_>],
+        keep: Option<&mut dbdelta_engine::Rows>,
+    ) -> Result<Outcome, EngineError> {
+        let st = self
+            .stmts
+            .get_mut(stmt.0 as usize)
+            .ok_or_else(|| EngineError::statement("unknown statement handle"))?;
+        match &mut st.server {
+            Some(server) => {
+                check_params(server, params, &st.sql)?;
+                self.raw
+                    .execute(server, params, keep)
+                    .map_err(|e| statement_error(e, &st.sql))
+            }
+            None => {
+                text::interpolate(&st.sql, params, Dialect::Mysql, &mut self.text)?;
+                let r = match keep {
+                    Some(k) => self.raw.query_keeping(self.text.as_bytes(), k),
+                    None => self.raw.query(self.text.as_bytes()),
+                };
+                r.map_err(|e| statement_error(e, &self.text))
+            }
+        }
+    }
+}
+
 impl Connection for MysqlConnection {
     fn into_session(
         mut self: Box<Self>,
@@ -120,24 +152,7 @@ impl Connection for MysqlConnection {
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Value<'_>]) -> Result<Outcome, EngineError> {
-        let st = self
-            .stmts
-            .get_mut(stmt.0 as usize)
-            .ok_or_else(|| EngineError::statement("unknown statement handle"))?;
-        match &mut st.server {
-            Some(server) => {
-                check_params(server, params, &st.sql)?;
-                self.raw
-                    .execute(server, params)
-                    .map_err(|e| statement_error(e, &st.sql))
-            }
-            None => {
-                text::interpolate(&st.sql, params, Dialect::Mysql, &mut self.text)?;
-                self.raw
-                    .query(self.text.as_bytes())
-                    .map_err(|e| statement_error(e, &self.text))
-            }
-        }
+        self.execute_keeping(stmt, params, None)
     }
 
     fn query(&mut self, sql: &str) -> Result<Outcome, EngineError> {
@@ -153,26 +168,7 @@ impl Connection for MysqlConnection {
     ) -> Result<Outcome, EngineError> {
         use dbdelta_engine::Op;
         match op {
-            Op::Execute { stmt, params } => {
-                let st = self
-                    .stmts
-                    .get_mut(stmt.0 as usize)
-                    .ok_or_else(|| EngineError::statement("unknown statement handle"))?;
-                match &mut st.server {
-                    Some(server) => {
-                        check_params(server, params, &st.sql)?;
-                        self.raw
-                            .execute_keeping(server, params, rows)
-                            .map_err(|e| statement_error(e, &st.sql))
-                    }
-                    None => {
-                        text::interpolate(&st.sql, params, Dialect::Mysql, &mut self.text)?;
-                        self.raw
-                            .query_keeping(self.text.as_bytes(), rows)
-                            .map_err(|e| statement_error(e, &self.text))
-                    }
-                }
-            }
+            Op::Execute { stmt, params } => self.execute_keeping(*stmt, params, Some(rows)),
             Op::Query(sql) => self
                 .raw
                 .query_keeping(sql.as_bytes(), rows)

@@ -418,6 +418,42 @@ impl PgConnection {
     }
 }
 
+impl PgConnection {
+    /// Executes a statement (prepared, or interpolated text with `--no-prepared`), keeping
+    /// the rows' values in `keep` when given.
+    #[inline]
+    fn execute_keeping(
+        &mut self,
+        stmt: StmtId,
+        params: &[Value<'_>],
+        keep: Option<&mut dbdelta_engine::Rows>,
+    ) -> Result<Outcome, EngineError> {
+        self.check_usable()?;
+        let st = self.stmt(stmt)?;
+        check_params(st, params)?;
+        let returns_rows = st.returns_rows;
+        if !self.prepared {
+            let mut text = std::mem::take(&mut self.text);
+            let r = interpolate(
+                &self.stmts[stmt.0 as usize].sql,
+                params,
+                Dialect::Postgres,
+                &mut text,
+            )
+            .and_then(|()| encode_simple(&mut self.wire.wbuf, &text));
+            self.text = text;
+            r?;
+            self.send()?;
+            return self.read_result_keeping(keep);
+        }
+        encode_execute(&mut self.wire.wbuf, &self.stmts[stmt.0 as usize], params);
+        self.send()?;
+        let mut out = self.read_result_keeping(keep)?;
+        out.has_result = returns_rows;
+        Ok(out)
+    }
+}
+
 /// Decodes a text-format DataRow.
 fn decode_row(body: &[u8]) -> Option<Vec<Option<String>>> {
     let n = be_i16(body, 0)? as usize;
@@ -520,27 +556,7 @@ impl Connection for PgConnection {
 
     #[inline]
     fn execute(&mut self, stmt: StmtId, params: &[Value<'_>]) -> Result<Outcome, EngineError> {
-        self.check_usable()?;
-        let st = self.stmt(stmt)?;
-        check_params(st, params)?;
-        let returns_rows = st.returns_rows;
-        if !self.prepared {
-            let mut text = std::mem::take(&mut self.text);
-            let r = interpolate(
-                &self.stmts[stmt.0 as usize].sql,
-                params,
-                Dialect::Postgres,
-                &mut text,
-            )
-            .and_then(|()| self.simple(&text));
-            self.text = text;
-            return r;
-        }
-        encode_execute(&mut self.wire.wbuf, &self.stmts[stmt.0 as usize], params);
-        self.send()?;
-        let mut out = self.read_result()?;
-        out.has_result = returns_rows;
-        Ok(out)
+        self.execute_keeping(stmt, params, None)
     }
 
     fn query(&mut self, sql: &str) -> Result<Outcome, EngineError> {
@@ -553,35 +569,10 @@ impl Connection for PgConnection {
         rows: &mut dbdelta_engine::Rows,
     ) -> Result<Outcome, EngineError> {
         use dbdelta_engine::Op;
-        self.check_usable()?;
         match op {
-            Op::Execute { stmt, params } if self.prepared => {
-                let st = self.stmt(*stmt)?;
-                check_params(st, params)?;
-                let returns_rows = st.returns_rows;
-                encode_execute(&mut self.wire.wbuf, &self.stmts[stmt.0 as usize], params);
-                self.send()?;
-                let mut out = self.read_result_keeping(Some(rows))?;
-                out.has_result = returns_rows;
-                Ok(out)
-            }
-            Op::Execute { stmt, params } => {
-                let st = self.stmt(*stmt)?;
-                check_params(st, params)?;
-                let mut text = std::mem::take(&mut self.text);
-                let r = interpolate(
-                    &self.stmts[stmt.0 as usize].sql,
-                    params,
-                    Dialect::Postgres,
-                    &mut text,
-                );
-                let r = r.and_then(|()| encode_simple(&mut self.wire.wbuf, &text));
-                self.text = text;
-                r?;
-                self.send()?;
-                self.read_result_keeping(Some(rows))
-            }
+            Op::Execute { stmt, params } => self.execute_keeping(*stmt, params, Some(rows)),
             Op::Query(sql) => {
+                self.check_usable()?;
                 encode_simple(&mut self.wire.wbuf, sql)?;
                 self.send()?;
                 self.read_result_keeping(Some(rows))

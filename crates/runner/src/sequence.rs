@@ -10,7 +10,7 @@ use dbdelta_model::{
     Group, RunOptions, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
 };
 use dbdelta_workload::dbbench::{DbBenchConfig, DbBenchShared};
-use dbdelta_workload::schema::{ensure_ledger, load_table, TableLoad};
+use dbdelta_workload::schema::{ensure_ledger, load_table};
 use dbdelta_workload::suite::{Dataset, ThreadsRule};
 use dbdelta_workload::tpcb::TpcbConfig;
 use dbdelta_workload::tpcc::TpccConfig;
@@ -91,39 +91,10 @@ fn load(engine: &dyn Engine, opts: &RunOptions, i_own: bool) -> Result<(u64, f64
         let mut conn = engine.connect()?;
         ensure_ledger(&mut *conn)?;
     }
-    let parallel = if engine.embedded() {
-        1
-    } else {
-        opts.tables.clamp(1, 8)
-    };
-    let tables: Vec<u32> = (1..=opts.tables).collect();
-    let results: Vec<Result<TableLoad, EngineError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = tables
-            .chunks(tables.len().div_ceil(parallel as usize).max(1))
-            .map(|chunk| {
-                s.spawn(move || -> Result<TableLoad, EngineError> {
-                    let mut conn = engine.connect()?;
-                    let mut total = TableLoad::default();
-                    for &t in chunk {
-                        let l = load_table(&mut *conn, t, opts.table_size, opts.seed, i_own)?;
-                        total.rows += l.rows;
-                    }
-                    Ok(total)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(EngineError::statement("load thread panicked")))
-            })
-            .collect()
-    });
-    let mut rows = 0;
-    for r in results {
-        rows += r?.rows;
-    }
+    let rows = load_parallel(engine, u64::from(opts.tables), &|c, part| {
+        let t = part as u32 + 1;
+        load_table(c, t, opts.table_size, opts.seed, i_own).map(|l| l.rows)
+    })?;
     Ok((rows, start.elapsed().as_secs_f64()))
 }
 

@@ -41,6 +41,22 @@ pub fn succeed(cmd: &mut assert_cmd::Command) -> std::process::Output {
     out
 }
 
+/// Runs `dbdelta run --quiet --no-store <args>` into a fresh temp run directory, failing the
+/// test unless it exits 0; returns the temp directory (keep it alive) and the run directory.
+#[allow(dead_code)] // each test binary compiles this module; not all of them run suites
+pub fn run_ok(args: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    succeed(
+        dbdelta()
+            .args(["run", "--quiet", "--no-store"])
+            .args(args)
+            .arg("--run-dir")
+            .arg(&rd),
+    );
+    (dir, rd)
+}
+
 /// Starts `dbdelta` with `args` in the background, stdout piped, stderr discarded.
 pub fn spawn_dbdelta<I, S>(args: I) -> Child
 where

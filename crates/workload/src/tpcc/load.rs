@@ -4,6 +4,7 @@
 
 use super::gen::{a_string, last_name, load_constants, n_string, nurand, original_data, zip};
 use super::txn::{CUSTOMERS, DISTRICTS, ITEMS};
+use crate::ibench::rows::format_timestamp as civil_text;
 use crate::rng::Rng;
 use dbdelta_engine::{Connection, EngineError, OwnedValue, RowSource};
 
@@ -61,27 +62,6 @@ fn now_text() -> String {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
     civil_text(secs)
-}
-
-/// `YYYY-MM-DD HH:MM:SS` of seconds since the Unix epoch, UTC.
-fn civil_text(secs: i64) -> String {
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
 }
 
 fn address(rng: &mut Rng, out: &mut Vec<OwnedValue>) {
