@@ -380,3 +380,57 @@ fn spec_mode_keys_and_thinks() {
     );
     assert_eq!(r.workload_stats.get("consistency.2"), Some(&0.0));
 }
+
+/// A consistency condition broken while TPC-C runs (a warehouse's year-to-date raised
+/// behind the workload's back; every Payment then adds to both sides, so the offset stays)
+/// fails the step with a VIOLATED line and makes dbdelta exit 1.
+#[test]
+fn a_violated_condition_fails_the_step_and_exits_1() {
+    let _one = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let rd = dir.path().join("run");
+    let target = format!("lite=sqlite:{}?journal_mode=WAL", db.display());
+    let child = common::spawn_dbdelta([
+        "run",
+        "--quiet",
+        "--no-store",
+        "--suite",
+        "tpcc",
+        "-t",
+        &target,
+        "--terminals",
+        "2",
+        "--write-secs",
+        "4",
+        "--warmup-secs",
+        "0",
+        "--run-dir",
+        rd.to_str().unwrap(),
+    ]);
+    // The load's result file appears when the load is done and the step starts.
+    common::wait_for_files(
+        &rd.join("results/lite"),
+        1,
+        std::time::Duration::from_secs(120),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let spec = TargetSpec::parse(&target).unwrap();
+    let engine =
+        dbdelta_engine::sqlite::SqliteEngine::open(&spec, dir.path(), &OpenOptions::default())
+            .unwrap();
+    let mut conn = engine.connect().unwrap();
+    conn.query("UPDATE warehouse SET w_ytd = w_ytd + 1")
+        .unwrap();
+    drop(conn);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "a violation exits 1");
+    let r = measured(&step_results(&rd, "lite"), "tpcc").clone();
+    assert!(!r.is_ok(), "{:?}", r.status);
+    assert_eq!(r.workload_stats.get("consistency.1"), Some(&1.0));
+    let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
+    assert!(
+        text.contains("consistency condition 1 VIOLATED (1)"),
+        "{text}"
+    );
+}
