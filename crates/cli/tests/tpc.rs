@@ -273,6 +273,26 @@ fn tpcc_is_consistent_on_every_engine() {
     let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
     assert!(text.contains("consistency condition 4 holds"), "{text}");
     assert!(text.contains("NOPM = "), "{text}");
+    // --cost: new orders per hour per dollar, from the per-minute NOPM.
+    let out = succeed(
+        dbdelta()
+            .args(["report", "--format", "md", "--cost", "lite=2"])
+            .arg(&rd),
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    let nopm = measured(&step_results(&rd, "lite"), "tpcc")
+        .throughput
+        .value;
+    let row = md
+        .lines()
+        .skip_while(|l| !l.contains("per hour per dollar"))
+        .find(|l| l.starts_with("| tpcc |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    let per_dollar: f64 = row.split('|').nth(2).unwrap().trim().parse().unwrap();
+    assert!(
+        (per_dollar - nopm * 60.0 / 2.0).abs() <= 1.0 + 1e-6 * per_dollar,
+        "{row} vs NOPM {nopm}"
+    );
 }
 
 /// Known effect: without waiting for the WAL flush at commit, tpcb-like runs much faster.

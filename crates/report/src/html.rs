@@ -993,7 +993,7 @@ fn dollars(o: &mut String, data: &ReportData, opts: &ReportOptions) {
         .collect();
     o.push_str(&prices.join(", "));
     o.push_str(
-        ". Throughput × 3600 / price; % = share of the row's best (best = 100&nbsp;%).</p>\n",
+        ". Throughput × 3600 (NOPM × 60) / price; % = share of the row's best (best = 100&nbsp;%).</p>\n",
     );
     for table in &data.tables {
         let _ = write!(

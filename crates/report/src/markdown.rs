@@ -208,7 +208,7 @@ fn dollar_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
     for table in &data.tables {
         let _ = writeln!(
             out,
-            "\n### Operations per hour per dollar, dop={}\n\nPrices: {}. Throughput × 3600 / price; % = share of the row's best (best = 100 %).\n",
+            "\n### Operations per hour per dollar, dop={}\n\nPrices: {}. Throughput × 3600 (NOPM × 60) / price; % = share of the row's best (best = 100 %).\n",
             table.dop,
             prices.join(", ")
         );

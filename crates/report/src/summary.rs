@@ -142,8 +142,9 @@ pub struct PerDollar {
     pub percent: Option<f64>,
 }
 
-/// For each row of `table`, one entry per priced target (in `costs` order): throughput × 3600
-/// / dollars per hour, and the share of the row's best.
+/// For each row of `table`, one entry per priced target (in `costs` order): operations per
+/// hour (throughput × 3600, or × 60 for TPC-C's per-minute NOPM) / dollars per hour, and the
+/// share of the row's best.
 pub fn per_dollar(
     data: &ReportData,
     table: &Table,
@@ -162,9 +163,15 @@ pub fn per_dollar(
                         .position(|c| c.name() == name)
                         .and_then(|i| row.cells.get(i).cloned())
                         .unwrap_or(Cell::Missing);
+                    let per_hour = match crate::detail::result_of(data, name, &row.label, table.dop)
+                        .map(|r| r.throughput.unit)
+                    {
+                        Some(dbdelta_model::ThroughputUnit::Nopm) => 60.0,
+                        _ => 3600.0,
+                    };
                     match c {
                         Cell::Value { value, interrupted } => Cell::Value {
-                            value: value * 3600.0 / price,
+                            value: value * per_hour / price,
                             interrupted,
                         },
                         other => other,
