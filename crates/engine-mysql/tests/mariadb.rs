@@ -489,6 +489,45 @@ fn exercise(engine: &MysqlEngine) {
                 .as_str()
         )
     );
+    // Row values (TPC-C reads them): binary rows of a prepared statement decoded by column
+    // type, text rows of a plain query, NULLs, and a NULL parameter.
+    let mut kept = dbdelta_engine::Rows::new();
+    let typed = c
+        .prepare(
+            "SELECT id, CAST(? AS DECIMAL(6,2)), CAST('2026-11-25 03:04:05' AS DATETIME), \
+             CAST(-3 AS SIGNED), 2.5e0, NULL, ? IS NULL FROM sbtest1 WHERE id BETWEEN 5 AND 6",
+        )
+        .unwrap();
+    let params = [Value::Text("12.34"), Value::Null];
+    let op = dbdelta_engine::Op::Execute {
+        stmt: typed,
+        params: &params,
+    };
+    for _ in 0..2 {
+        let o = c.run_rows(&op, &mut kept).unwrap();
+        assert_eq!((o.rows, kept.len()), (2, 2));
+        assert_eq!(kept.int(1, 0).unwrap(), 6);
+        assert_eq!(kept.get(0, 1), Some("12.34"));
+        assert_eq!(kept.get(0, 2), Some("2026-11-25 03:04:05"));
+        assert_eq!(kept.int(0, 3).unwrap(), -3);
+        assert_eq!(kept.num(0, 4).unwrap(), 2.5);
+        assert_eq!(kept.get(0, 5), None);
+        assert_eq!(kept.int(0, 6).unwrap(), 1, "a NULL parameter");
+    }
+    let o = c
+        .run_rows(
+            &dbdelta_engine::Op::Query("SELECT k, NULL FROM sbtest1 WHERE id = 5"),
+            &mut kept,
+        )
+        .unwrap();
+    let k = c
+        .query_scalar("SELECT k FROM sbtest1 WHERE id = 5")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (o.rows, kept.get(0, 0), kept.get(0, 1)),
+        (1, Some(k.as_str()), None)
+    );
     c.batch("DROP TABLE sbtest1").unwrap();
     // Compressed and TLS connections cannot be multiplexed: they give themselves back,
     // still usable.

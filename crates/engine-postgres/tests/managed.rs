@@ -93,6 +93,45 @@ fn managed_server_end_to_end() {
         Some("it's new")
     );
 
+    // Row values for workloads that read results (TPC-C): prepared and plain text, NULLs,
+    // several rows, and a NULL parameter.
+    let mut rows = dbdelta_engine::Rows::new();
+    let pick = c
+        .prepare("SELECT id, rtrim(c), NULL::int FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY id")
+        .unwrap();
+    let params = [Value::Int(2), Value::Int(3)];
+    let op = dbdelta_engine::Op::Execute {
+        stmt: pick,
+        params: &params,
+    };
+    let o = c.run_rows(&op, &mut rows).unwrap();
+    assert_eq!((o.rows, rows.len()), (2, 2));
+    assert_eq!(rows.int(0, 0).unwrap(), 2);
+    assert_eq!(rows.get(0, 1), Some("it's new"));
+    assert_eq!(rows.get(0, 2), None, "NULL");
+    assert_eq!(rows.int(1, 0).unwrap(), 3);
+    let o = c
+        .run_rows(
+            &dbdelta_engine::Op::Query("SELECT 1.50::numeric(4,2), 'x'"),
+            &mut rows,
+        )
+        .unwrap();
+    assert_eq!(
+        (o.rows, rows.num(0, 0).unwrap(), rows.get(0, 1)),
+        (1, 1.5, Some("x"))
+    );
+    let is_null = c.prepare("SELECT ?::int IS NULL").unwrap();
+    let o = c
+        .run_rows(
+            &dbdelta_engine::Op::Execute {
+                stmt: is_null,
+                params: &[Value::Null],
+            },
+            &mut rows,
+        )
+        .unwrap();
+    assert_eq!((o.rows, rows.get(0, 0)), (1, Some("t")));
+
     // An IN-list of 100 parameters.
     let marks = vec!["?"; 100].join(", ");
     let inl = c
