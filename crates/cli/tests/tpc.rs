@@ -454,3 +454,49 @@ fn a_violated_condition_fails_the_step_and_exits_1() {
         "{text}"
     );
 }
+
+/// `--max-tries`: under SERIALIZABLE, tpcb-like's transactions on one branch conflict; each
+/// is rolled back and re-run with the same inputs, the re-runs counted, and one whose tries
+/// run out is a failed transaction counted under its SQLSTATE, as pgbench reports them.
+#[test]
+fn serialization_failures_are_retried_and_counted() {
+    let _one = one_at_a_time();
+    if !require(&[&format!("{PG}/initdb")], "apt-get install postgresql-15") {
+        return;
+    }
+    let (_dir, rd) = run_ok(&[
+        "--suite",
+        "tpcb",
+        "--steps",
+        "tpcb-like",
+        "-t",
+        &format!("ser=postgres:{PG}?default_transaction_isolation=serializable"),
+        "--threads",
+        "4",
+        "--max-tries",
+        "10",
+        "--max-error-rate",
+        "0.6",
+        "--write-secs",
+        "3",
+        "--warmup-secs",
+        "0",
+    ]);
+    let r = measured(&step_results(&rd, "ser"), "tpcb-like").clone();
+    assert!(r.is_ok(), "{:?}", r.status);
+    let txn = r.txn.expect("pgbench's counts");
+    assert!(txn.retried > 0 && txn.retries >= txn.retried, "{txn:?}");
+    assert_eq!(r.errors, 0, "no error is ignored under pgbench's rules");
+    let by_code: u64 = r.error_codes.values().sum();
+    assert_eq!(by_code, r.failed_events, "{:?}", r.error_codes);
+    assert!(
+        r.error_codes
+            .keys()
+            .all(|k| k == "SQLSTATE 40001" || k == "SQLSTATE 40P01"),
+        "{:?}",
+        r.error_codes
+    );
+    let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
+    assert!(text.contains("number of transactions retried: "), "{text}");
+    assert!(text.contains("total number of retries: "), "{text}");
+}

@@ -735,6 +735,73 @@ mod tests {
     /// Whole (one read per response), byte by byte, small splits, and coalesced.
     const CHUNKS: [usize; 5] = [1, 2, 5, 64, 1 << 20];
 
+    /// A column definition of type `ty` (the capture reads its type and flags).
+    fn typed_column(ty: u8) -> Vec<u8> {
+        let mut c = column();
+        c[17] = ty;
+        c
+    }
+
+    #[test]
+    fn captured_rows_are_decoded_by_column_type_in_any_split() {
+        for chunk in CHUNKS {
+            // Binary: a BIGINT and a string; the second row's string is NULL (bitmap bit 3).
+            let mut s = session(false);
+            s.capture_next().unwrap();
+            let _ = send(
+                &mut s,
+                Op::Execute {
+                    stmt: StmtId(0),
+                    params: &point(1),
+                },
+            );
+            let mut r1 = vec![0u8, 0];
+            r1.extend_from_slice(&(-7i64).to_le_bytes());
+            r1.extend_from_slice(b"\x02ab");
+            let mut r2 = vec![0u8, 0x08];
+            r2.extend_from_slice(&42i64.to_le_bytes());
+            let bytes = response(&[
+                vec![2u8],
+                typed_column(0x08),
+                typed_column(0xFE),
+                eof(2),
+                r1,
+                r2,
+                eof(2),
+            ]);
+            let out = feed(&mut s, &bytes, chunk);
+            assert_eq!(out.len(), 1);
+            assert_eq!(out[0].as_ref().unwrap().rows, 2);
+            let mut rows = dbdelta_engine::Rows::new();
+            s.take_rows(&mut rows);
+            assert_eq!(rows.len(), 2, "chunk {chunk}");
+            assert_eq!(rows.int(0, 0).unwrap(), -7);
+            assert_eq!(rows.get(0, 1), Some("ab"));
+            assert_eq!((rows.int(1, 0).unwrap(), rows.get(1, 1)), (42, None));
+            // Text rows of a plain query, 0xFB for NULL; the next response is not captured.
+            s.capture_next().unwrap();
+            let _ = send(&mut s, Op::Query("SELECT"));
+            let bytes = response(&[
+                vec![2u8],
+                column(),
+                column(),
+                eof(2),
+                b"\x013\xfb".to_vec(),
+                eof(2),
+            ]);
+            feed(&mut s, &bytes, chunk);
+            s.take_rows(&mut rows);
+            assert_eq!(
+                (rows.len(), rows.get(0, 0), rows.get(0, 1)),
+                (1, Some("3"), None)
+            );
+            let _ = send(&mut s, Op::Query("SELECT"));
+            feed(&mut s, &result_set(false, false), chunk);
+            s.take_rows(&mut rows);
+            assert!(rows.is_empty(), "capture is for one response only");
+        }
+    }
+
     #[test]
     fn encodes_com_stmt_execute_with_sequence_zero() {
         let mut s = session(false);

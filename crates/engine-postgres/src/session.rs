@@ -395,6 +395,38 @@ mod tests {
     }
 
     #[test]
+    fn captured_rows_keep_values_and_nulls_in_any_split_for_one_response() {
+        for chunk in [1, 3, 7, 1 << 20] {
+            let mut s = session();
+            s.capture_next().unwrap();
+            encode_point(&mut s);
+            // A two-column row with a NULL (length -1), then the plain response.
+            let mut b = 2i16.to_be_bytes().to_vec();
+            b.extend_from_slice(&2i32.to_be_bytes());
+            b.extend_from_slice(b"12");
+            b.extend_from_slice(&(-1i32).to_be_bytes());
+            let bytes = [
+                msg(b'2', b""),
+                msg(b'D', &b),
+                msg(b'C', b"SELECT 1\0"),
+                msg(b'Z', b"T"),
+            ]
+            .concat();
+            assert_eq!(feed(&mut s, &bytes, chunk).len(), 1);
+            let mut rows = dbdelta_engine::Rows::new();
+            s.take_rows(&mut rows);
+            assert_eq!(
+                (rows.len(), rows.int(0, 0).unwrap(), rows.get(0, 1)),
+                (1, 12, None)
+            );
+            encode_point(&mut s);
+            feed(&mut s, &select_response(), chunk);
+            s.take_rows(&mut rows);
+            assert!(rows.is_empty(), "capture is for one response only");
+        }
+    }
+
+    #[test]
     fn encodes_bind_execute_sync() {
         let mut s = session();
         let out = encode_point(&mut s);

@@ -914,7 +914,7 @@ fn worker(
                     }
                 }
             }
-            Err(e) if e.is_retryable() => {
+            Err(e) if e.is_retryable() && !plan.txn.failures_count => {
                 if transactional {
                     let _ = conn.rollback();
                 }
@@ -932,7 +932,10 @@ fn worker(
             // A failed statement or a dropped connection costs the event, not the step:
             // counted, the connection restored, and the step fails only past
             // --max-error-rate. Timeouts (a stalled server) and configuration errors end it.
-            Err(e) if matches!(e.kind, ErrorKind::Statement | ErrorKind::Connection) => {
+            Err(e)
+                if matches!(e.kind, ErrorKind::Statement | ErrorKind::Connection)
+                    || e.is_retryable() =>
+            {
                 if measuring {
                     failed += 1;
                     count_code(&mut codes, &e);

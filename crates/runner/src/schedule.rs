@@ -19,6 +19,10 @@ pub struct TxnPolicy {
     pub latency_limit: Option<Duration>,
     /// Paced steps draw Poisson arrivals (pgbench) instead of fixed intervals (YCSB).
     pub poisson: bool,
+    /// A serialization failure or deadlock not re-run (tries exhausted) is a failed
+    /// transaction, counted by its code as pgbench does, instead of sysbench's ignored
+    /// error that restarts with a new event.
+    pub failures_count: bool,
 }
 
 impl Default for TxnPolicy {
@@ -27,6 +31,7 @@ impl Default for TxnPolicy {
             max_tries: 1,
             latency_limit: None,
             poisson: false,
+            failures_count: false,
         }
     }
 }

@@ -651,6 +651,7 @@ fn txn_policy(step: &Step, opts: &RunOptions) -> crate::schedule::TxnPolicy {
             .latency_limit_ms
             .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok()),
         poisson: step.params.kind.pgbench_script().is_some(),
+        failures_count: step.params.kind.counts_transactions(),
     }
 }
 

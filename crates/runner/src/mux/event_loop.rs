@@ -466,7 +466,7 @@ impl Loop<'_, '_> {
                 }
                 self.schedule(conns, i)
             }
-            Err(e) if e.is_retryable() => {
+            Err(e) if e.is_retryable() && !self.cfg.txn.failures_count => {
                 c.t.workload.event_done();
                 self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
                 if measuring {
@@ -487,7 +487,7 @@ impl Loop<'_, '_> {
                 self.schedule(conns, i)
             }
             // A failed statement costs the event, not the step (see --max-error-rate).
-            Err(e) if e.kind == ErrorKind::Statement => {
+            Err(e) if e.kind == ErrorKind::Statement || e.is_retryable() => {
                 self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
                 c.t.workload.event_done();
                 if measuring {
