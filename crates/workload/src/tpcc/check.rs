@@ -67,6 +67,15 @@ mod tests {
     use dbdelta_model::TargetSpec;
     use std::time::Instant;
 
+    /// A connection to a fresh embedded SQLite database in `dir`.
+    fn sqlite(dir: &std::path::Path) -> Box<dyn Connection> {
+        let spec = TargetSpec::parse("tpcc=sqlite:").expect("spec");
+        dbdelta_engine::sqlite::SqliteEngine::open(&spec, dir, &OpenOptions::default())
+            .expect("sqlite")
+            .connect()
+            .expect("connect")
+    }
+
     fn counts(conn: &mut dyn Connection) -> Vec<u64> {
         check(conn)
             .expect("check")
@@ -84,11 +93,7 @@ mod tests {
     #[test]
     fn sqlite_load_is_consistent_until_corrupted() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let spec = TargetSpec::parse("tpcc=sqlite:").expect("spec");
-        let engine =
-            dbdelta_engine::sqlite::SqliteEngine::open(&spec, dir.path(), &OpenOptions::default())
-                .expect("sqlite");
-        let mut conn = engine.connect().expect("connect");
+        let mut conn = sqlite(dir.path());
         let conn = &mut *conn;
         schema::create_tables(conn, false).expect("tables");
         // A second creation drops and recreates dbdelta's own tables.
@@ -179,11 +184,7 @@ mod tests {
     #[test]
     fn a_district_without_new_orders_is_compared_with_its_orders_only() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let spec = TargetSpec::parse("small=sqlite:").expect("spec");
-        let engine =
-            dbdelta_engine::sqlite::SqliteEngine::open(&spec, dir.path(), &OpenOptions::default())
-                .expect("sqlite");
-        let mut conn = engine.connect().expect("connect");
+        let mut conn = sqlite(dir.path());
         let conn = &mut *conn;
         schema::create_tables(conn, false).expect("tables");
         // One warehouse, two districts with two orders of one line each; district 1 has
