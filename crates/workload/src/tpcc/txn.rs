@@ -209,9 +209,6 @@ pub struct Tpcc {
     /// Delivery: the order found in the current district and its customer.
     d_order: i64,
     d_customer: i64,
-    /// Delivery districts with no undelivered order (clause 2.7.4.2 says log them).
-    pub skipped_deliveries: u64,
-    text: String,
 }
 
 impl Tpcc {
@@ -263,8 +260,6 @@ impl Tpcc {
             price_cents: 0,
             d_order: 0,
             d_customer: 0,
-            skipped_deliveries: 0,
-            text: String::new(),
         }
     }
 
@@ -367,9 +362,10 @@ impl Tpcc {
             }
             TxnType::Payment => {
                 self.begin(ops, true);
-                let st = self.stmt(P_WAREHOUSE_UPD);
-                let amount = decimal(&mut self.text, self.amount_cents);
-                ops.execute(st).text(amount).int(w);
+                let amount = self.amount_cents;
+                ops.execute(self.stmt(P_WAREHOUSE_UPD))
+                    .text_with(|t| push_decimal(t, amount))
+                    .int(w);
                 ops.execute(self.stmt(P_WAREHOUSE)).int(w);
                 ops.inspect_last();
                 self.stage = Stage::PWarehouse;
@@ -454,12 +450,11 @@ impl Tpcc {
     }
 }
 
-/// Cents as a decimal literal ("12.34"), written into `buf`.
-fn decimal(buf: &mut String, cents: i64) -> &str {
-    buf.clear();
+/// Appends cents as a decimal literal ("12.34"): parameters are written straight into the
+/// batch's buffer.
+fn push_decimal(out: &mut String, cents: i64) {
     let sign = if cents < 0 { "-" } else { "" };
-    let _ = write!(buf, "{sign}{}.{:02}", cents.abs() / 100, cents.abs() % 100);
-    buf
+    let _ = write!(out, "{sign}{}.{:02}", cents.abs() / 100, cents.abs() % 100);
 }
 
 /// A decimal value as cents (rounded).
@@ -568,9 +563,8 @@ impl Workload for Tpcc {
                     .int(remote)
                     .int(line.item)
                     .int(line.supply_w);
-                let st = self.stmt(NO_LINE);
-                let amount = decimal(&mut self.text, line.qty * self.price_cents);
-                ops.execute(st)
+                let amount = line.qty * self.price_cents;
+                ops.execute(self.stmt(NO_LINE))
                     .int(self.o_id)
                     .int(d)
                     .int(w)
@@ -578,16 +572,18 @@ impl Workload for Tpcc {
                     .int(line.item)
                     .int(line.supply_w)
                     .int(line.qty)
-                    .text(amount)
+                    .text_with(|t| push_decimal(t, amount))
                     .text(rows.value(0, 2)?);
                 self.new_order_item(ops, n + 1);
             }
             Stage::PWarehouse => {
                 self.w_name.clear();
                 self.w_name.push_str(rows.value(0, 0)?);
-                let st = self.stmt(P_DISTRICT_UPD);
-                let amount = decimal(&mut self.text, self.amount_cents);
-                ops.execute(st).text(amount).int(w).int(d);
+                let amount = self.amount_cents;
+                ops.execute(self.stmt(P_DISTRICT_UPD))
+                    .text_with(|t| push_decimal(t, amount))
+                    .int(w)
+                    .int(d);
                 ops.execute(self.stmt(P_DISTRICT)).int(w).int(d);
                 ops.inspect_last();
                 self.stage = Stage::PDistrict;
@@ -613,50 +609,48 @@ impl Workload for Tpcc {
                 let (c_w, c_d, c_id) = (self.c_w, self.c_d, self.c_id);
                 let amount = self.amount_cents;
                 let bad_credit = rows.value(0, 10)? == "BC";
-                let mut text = std::mem::take(&mut self.text);
+                let old_data = rows.get(0, 14).unwrap_or("");
+                let dec = |t: &mut String| push_decimal(t, amount);
                 if bad_credit {
                     // Clause 2.5.2.2: the payment's ids and amount in front of C_DATA,
                     // kept to 500 characters.
-                    text.clear();
-                    let _ = write!(
-                        text,
-                        "{c_id} {c_d} {c_w} {d} {w} {}.{:02} | ",
-                        amount / 100,
-                        amount % 100
-                    );
-                    text.push_str(rows.get(0, 14).unwrap_or(""));
-                    let cut = text.char_indices().nth(500).map_or(text.len(), |(i, _)| i);
-                    text.truncate(cut);
-                    let mut amt = String::new();
-                    decimal(&mut amt, amount);
                     ops.execute(self.stmt(P_CUSTOMER_UPD_BC))
-                        .text(&amt)
-                        .text(&amt)
-                        .text(&text)
+                        .text_with(dec)
+                        .text_with(dec)
+                        .text_with(|t| {
+                            let start = t.len();
+                            let _ = write!(t, "{c_id} {c_d} {c_w} {d} {w} ");
+                            push_decimal(t, amount);
+                            t.push_str(" | ");
+                            t.push_str(old_data);
+                            let cut = t[start..]
+                                .char_indices()
+                                .nth(500)
+                                .map_or(t.len(), |(i, _)| start + i);
+                            t.truncate(cut);
+                        })
                         .int(c_w)
                         .int(c_d)
                         .int(c_id);
                 } else {
-                    let amt = decimal(&mut text, amount);
                     ops.execute(self.stmt(P_CUSTOMER_UPD))
-                        .text(amt)
-                        .text(amt)
+                        .text_with(dec)
+                        .text_with(dec)
                         .int(c_w)
                         .int(c_d)
                         .int(c_id);
                 }
-                decimal(&mut text, amount);
-                let h_data_at = text.len();
-                let _ = write!(text, "{}    {}", self.w_name, self.d_name);
+                let (w_name, d_name) = (&self.w_name, &self.d_name);
                 ops.execute(self.stmt(P_HISTORY))
                     .int(c_id)
                     .int(c_d)
                     .int(c_w)
                     .int(d)
                     .int(w)
-                    .text(&text[..h_data_at])
-                    .text(&text[h_data_at..]);
-                self.text = text;
+                    .text_with(dec)
+                    .text_with(|t| {
+                        let _ = write!(t, "{w_name}    {d_name}");
+                    });
                 ops.query("COMMIT");
                 self.stage = Stage::Idle;
             }
@@ -673,7 +667,7 @@ impl Workload for Tpcc {
             }
             Stage::DNewOrder(dd) => {
                 if rows.is_empty() {
-                    self.skipped_deliveries += 1;
+                    // No undelivered order in this district: skipped (clause 2.7.4.2).
                     self.delivery_district(ops, dd + 1);
                     return Ok(());
                 }
@@ -687,8 +681,7 @@ impl Workload for Tpcc {
             }
             Stage::DDelete(dd) => {
                 if outcome.affected == 0 {
-                    // Another Delivery took this order first.
-                    self.skipped_deliveries += 1;
+                    // Another Delivery took this order first: skipped too.
                     self.delivery_district(ops, dd + 1);
                     return Ok(());
                 }
@@ -714,10 +707,8 @@ impl Workload for Tpcc {
             }
             Stage::DSum(dd) => {
                 let total = cents(rows.get(0, 0).and_then(|v| v.parse().ok()).unwrap_or(0.0));
-                let st = self.stmt(D_CUSTOMER_UPD);
-                let amount = decimal(&mut self.text, total);
-                ops.execute(st)
-                    .text(amount)
+                ops.execute(self.stmt(D_CUSTOMER_UPD))
+                    .text_with(|t| push_decimal(t, total))
                     .int(w)
                     .int(dd)
                     .int(self.d_customer);
@@ -885,10 +876,14 @@ mod tests {
 
     #[test]
     fn decimals_are_written_exactly() {
-        let mut b = String::new();
-        assert_eq!(decimal(&mut b, 123_456), "1234.56");
-        assert_eq!(decimal(&mut b, 5), "0.05");
-        assert_eq!(decimal(&mut b, -1005), "-10.05");
+        let decimal = |c| {
+            let mut b = String::from("x=");
+            push_decimal(&mut b, c);
+            b
+        };
+        assert_eq!(decimal(123_456), "x=1234.56");
+        assert_eq!(decimal(5), "x=0.05");
+        assert_eq!(decimal(-1005), "x=-10.05");
         assert_eq!(cents(19.99), 1999);
     }
 
