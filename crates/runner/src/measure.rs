@@ -194,6 +194,9 @@ pub(crate) struct WorkerOutput {
     pub background: bool,
     /// Retries, late and skipped transactions.
     pub txn: TxnTally,
+    /// A terminal waited between events by design (TPC-C's keying and think times): seconds
+    /// without a completed event are no stall.
+    pub paused: bool,
 }
 
 /// State shared by the workers of one step (never touched per statement except `slots`).
@@ -809,7 +812,6 @@ fn worker(
     let mut rec = Recorder::new(window_start, shared.recording.clone());
     // Only paced steps record lag and service time: a closed loop of a thousand workers
     // would otherwise hold two idle full-precision histograms each (23 MB, heaptrack).
-    let schedule = Schedule::new(plan.rate, plan.txn.poisson);
     let mut tally = TxnTally::default();
     let mut srng = dbdelta_workload::rng::Rng::new(plan.seed, 0x5C4E_D000 ^ u64::from(w));
     let (mut lag, mut service) = if plan.rate.is_some() {
@@ -828,8 +830,9 @@ fn worker(
     let schedule = if background {
         Schedule::Closed
     } else {
-        schedule
+        Schedule::new(plan.rate, plan.txn.poisson)
     };
+    let mut paused = false;
     let mut buffers = EventBuffers::default();
     let mut done_at = None;
     loop {
@@ -843,6 +846,7 @@ fn worker(
         // A terminal that waits between events (TPC-C's keying and think times).
         if !schedule.paced() {
             let pause = workload.pause();
+            paused |= !pause.is_zero();
             let at = Instant::now() + pause;
             if !pause.is_zero() && (at >= end || !crate::connect::sleep_until(at, stop)) {
                 break;
@@ -967,6 +971,7 @@ fn worker(
         done_at,
         background,
         txn: tally,
+        paused,
     })
 }
 
@@ -1045,6 +1050,7 @@ fn assemble(
     let (mut lag, mut service) = (new_histogram(), new_histogram());
     let mut op_types = OpTypeRecorder::default();
     let mut tally = TxnTally::default();
+    let paused = ok.iter().any(|o| o.paused);
     for o in ok {
         op_types.merge(o.op_types);
         tally.merge(&o.txn);
@@ -1113,9 +1119,7 @@ fn assemble(
         StepStatus::Ok
     };
     let intervals = merge_slices(seconds, secs);
-    // TPC-C's spec mode waits seconds between transactions by design.
-    let waits = plan.tpcc.as_ref().is_some_and(|c| c.spec_waits);
-    let stalled = if waits {
+    let stalled = if paused {
         None
     } else {
         stall_in(&intervals, plan.rate)

@@ -167,6 +167,7 @@ pub(crate) fn run_loop(
         done: 0,
         tally: TxnTally::default(),
         rng: Rng::new(cfg.seed, 0x5C4E_D100 ^ index as u64),
+        paused: false,
     };
     for i in 0..conns.len() {
         lp.schedule(&mut conns, i)?;
@@ -228,6 +229,7 @@ pub(crate) fn run_loop(
         done_at: all_finished.then(Instant::now),
         background: false,
         txn: lp.tally,
+        paused: lp.paused,
     })
 }
 
@@ -255,6 +257,8 @@ struct Loop<'a, 's> {
     tally: TxnTally,
     /// Draws the Poisson gaps of the loop's slots.
     rng: Rng,
+    /// A terminal waited between events by design.
+    paused: bool,
 }
 
 impl Loop<'_, '_> {
@@ -276,7 +280,9 @@ impl Loop<'_, '_> {
                 .unwrap_or(self.end)
         } else {
             // A terminal that waits between events (TPC-C's keying and think times).
-            now.max(self.t0) + conns[i].t.workload.pause()
+            let pause = conns[i].t.workload.pause();
+            self.paused |= !pause.is_zero();
+            now.max(self.t0) + pause
         };
         if at >= self.end || now >= self.end || conns[i].t.workload.finished() {
             conns[i].phase = Phase::Done;
