@@ -476,11 +476,7 @@ impl RawConn {
 
     /// Sends COM_QUERY with `sql` and counts the result.
     pub(crate) fn query(&mut self, sql: &[u8]) -> Result<Outcome, ClientError> {
-        let b = self.wire.begin_command();
-        b.push(COM_QUERY);
-        b.extend_from_slice(sql);
-        self.wire.send()?;
-        self.read_result(false, |_| {})
+        self.query_keeping(sql, None)
     }
 
     /// Runs `LOAD DATA LOCAL INFILE` statement `sql`, answering the server's file request
@@ -594,7 +590,7 @@ impl RawConn {
             st.types.clear();
             return Err(e.into());
         }
-        let r = self.read_result_keeping(true, keep);
+        let r = self.read_result_with(true, |_| {}, keep);
         if r.is_err() {
             // The server may not have stored the types; send them again next time.
             st.types.clear();
@@ -602,27 +598,17 @@ impl RawConn {
         r
     }
 
-    /// Sends COM_QUERY with `sql`, keeping the rows' values in `keep`.
+    /// Sends COM_QUERY with `sql`, keeping the rows' values in `keep` when given.
     pub(crate) fn query_keeping(
         &mut self,
         sql: &[u8],
-        keep: &mut dbdelta_engine::Rows,
+        keep: Option<&mut dbdelta_engine::Rows>,
     ) -> Result<Outcome, ClientError> {
         let b = self.wire.begin_command();
         b.push(COM_QUERY);
         b.extend_from_slice(sql);
         self.wire.send()?;
-        self.read_result_keeping(false, Some(keep))
-    }
-
-    /// Reads a response like [`RawConn::read_result`] without a row callback, keeping the
-    /// rows' values when `keep` is given.
-    fn read_result_keeping(
-        &mut self,
-        binary: bool,
-        keep: Option<&mut dbdelta_engine::Rows>,
-    ) -> Result<Outcome, ClientError> {
-        self.read_result_with(binary, |_| {}, keep)
+        self.read_result_with(false, |_| {}, keep)
     }
 
     /// Reads one or more result sets (or OKs) of a text (`binary` false) or prepared

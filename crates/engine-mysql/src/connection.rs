@@ -105,11 +105,9 @@ impl MysqlConnection {
             }
             None => {
                 text::interpolate(&st.sql, params, Dialect::Mysql, &mut self.text)?;
-                let r = match keep {
-                    Some(k) => self.raw.query_keeping(self.text.as_bytes(), k),
-                    None => self.raw.query(self.text.as_bytes()),
-                };
-                r.map_err(|e| statement_error(e, &self.text))
+                self.raw
+                    .query_keeping(self.text.as_bytes(), keep)
+                    .map_err(|e| statement_error(e, &self.text))
             }
         }
     }
@@ -171,7 +169,7 @@ impl Connection for MysqlConnection {
             Op::Execute { stmt, params } => self.execute_keeping(*stmt, params, Some(rows)),
             Op::Query(sql) => self
                 .raw
-                .query_keeping(sql.as_bytes(), rows)
+                .query_keeping(sql.as_bytes(), Some(rows))
                 .map_err(|e| statement_error(e, sql)),
             Op::Kv(kv) => Err(EngineError::unsupported(
                 dbdelta_engine::Family::KeyValue,

@@ -362,12 +362,17 @@ impl PgConnection {
         }
     }
 
-    /// Sends `sql` with the Simple Query protocol and consumes the response.
-    fn simple(&mut self, sql: &str) -> Result<Outcome, EngineError> {
+    /// Sends `sql` with the Simple Query protocol and consumes the response, keeping the
+    /// rows' values in `keep` when given.
+    fn simple(
+        &mut self,
+        sql: &str,
+        keep: Option<&mut dbdelta_engine::Rows>,
+    ) -> Result<Outcome, EngineError> {
         self.check_usable()?;
         encode_simple(&mut self.wire.wbuf, sql)?;
         self.send()?;
-        self.read_result()
+        self.read_result_keeping(keep)
     }
 
     /// Runs a Simple Query and decodes every row as text (for info and scalars).
@@ -440,11 +445,9 @@ impl PgConnection {
                 Dialect::Postgres,
                 &mut text,
             )
-            .and_then(|()| encode_simple(&mut self.wire.wbuf, &text));
+            .and_then(|()| self.simple(&text, keep));
             self.text = text;
-            r?;
-            self.send()?;
-            return self.read_result_keeping(keep);
+            return r;
         }
         encode_execute(&mut self.wire.wbuf, &self.stmts[stmt.0 as usize], params);
         self.send()?;
@@ -560,7 +563,7 @@ impl Connection for PgConnection {
     }
 
     fn query(&mut self, sql: &str) -> Result<Outcome, EngineError> {
-        self.simple(sql)
+        self.simple(sql, None)
     }
 
     fn run_rows(
@@ -571,12 +574,7 @@ impl Connection for PgConnection {
         use dbdelta_engine::Op;
         match op {
             Op::Execute { stmt, params } => self.execute_keeping(*stmt, params, Some(rows)),
-            Op::Query(sql) => {
-                self.check_usable()?;
-                encode_simple(&mut self.wire.wbuf, sql)?;
-                self.send()?;
-                self.read_result_keeping(Some(rows))
-            }
+            Op::Query(sql) => self.simple(sql, Some(rows)),
             Op::Kv(kv) => Err(EngineError::unsupported(
                 dbdelta_engine::Family::KeyValue,
                 kv.kind.name(),
@@ -604,7 +602,7 @@ impl Connection for PgConnection {
                 "postgres connection is broken",
             ));
         }
-        self.simple("ROLLBACK").map(|_| ())
+        self.simple("ROLLBACK", None).map(|_| ())
     }
 }
 

@@ -1186,16 +1186,14 @@ fn assemble(
         connect: None,
         op_types: op_types.stats(secs),
         engine_stats: Default::default(),
-        txn: (plan.txn.is_set() || plan.step.params.kind.counts_transactions()).then(|| {
-            TxnCounts {
-                max_tries: plan.txn.max_tries,
-                latency_limit_ms: plan.txn.latency_limit.map(|d| d.as_secs_f64() * 1000.0),
-                poisson: plan.txn.poisson,
-                retries: tally.retries,
-                retried: tally.retried,
-                late: tally.late,
-                skipped: tally.skipped,
-            }
+        txn: plan.txn.is_set().then(|| TxnCounts {
+            max_tries: plan.txn.max_tries,
+            latency_limit_ms: plan.txn.latency_limit.map(|d| d.as_secs_f64() * 1000.0),
+            poisson: plan.txn.poisson,
+            retries: tally.retries,
+            retried: tally.retried,
+            late: tally.late,
+            skipped: tally.skipped,
         }),
         workload_stats: Default::default(),
     }

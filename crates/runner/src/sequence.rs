@@ -112,7 +112,8 @@ fn load_usertable(engine: &dyn Engine, opts: &RunOptions) -> Result<(u64, f64), 
 /// Tries of a TPC-C transaction unless `--max-tries` says otherwise.
 const DEFAULT_TPCC_TRIES: u32 = 10;
 
-/// Connections a load uses at most: one per core is what the server can absorb.
+/// Connections a load uses at most (sysbench's tables, pgbench's account ranges, TPC-C's
+/// warehouses).
 const LOAD_PARALLEL: u64 = 8;
 
 /// Runs `work` over the parts `0..parts` on up to [`LOAD_PARALLEL`] connections (one for
