@@ -200,6 +200,12 @@ fn paced_tpcb_like_reports_schedule_lag() {
     assert!(p.lag.count > 0);
     let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
     assert!(text.contains("rate limit schedule lag: avg"), "{text}");
+    // pgbench's per-interval aggregates: one line per second with its own percentiles.
+    assert!(text.contains("per second: t\ttps\tp50-ms"), "{text}");
+    assert!(r
+        .intervals
+        .iter()
+        .all(|i| i.p50_us <= i.p99_us && i.p99_us <= i.max_us));
     assert!(text.contains("latency limit"), "{text}");
 }
 
