@@ -132,7 +132,11 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     });
     let progress = Bars::new(args.quiet);
     let mut failures = Vec::new();
-    let repeats = crate::verdict_cmd::repeats(args)?;
+    let asked = crate::verdict_cmd::repeats(args)?;
+    // Interleaved rounds are cheap (one load per target): the scale's default gives every
+    // ratio an interval. Sequential repeats reload everything, so they are opt-in.
+    let rounds = asked.unwrap_or(plan.options.scale.defaults().rounds);
+    let repeats = asked.unwrap_or(1);
     // With --reuse-load every target's engine (server and data) stays up between repeats.
     let mut kept: Vec<Option<Box<dyn Engine>>> = plan.targets.iter().map(|_| None).collect();
     let mut sequential =
@@ -145,7 +149,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
             &stop,
             &progress,
             &mut manifest,
-            repeats,
+            rounds,
         )? {
             crate::interleave::Interleaved::Done(problems) => failures = problems,
             crate::interleave::Interleaved::TooLittleMemory(why) => {

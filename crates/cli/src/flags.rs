@@ -236,6 +236,11 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Scale")]
     pub warmup_secs: Option<f64>,
 
+    /// Warm-up seconds of interleaved rounds after the first, when the data is already warm
+    /// (quick: 0.1; default: --warmup-secs when given, else the scale's).
+    #[arg(long, help_heading = "Scale")]
+    pub round_warmup_secs: Option<f64>,
+
     /// Run only the steps whose name or label matches one of these globs (comma-separated),
     /// e.g. 'point-query*,update-*'. Load and settle always run.
     #[arg(long, value_delimiter = ',', help_heading = "Workload")]
@@ -393,9 +398,10 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Report")]
     pub base: Option<String>,
 
-    /// Run every target N times, interleaved (A B A B …), each repeat an independent run
-    /// with a fresh server start and a fresh load; relative values then carry a 95 %
-    /// confidence interval and a verdict.
+    /// Rounds per step: with two or more targets every step is measured N times on each,
+    /// interleaved (A B, B A, …), and relative values carry a 95 % confidence interval and a
+    /// verdict (default: 5 at --scale quick, 1 at full). --sequential repeats are independent
+    /// runs with a fresh server start and load (default 1).
     #[arg(long, value_name = "N", help_heading = "Verdicts")]
     pub repeat: Option<u32>,
 

@@ -185,6 +185,12 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
                 .or(cfg.warmup_secs)
                 .unwrap_or(d.warmup_secs),
         )?,
+        // A warm-up the user chose applies to every round unless they chose this one too.
+        round_warmup_secs: match args.round_warmup_secs.or(cfg.round_warmup_secs) {
+            Some(v) => Some(positive("--round-warmup-secs", v)?),
+            None if args.warmup_secs.or(cfg.warmup_secs).is_some() => None,
+            None => Some(d.round_warmup_secs),
+        },
         steps,
         seed: args.seed.or(cfg.seed).unwrap_or(DEFAULT_SEED),
         prepared: !args.no_prepared && cfg.prepared.unwrap_or(true),

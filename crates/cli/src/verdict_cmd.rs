@@ -15,12 +15,11 @@ use std::process::ExitCode;
 /// Lines of failing steps the `--fail-on` summary prints before "… and N more".
 const SUMMARY_LINES: usize = 15;
 
-/// `--repeat N` (default 1).
-pub fn repeats(args: &RunArgs) -> Result<u32> {
+/// `--repeat N`, when given.
+pub fn repeats(args: &RunArgs) -> Result<Option<u32>> {
     match args.repeat {
-        None => Ok(1),
         Some(0) => bail!("--repeat 0 is invalid: give the number of runs per target, 1 or more"),
-        Some(n) => Ok(n),
+        other => Ok(other),
     }
 }
 

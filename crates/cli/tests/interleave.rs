@@ -65,7 +65,7 @@ fn timeline(rd: &Path) -> Vec<(f64, String, String, u64)> {
 }
 
 #[test]
-fn steps_alternate_between_targets_and_verdicts_are_paired() {
+fn steps_alternate_between_targets_in_abba_rounds_and_verdicts_are_paired() {
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
     run(&rd, &[]);
@@ -78,12 +78,12 @@ fn steps_alternate_between_targets_and_verdicts_are_paired() {
         [
             "a:updat:1",
             "b:updat:1",
-            "a:updat:2",
             "b:updat:2",
+            "a:updat:2",
             "a:point:1",
             "b:point:1",
-            "a:point:2",
-            "b:point:2"
+            "b:point:2",
+            "a:point:2"
         ],
         "{order:?}"
     );
@@ -98,6 +98,33 @@ fn steps_alternate_between_targets_and_verdicts_are_paired() {
         !evidence.is_empty() && evidence.iter().all(|e| *e == "paired"),
         "{evidence:?}"
     );
+}
+
+#[test]
+fn rounds_after_the_first_use_the_round_warm_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    run(&rd, &["--round-warmup-secs", "0.05"]);
+    let mut by_round: Vec<(u64, f64)> = Vec::new();
+    for t in ["a", "b"] {
+        for f in std::fs::read_dir(rd.join("results").join(t))
+            .unwrap()
+            .flatten()
+        {
+            let r = read_json(&f.path());
+            if r["kind"] == "measured" {
+                by_round.push((
+                    r["repeat"].as_u64().unwrap(),
+                    r["warmup_secs"].as_f64().unwrap(),
+                ));
+            }
+        }
+    }
+    assert_eq!(by_round.len(), 8, "{by_round:?}");
+    for (round, warmup) in by_round {
+        let want = if round == 1 { 0.0 } else { 0.05 };
+        assert!((warmup - want).abs() < 1e-9, "round {round}: {warmup}");
+    }
 }
 
 #[test]

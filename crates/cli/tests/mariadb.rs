@@ -37,6 +37,7 @@ fn options(steps: &[&str]) -> RunOptions {
         write_secs: 0.3,
         insert_secs: 0.3,
         warmup_secs: 0.0,
+        round_warmup_secs: None,
         steps: steps.iter().map(|s| s.to_string()).collect(),
         seed: 5,
         prepared: true,

@@ -83,9 +83,9 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     );
     // Every cell's 95 % comparison, computed once: colors and counts depend on it.
     let verdicts = crate::verdict::verdicts(data);
-    intro(&mut o, data, opts, &verdicts);
+    intro(&mut o, data, &verdicts);
     toc(&mut o, data, opts);
-    glance(&mut o, data, opts, &verdicts);
+    glance(&mut o, data, &verdicts);
     summary(&mut o, data);
     legend(&mut o, opts);
     if !data.warnings.is_empty() {
@@ -115,25 +115,32 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     o
 }
 
-fn intro(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) {
+fn intro(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
     if data.columns.len() >= 2 {
         let _ = writeln!(
             o,
             "<p>Every target is compared with the base target <b>{}</b>: relative QPS = target \
              QPS / base QPS, so 1.10 means 10&nbsp;% more queries per second and 0.90 means \
-             10&nbsp;% fewer. <span class=\"swatch\" style=\"background:#c6efce\"></span> \
-             green cells are ≥&nbsp;{:.2} (faster), <span class=\"swatch\" \
-             style=\"background:#f4c7c3\"></span> red cells ≤&nbsp;{:.2} (slower). \
+             10&nbsp;% fewer. A cell is colored only when its difference is significant: \
+             <span class=\"swatch\" style=\"background:#c6efce\"></span> green = significantly \
+             faster, <span class=\"swatch\" style=\"background:#f4c7c3\"></span> red = \
+             significantly slower (its 95&nbsp;% confidence interval excludes 1.0 and it survives \
+             false discovery rate control at 5&nbsp;% over the report); an uncolored cell is no \
+             significant difference. Each cell's interval is its tooltip; all of them are in \
+             <a href=\"#verdicts\">Verdicts</a>. \
              <b>fail</b> marks a step that failed (the reason is shown), NA one that was not run.</p>",
             esc(data.base()),
-            opts.high,
-            opts.low
         );
-        if verdicts.iter().any(|v| v.comparison.is_some()) {
-            o.push_str(
-                "<p>A relative cell is colored only when its difference is significant: its 95&nbsp;% \
-                 confidence interval (the cell's tooltip; all of them in <a href=\"#verdicts\">Verdicts</a>) \
-                 excludes 1.0.</p>\n",
+        if let Some(line) = crate::verdict::noise_floor(data, verdicts) {
+            let _ = writeln!(o, "<p><b>{}</b></p>", esc(&line));
+        }
+        let missing = verdicts.iter().filter(|v| v.comparison.is_none()).count();
+        if missing > 0 {
+            let _ = writeln!(
+                o,
+                "<p class=\"warn\">{missing} relative cell(s) have no interval (one window \
+                 shorter than 2&nbsp;s per target) and stay uncolored whatever their value: \
+                 use --repeat 3 or more.</p>"
             );
         }
     } else {
@@ -163,7 +170,7 @@ fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions) {
 }
 
 /// Per thread count and target: how many steps got faster, slower, or failed.
-fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) {
+fn glance(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
     if data.columns.len() < 2 || data.tables.is_empty() {
         return;
     }
@@ -171,9 +178,9 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[V
     let mut sentences = String::new();
     let mut rows = String::new();
     for t in &data.tables {
-        let by_cell = comparisons(verdicts, t.dop);
+        let by_cell = crate::verdict::by_cell(verdicts, t.dop);
         for (i, col) in data.columns.iter().enumerate().skip(1) {
-            let (mut up, mut down, mut same, mut failed) = (0, 0, 0, 0);
+            let (mut up, mut down, mut same, mut failed, mut unknown) = (0, 0, 0, 0, 0);
             let mut vals = Vec::new();
             let mut worst: Option<(f64, &str)> = None;
             let mut best: Option<(f64, &str)> = None;
@@ -183,12 +190,15 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[V
                     continue;
                 }
                 if let Some(v) = row.relative().get(i - 1).and_then(Cell::value) {
-                    let c = by_cell.get(&(row.label.clone(), col.name().to_string()));
-                    let dir = direction(v, opts, c);
-                    match dir {
-                        Some(true) => up += 1,
-                        Some(false) => down += 1,
-                        None => same += 1,
+                    let c = by_cell
+                        .get(&(row.label.clone(), col.name().to_string()))
+                        .and_then(|c| c.comparison);
+                    let dir = direction(c.as_ref());
+                    match (dir, c) {
+                        (Some(true), _) => up += 1,
+                        (Some(false), _) => down += 1,
+                        (None, Some(_)) => same += 1,
+                        (None, None) => unknown += 1,
                     }
                     if v.is_finite() {
                         vals.push(v);
@@ -203,12 +213,18 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[V
                 }
             }
             // Steps not run on this target or the base (NA) are not counted as compared.
-            let compared = up + down + same + failed;
+            let compared = up + down + same + failed + unknown;
             let mut s = format!(
-                "<li><b>{}</b> at {} thread(s): faster on {up}, slower on {down}, about the same on {same} of {compared} steps",
+                "<li><b>{}</b> at {} thread(s): significantly faster on {up}, slower on {down}, no significant difference on {same} of {compared} steps",
                 esc(col.name()),
                 t.dop,
             );
+            if unknown > 0 {
+                let _ = write!(
+                    s,
+                    ", no interval on {unknown} (use --repeat 3 or more)"
+                );
+            }
             if failed > 0 {
                 let _ = write!(s, ", <b>failed</b> on {failed}");
             }
@@ -237,7 +253,7 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[V
                 .map_or_else(|| "NA".to_string(), |m| format!("{m:.2}"));
             let _ = writeln!(
                 rows,
-                "<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n{}\">{up}</td><td class=\"n{}\">{down}</td><td class=\"n\">{same}</td><td class=\"n{}\">{failed}</td><td class=\"n\">{median}</td></tr>",
+                "<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n{}\">{up}</td><td class=\"n{}\">{down}</td><td class=\"n\">{same}</td><td class=\"n\">{unknown}</td><td class=\"n{}\">{failed}</td><td class=\"n\">{median}</td></tr>",
                 t.dop,
                 esc(col.name()),
                 if up > 0 { " hi" } else { "" },
@@ -248,7 +264,7 @@ fn glance(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[V
     }
     let _ = write!(
         o,
-        "<ul class=\"glance\">\n{sentences}</ul>\n<table>\n<tr><th>dop</th><th>target</th><th>faster</th><th>slower</th><th>about the same</th><th>failed</th><th>median relative QPS</th></tr>\n{rows}</table>\n"
+        "<ul class=\"glance\">\n{sentences}</ul>\n<table>\n<tr><th>dop</th><th>target</th><th>faster</th><th>slower</th><th>no significant difference</th><th>no interval</th><th>failed</th><th>median relative QPS</th></tr>\n{rows}</table>\n"
     );
 }
 
@@ -472,21 +488,21 @@ fn legend(o: &mut String, opts: &ReportOptions) {
 /// A table cell (`<td>`) for a cell; `ratio` colors by the thresholds, `worse_high` inverts
 /// the colors (for costs, where more is worse).
 fn td(c: &Cell, decimals: usize, ratio: Option<(&ReportOptions, bool)>) -> String {
-    titled_td(c, decimals, ratio, None)
+    let good = match c {
+        Cell::Value { value, .. } => ratio.and_then(|(opts, worse_high)| {
+            beyond(*value, opts).map(|high| high != worse_high)
+        }),
+        _ => None,
+    };
+    titled_td(c, decimals, good, None)
 }
 
-/// [`td`] with a tooltip on value cells.
-fn titled_td(
-    c: &Cell,
-    decimals: usize,
-    ratio: Option<(&ReportOptions, bool)>,
-    title: Option<&str>,
-) -> String {
+/// A table cell with a tooltip on value cells; `good` colors a value green (`Some(true)`)
+/// or red (`Some(false)`).
+fn titled_td(c: &Cell, decimals: usize, good: Option<bool>, title: Option<&str>) -> String {
     match c {
         Cell::Value { value, interrupted } => {
-            let class = match ratio
-                .and_then(|(opts, worse_high)| beyond(*value, opts).map(|high| high != worse_high))
-            {
+            let class = match good {
                 Some(true) => "n hi",
                 Some(false) => "n lo",
                 None => "n",
@@ -515,54 +531,44 @@ fn titled_td(
     }
 }
 
-type Comparisons = std::collections::HashMap<(String, String), dbdelta_verdict::Comparison>;
-
-/// The 95 % comparisons at one thread count, by (step label, target).
-fn comparisons(verdicts: &[VerdictCell], dop: u32) -> Comparisons {
-    verdicts
-        .iter()
-        .filter(|v| v.dop == dop)
-        .filter_map(|v| Some(((v.label.clone(), v.target.clone()), v.comparison?)))
-        .collect()
-}
-
-/// Whether `value` counts as faster (`Some(true)`) or slower (`Some(false)`): beyond the
-/// thresholds and, when the cell has a confidence interval, significant.
-fn direction(
-    value: f64,
-    opts: &ReportOptions,
-    c: Option<&dbdelta_verdict::Comparison>,
-) -> Option<bool> {
-    match c {
-        Some(c) if c.verdict == dbdelta_verdict::Verdict::NoChange => None,
-        _ => beyond(value, opts),
+/// Whether a relative value counts as faster (`Some(true)`) or slower (`Some(false)`): only
+/// when its difference is significant; `None` without an interval or within the noise.
+fn direction(c: Option<&dbdelta_verdict::Comparison>) -> Option<bool> {
+    match c?.verdict {
+        dbdelta_verdict::Verdict::Improvement => Some(true),
+        dbdelta_verdict::Verdict::Regression => Some(false),
+        dbdelta_verdict::Verdict::NoChange => None,
     }
 }
 
-/// A relative-QPS cell colored only when its difference is significant: a cell beyond the
-/// thresholds whose 95 % interval includes 1.0 stays uncolored. The interval is the cell's
-/// tooltip.
-fn significant_td(
-    rel: &Cell,
-    opts: &ReportOptions,
-    comparison: Option<&dbdelta_verdict::Comparison>,
-) -> String {
-    let Some(c) = comparison else {
-        return td(rel, 2, Some((opts, false)));
+/// A relative-QPS cell colored only when its difference is significant; the interval, or
+/// the lack of one, is the cell's tooltip.
+fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
+    let Some(c) = cell.and_then(|v| v.comparison) else {
+        return titled_td(
+            rel,
+            2,
+            None,
+            Some("no interval: one window shorter than 2 s per target; use --repeat 3 or more"),
+        );
     };
-    let colored = c.verdict != dbdelta_verdict::Verdict::NoChange;
     let weaker = match c.evidence {
         dbdelta_verdict::Evidence::WithinRun => " (within one run: weaker evidence)",
         dbdelta_verdict::Evidence::Repeats { .. } | dbdelta_verdict::Evidence::Paired { .. } => "",
     };
+    let withheld = if cell.is_some_and(|v| v.withheld) {
+        " (excludes 1.0 on its own, not after false discovery rate control)"
+    } else {
+        ""
+    };
     let title = format!(
-        "{:.0} % CI [{:.2}, {:.2}], {}{weaker}",
+        "{:.0} % CI [{:.2}, {:.2}], {}{weaker}{withheld}",
         c.level * 100.0,
         c.low,
         c.high,
         c.verdict.name()
     );
-    titled_td(rel, 2, colored.then_some((opts, false)), Some(&title))
+    titled_td(rel, 2, direction(Some(&c)), Some(&title))
 }
 
 fn short(reason: &str) -> String {
@@ -591,7 +597,7 @@ fn relative(
 ) {
     let profiled = crate::profiles::profiled_steps(data);
     let others: Vec<&str> = data.columns.iter().skip(1).map(|c| c.name()).collect();
-    let by_cell = comparisons(verdicts, table.dop);
+    let by_cell = crate::verdict::by_cell(verdicts, table.dop);
     let _ = writeln!(
         o,
         "<h2 id=\"rel-{0}\">Relative QPS, dop={0} (base: {1})</h2>",
@@ -632,8 +638,9 @@ fn relative(
                 }
                 _ => o.push_str(&significant_td(
                     rel,
-                    opts,
-                    by_cell.get(&(row.label.clone(), target.to_string())),
+                    by_cell
+                        .get(&(row.label.clone(), target.to_string()))
+                        .copied(),
                 )),
             }
         }

@@ -19,6 +19,8 @@ struct Doc<'a> {
     verdicts: Vec<VerdictDoc>,
     /// Coefficient of variation per step and target: what this host can resolve.
     noise: Vec<NoiseDoc>,
+    /// The median 95 % half-width per step group, as the reports' first line says it.
+    noise_floor: Option<String>,
     warnings: &'a [String],
 }
 
@@ -37,7 +39,10 @@ struct VerdictDoc {
     evidence: &'static str,
     base_runs: usize,
     target_runs: usize,
+    /// After false discovery rate control over the report's cells.
     verdict: &'static str,
+    /// The interval excludes 1.0 on its own but the cell did not survive that control.
+    withheld: bool,
 }
 
 #[derive(Serialize)]
@@ -77,6 +82,7 @@ struct RowDoc<'a> {
 
 /// Renders the whole report as pretty JSON (ending with a newline).
 pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
+    let cells = crate::verdict::verdicts(data);
     let doc = Doc {
         base: data.base(),
         targets: data.columns.iter().map(|c| &c.target).collect(),
@@ -90,7 +96,8 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
             .collect(),
         tables: data.tables.iter().map(|t| table(data, t)).collect(),
         results: data.runs.iter().flat_map(|r| &r.results).collect(),
-        verdicts: verdicts(data),
+        noise_floor: crate::verdict::noise_floor(data, &cells),
+        verdicts: verdicts(cells),
         noise: crate::verdict::noise(data)
             .into_iter()
             .map(|n| NoiseDoc {
@@ -111,9 +118,9 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
     text
 }
 
-fn verdicts(data: &ReportData) -> Vec<VerdictDoc> {
+fn verdicts(cells: Vec<crate::verdict::VerdictCell>) -> Vec<VerdictDoc> {
     use dbdelta_verdict::Evidence;
-    crate::verdict::verdicts(data)
+    cells
         .into_iter()
         .filter_map(|v| {
             let c = v.comparison?;
@@ -135,6 +142,7 @@ fn verdicts(data: &ReportData) -> Vec<VerdictDoc> {
                 base_runs,
                 target_runs,
                 verdict: c.verdict.name(),
+                withheld: v.withheld,
             })
         })
         .collect()

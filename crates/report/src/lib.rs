@@ -184,7 +184,11 @@ pub fn render(
         });
     }
     Ok(match format {
-        Format::Text => text::render(data, opts) + &verdict::render_text(data),
+        Format::Text => {
+            let floor = verdict::noise_floor(data, &verdict::verdicts(data))
+                .map_or(String::new(), |l| format!("{l}.\n\n"));
+            floor + &text::render(data, opts) + &verdict::render_text(data)
+        }
         Format::Markdown => markdown::render(data, opts) + &verdict::render_markdown(data),
         Format::Csv => csv::render(data, opts),
         Format::Json => json::render(data, opts),

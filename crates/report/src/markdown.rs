@@ -9,7 +9,9 @@ use crate::data::{load_rows, ReportData};
 use crate::detail::{cost_row, result_of, selected};
 use crate::summary::{concurrency, group_stats, per_dollar};
 use crate::table::{Cell, Row, Table};
+use crate::verdict::VerdictCell;
 use crate::ReportOptions;
+use dbdelta_verdict::Verdict;
 use dbdelta_model::StepStatus;
 use std::fmt::Write;
 
@@ -19,11 +21,15 @@ const REASON_CHARS: usize = 40;
 /// Renders the legend, the tables of every thread count and the load table.
 pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     let mut out = String::new();
-    legend(&mut out, data, opts);
+    let verdicts = crate::verdict::verdicts(data);
+    if let Some(line) = crate::verdict::noise_floor(data, &verdicts) {
+        let _ = writeln!(out, "**{line}.**\n");
+    }
+    legend(&mut out, data);
     for table in &data.tables {
         if data.columns.len() >= 2 {
-            relative_table(&mut out, data, table, opts);
-            group_table(&mut out, data, table, opts);
+            relative_table(&mut out, data, table, &verdicts);
+            group_table(&mut out, data, table);
         }
         absolute_table(&mut out, data, table);
     }
@@ -39,7 +45,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
 }
 
 /// Avg, median, min, max and stddev of each non-base target's relative QPS per group.
-fn group_table(out: &mut String, data: &ReportData, table: &Table, opts: &ReportOptions) {
+fn group_table(out: &mut String, data: &ReportData, table: &Table) {
     let stats = group_stats(data, table);
     if stats.is_empty() {
         return;
@@ -57,7 +63,7 @@ fn group_table(out: &mut String, data: &ReportData, table: &Table, opts: &Report
                     interrupted: false,
                 },
                 2,
-                Some(opts),
+                None,
             )
         };
         let _ = writeln!(
@@ -174,7 +180,7 @@ fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
                                 interrupted: false,
                             },
                             2,
-                            Some(opts),
+                            Some(threshold_marker(value, opts)),
                         ),
                         None => "-".to_string(),
                     };
@@ -188,8 +194,10 @@ fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
         }
         let _ = write!(
             out,
-            "\n### Hardware cost per operation, dop={}\n\nOS metrics of the measured window; scan: per thousand rows. rel = target / base: more is worse, so ▲ = costlier, ▼ = cheaper.\n\n| step | target | cpu/o | cs/o | r/o | rKB/o | wKB/o | o/s | host µs/op | server µs/op | client µs/op | rel host CPU | rel cs/o | rel wKB/o |\n|---|---|{}\n{body}",
+            "\n### Hardware cost per operation, dop={}\n\nOS metrics of the measured window; scan: per thousand rows. rel = target / base: more is worse, so ▲ = costlier, ▼ = cheaper, at fixed thresholds ≥ {:.2} / ≤ {:.2} (costs have no interval).\n\n| step | target | cpu/o | cs/o | r/o | rKB/o | wKB/o | o/s | host µs/op | server µs/op | client µs/op | rel host CPU | rel cs/o | rel wKB/o |\n|---|---|{}\n{body}",
             table.dop,
+            opts.high,
+            opts.low,
             "---:|".repeat(12)
         );
     }
@@ -253,12 +261,13 @@ fn failure_list(out: &mut String, data: &ReportData) {
     }
 }
 
-fn legend(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+fn legend(out: &mut String, data: &ReportData) {
     if data.columns.len() >= 2 {
-        let _ = write!(
-            out,
-            "Relative QPS is target / base: ▼ ≤ {:.2}, ▲ ≥ {:.2}. ",
-            opts.low, opts.high
+        out.push_str(
+            "Relative QPS is target / base: ▼ significantly slower, ▲ significantly faster (the \
+             95 % interval excludes 1.0 and survives false discovery rate control at 5 %); \
+             unmarked: no significant difference; `?`: no interval (one window shorter than \
+             2 s per target: use --repeat 3 or more). ",
         );
     }
     out.push_str(
@@ -267,24 +276,30 @@ fn legend(out: &mut String, data: &ReportData, opts: &ReportOptions) {
     );
 }
 
-fn relative_table(out: &mut String, data: &ReportData, table: &Table, opts: &ReportOptions) {
+fn relative_table(out: &mut String, data: &ReportData, table: &Table, verdicts: &[VerdictCell]) {
     let _ = writeln!(
         out,
         "\n### Relative QPS, dop={} (base: {})\n",
         table.dop,
         data.base()
     );
-    header(out, data.columns.iter().skip(1).map(|c| c.name()));
+    let by_cell = crate::verdict::by_cell(verdicts, table.dop);
+    let targets: Vec<&str> = data.columns.iter().skip(1).map(|c| c.name()).collect();
+    header(out, targets.iter().copied());
     for row in &table.rows {
         let base_failed = matches!(row.cells.first(), Some(Cell::Failed { .. }));
         let cells: Vec<String> = row
             .relative()
             .iter()
             .zip(row.cells.iter().skip(1))
-            .map(|(rel, own)| match own {
+            .zip(&targets)
+            .map(|((rel, own), target)| match own {
                 // Say why a measured number has no ratio; the base's reason is in its table.
                 Cell::Value { .. } if base_failed => "NA (base failed)".to_string(),
-                _ => cell(rel, 2, Some(opts)),
+                _ => {
+                    let v = by_cell.get(&(row.label.clone(), target.to_string()));
+                    cell(rel, 2, Some(marker(v.copied())))
+                }
             })
             .collect();
         line(out, row, &cells);
@@ -316,13 +331,13 @@ fn line(out: &mut String, row: &Row, cells: &[String]) {
     );
 }
 
-/// One cell; `thresholds` adds the ▼/▲ markers of relative values.
-fn cell(c: &Cell, decimals: usize, thresholds: Option<&ReportOptions>) -> String {
+/// One cell; `mark` follows relative values (▼/▲, `?`).
+fn cell(c: &Cell, decimals: usize, mark: Option<&str>) -> String {
     match c {
         Cell::Value { value, interrupted } => {
             let mut s = format!("{value:.decimals$}");
-            if let Some(opts) = thresholds {
-                s.push_str(marker(*value, opts));
+            if let Some(m) = mark {
+                s.push_str(m);
             }
             if *interrupted {
                 s.push_str(" †");
@@ -335,17 +350,25 @@ fn cell(c: &Cell, decimals: usize, thresholds: Option<&ReportOptions>) -> String
     }
 }
 
-/// Compares the value as printed (two decimals), so a cell showing 0.95 is always marked.
-fn marker(value: f64, opts: &ReportOptions) -> &'static str {
-    // Parsing the printed text back gives exactly the number the reader sees.
-    let shown: f64 = format!("{value:.2}").parse().unwrap_or(value);
-    const EPS: f64 = 1e-9;
-    if shown <= opts.low + EPS {
-        " ▼"
-    } else if shown >= opts.high - EPS {
-        " ▲"
-    } else {
-        ""
+/// The marker of a relative value: its verdict, `°` when only false discovery rate control
+/// made it insignificant, `?` without an interval.
+fn marker(v: Option<&VerdictCell>) -> &'static str {
+    match v.and_then(|v| v.comparison.map(|c| (c.verdict, v.withheld))) {
+        None => " ?",
+        Some((Verdict::Regression, _)) => " ▼",
+        Some((Verdict::Improvement, _)) => " ▲",
+        Some((Verdict::NoChange, true)) => " °",
+        Some((Verdict::NoChange, false)) => "",
+    }
+}
+
+/// The fixed-threshold marker of a relative cost (costs have no interval), judged on the
+/// printed two-decimal value so a cell showing 0.95 is always marked.
+fn threshold_marker(value: f64, opts: &ReportOptions) -> &'static str {
+    match crate::html::beyond(value, opts) {
+        Some(false) => " ▼",
+        Some(true) => " ▲",
+        None => "",
     }
 }
 
@@ -399,14 +422,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn markers_use_printed_value() {
+    fn cost_markers_use_printed_value() {
         let o = ReportOptions::default();
-        assert_eq!(marker(0.9504, &o), " ▼");
-        assert_eq!(marker(0.9551, &o), "");
-        assert_eq!(marker(1.0451, &o), " ▲");
-        assert_eq!(marker(1.0449, &o), "");
-        assert_eq!(marker(1.0, &o), "");
-        assert_eq!(marker(f64::INFINITY, &o), " ▲");
+        assert_eq!(threshold_marker(0.9504, &o), " ▼");
+        assert_eq!(threshold_marker(0.9551, &o), "");
+        assert_eq!(threshold_marker(1.0451, &o), " ▲");
+        assert_eq!(threshold_marker(1.0449, &o), "");
+        assert_eq!(threshold_marker(f64::INFINITY, &o), " ▲");
     }
 
     #[test]

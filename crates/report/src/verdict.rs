@@ -6,12 +6,18 @@
 //! (`--repeat`, the strong evidence). With one run each it comes from the per-second
 //! samples, corrected for autocorrelation, and is marked as weaker evidence (`~`): it does
 //! not contain run-to-run noise.
+//!
+//! A report tests every step of every target at once, so a cell is significant only when it
+//! survives Benjamini–Hochberg control of the false discovery rate at 5 % over all of the
+//! report's cells ([`FDR`]); an interval that excludes 1.0 on its own but does not survive is
+//! shown with `°` and counted as no significant change.
 
 use crate::data::ReportData;
 use crate::html::esc;
-use dbdelta_model::{StepKind, StepResult};
+
+use dbdelta_model::{Group, StepKind, StepResult};
 use dbdelta_verdict::{
-    coefficient_of_variation, compare_paired, compare_repeats, compare_within_run, Comparison,
+    benjamini_hochberg, coefficient_of_variation, compare_paired, compare_repeats, compare_within_run, Comparison,
     Direction, Evidence, Verdict,
 };
 use std::collections::BTreeMap;
@@ -19,6 +25,9 @@ use std::fmt::Write;
 
 /// Confidence level of every interval.
 pub const LEVEL: f64 = 0.95;
+
+/// False discovery rate controlled over all cells of a report (Benjamini–Hochberg).
+pub const FDR: f64 = 0.05;
 
 /// One target/base cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,8 +41,12 @@ pub struct VerdictCell {
     /// The target compared with the base.
     pub target: String,
     /// The comparison; `None` when there is too little data (a failed step, a single run
-    /// without per-second samples).
+    /// without per-second samples). Its verdict is the one after false discovery rate
+    /// control.
     pub comparison: Option<Comparison>,
+    /// The interval excludes 1.0, but the cell did not survive the false discovery rate
+    /// control over the report: its verdict is "no significant change".
+    pub withheld: bool,
 }
 
 /// Noise of one step on one target.
@@ -54,6 +67,51 @@ pub struct NoiseCell {
 }
 
 type Key = (u32, u32, String); // (dop, order, label)
+
+/// The cells at one thread count, by (step label, target).
+pub(crate) fn by_cell(
+    cells: &[VerdictCell],
+    dop: u32,
+) -> std::collections::HashMap<(String, String), &VerdictCell> {
+    cells
+        .iter()
+        .filter(|v| v.dop == dop)
+        .map(|v| ((v.label.clone(), v.target.clone()), v))
+        .collect()
+}
+
+/// The report's first line: the median 95 % half-width of target/base per step group, i.e.
+/// the smallest difference this run can resolve; `None` without any interval.
+pub fn noise_floor(data: &ReportData, cells: &[VerdictCell]) -> Option<String> {
+    let group_of: BTreeMap<(u32, &str), Group> = data
+        .tables
+        .iter()
+        .flat_map(|t| t.rows.iter().map(move |r| ((t.dop, r.label.as_str()), r.group)))
+        .collect();
+    let mut widths: BTreeMap<Group, Vec<f64>> = BTreeMap::new();
+    for c in cells {
+        let (Some(x), Some(g)) = (c.comparison, group_of.get(&(c.dop, c.label.as_str()))) else {
+            continue;
+        };
+        let half = x.relative_width() / 2.0 * 100.0;
+        if half.is_finite() {
+            widths.entry(*g).or_default().push(half);
+        }
+    }
+    if widths.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = widths
+        .into_iter()
+        .filter_map(|(g, mut w)| {
+            crate::summary::median(&mut w).map(|m| format!("±{m:.1} % on {} steps", g.name()))
+        })
+        .collect();
+    Some(format!(
+        "Noise floor: this run resolves differences larger than {} (median half-width of the 95 % intervals of target/base)",
+        parts.join(", ")
+    ))
+}
 
 fn grouped(data: &ReportData) -> BTreeMap<Key, BTreeMap<String, Vec<&StepResult>>> {
     let mut out: BTreeMap<Key, BTreeMap<String, Vec<&StepResult>>> = BTreeMap::new();
@@ -135,10 +193,32 @@ pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
                 dop,
                 target: col.name().to_string(),
                 comparison,
+                withheld: false,
             });
         }
     }
+    control_false_discoveries(&mut out);
     out
+}
+
+/// Benjamini–Hochberg over every cell with a comparison: the cells that do not survive keep
+/// their interval but lose their verdict.
+fn control_false_discoveries(cells: &mut [VerdictCell]) {
+    let tested: Vec<usize> = (0..cells.len())
+        .filter(|&i| cells[i].comparison.is_some())
+        .collect();
+    let p: Vec<f64> = tested
+        .iter()
+        .filter_map(|&i| cells[i].comparison.map(|c| c.p))
+        .collect();
+    for (&i, discovered) in tested.iter().zip(benjamini_hochberg(&p, FDR)) {
+        if let Some(c) = cells[i].comparison.as_mut() {
+            if !discovered && c.verdict != Verdict::NoChange {
+                c.verdict = Verdict::NoChange;
+                cells[i].withheld = true;
+            }
+        }
+    }
 }
 
 /// The noise of every step on every target.
@@ -176,11 +256,11 @@ fn mark(c: &Comparison) -> &'static str {
     }
 }
 
-fn cell_text(c: &Option<Comparison>) -> String {
-    match c {
+fn cell_text(cell: &VerdictCell) -> String {
+    match &cell.comparison {
         None => "-".to_string(),
         Some(c) => format!(
-            "{}{:.3} [{:.3}, {:.3}]{}",
+            "{}{:.3} [{:.3}, {:.3}]{}{}",
             if c.evidence == Evidence::WithinRun {
                 "~"
             } else {
@@ -189,7 +269,8 @@ fn cell_text(c: &Option<Comparison>) -> String {
             c.ratio,
             c.low,
             c.high,
-            mark(c)
+            mark(c),
+            if cell.withheld { "°" } else { "" }
         ),
     }
 }
@@ -269,12 +350,19 @@ fn summary_line(cells: &[VerdictCell]) -> String {
             .filter(|c| c.comparison.is_some_and(|c| c.verdict == v))
             .count()
     };
+    let tested = cells.iter().filter(|c| c.comparison.is_some()).count();
+    let withheld = cells.iter().filter(|c| c.withheld).count();
     format!(
-        "{} regression(s), {} improvement(s), {} without significant change, {} without enough data",
+        "{} regression(s), {} improvement(s), {} without significant change, {} without enough data; significance controls the false discovery rate at {:.0} % over the {tested} compared cells (Benjamini–Hochberg){}",
         n(Verdict::Regression),
         n(Verdict::Improvement),
         n(Verdict::NoChange),
-        cells.iter().filter(|c| c.comparison.is_none()).count()
+        cells.iter().filter(|c| c.comparison.is_none()).count(),
+        FDR * 100.0,
+        match withheld {
+            0 => String::new(),
+            k => format!("; ° = {k} interval(s) excluding 1.0 on their own that do not survive it"),
+        }
     )
 }
 
@@ -317,7 +405,7 @@ pub fn render_text(data: &ReportData) -> String {
     for t in by_dop(&cells, &ts) {
         let _ = writeln!(o, "\ndop={}\tstep\t{}", t.dop, ts.join("\t"));
         for (label, cs) in t.rows {
-            let vals: Vec<String> = cs.iter().map(|c| cell_text(&c.comparison)).collect();
+            let vals: Vec<String> = cs.iter().map(|c| cell_text(c)).collect();
             let _ = writeln!(o, "\t{label}\t{}", vals.join("\t"));
         }
     }
@@ -357,9 +445,9 @@ pub fn render_markdown(data: &ReportData) -> String {
                 .iter()
                 .map(|c| match &c.comparison {
                     Some(x) if x.verdict != Verdict::NoChange => {
-                        format!("**{}**", cell_text(&c.comparison))
+                        format!("**{}**", cell_text(c))
                     }
-                    _ => cell_text(&c.comparison),
+                    _ => cell_text(c),
                 })
                 .collect();
             let _ = writeln!(o, "| {label} | {} |", vals.join(" | "));
@@ -417,7 +505,7 @@ pub fn render_html(data: &ReportData) -> String {
                 let _ = write!(
                     o,
                     "<td{style}{title}>{}</td>",
-                    esc(&cell_text(&c.comparison))
+                    esc(&cell_text(c))
                 );
             }
             o.push_str("</tr>\n");

@@ -243,7 +243,7 @@ fn at_a_glance_counts_only_significant_changes() {
     )
     .unwrap();
     assert!(
-        html.contains("faster on 0, slower on 1, about the same on 1 of 2 steps; largest drop <b>point-query_range=100</b>"),
+        html.contains("significantly faster on 0, slower on 1, no significant difference on 1 of 2 steps; largest drop <b>point-query_range=100</b>"),
         "{html}"
     );
 }
@@ -338,4 +338,90 @@ fn remote_targets_are_labelled_in_the_cost_table() {
         .lines()
         .find(|l| l.ends_with("\tb\tpoint-query_range=100") && l.contains("remote"));
     assert!(row.is_some(), "{text}");
+}
+
+/// Forty steps of pure noise and one real 3 % drop, five paired rounds: the drop survives
+/// false discovery rate control, and a noise step whose interval happens to exclude 1.0 on
+/// its own is withheld (° in Markdown), not flagged.
+fn many_steps_one_real_change() -> ReportData {
+    let mut rs = Vec::new();
+    // Per-round jitter of the ratio: a fixed pattern, different for every step.
+    let jitter = |step: usize, k: usize| 1.0 + 0.01 * (((step * 7 + k * 3) % 5) as f64 - 2.0);
+    for step in 0..41 {
+        let label = format!("step-{step:02}");
+        for k in 1..=5usize {
+            let base = 1000.0;
+            let ratio = match step {
+                0 => 0.97 * (1.0 + 0.001 * (k as f64 - 3.0)),
+                // Excludes 1.0 at 95 % on its own (p ≈ 0.02), far from surviving 41 tests.
+                1 => [1.012, 1.0, 1.02, 1.015, 1.008][k - 1],
+                _ => jitter(step, k),
+            };
+            for (t, v) in [("a", base), ("b", base * ratio)] {
+                rs.push(repeat(
+                    result(t, &label, step as u32 + 1, Group::Point, 1, v),
+                    k as u32,
+                ));
+            }
+        }
+    }
+    run(rs)
+}
+
+#[test]
+fn false_discovery_rate_control_keeps_the_real_change_and_withholds_chance() {
+    let data = many_steps_one_real_change();
+    let cells = verdicts(&data);
+    let cell = |l: &str| cells.iter().find(|c| c.label == l).unwrap();
+    let real = cell("step-00");
+    assert_eq!(real.comparison.unwrap().verdict, Verdict::Regression);
+    assert!(!real.withheld);
+    let chance = cell("step-01");
+    let c = chance.comparison.unwrap();
+    assert!(c.low > 1.0, "on its own the interval excludes 1.0: {c:?}");
+    assert_eq!(c.verdict, Verdict::NoChange);
+    assert!(chance.withheld);
+    let flagged = cells
+        .iter()
+        .filter(|c| c.comparison.is_some_and(|x| x.verdict != Verdict::NoChange))
+        .count();
+    assert_eq!(flagged, 1);
+
+    let md = render(&data, Format::Markdown, &ReportOptions::default()).unwrap();
+    assert!(md.contains("| point | step-00 | 0.97 ▼ |"), "{md}");
+    assert!(md.contains("| point | step-01 | 1.01 ° |"), "{md}");
+    assert!(md.contains("| point | step-02 | 1.00 |"), "{md}");
+    assert!(
+        md.contains("Benjamini–Hochberg); ° = 1 interval(s) excluding 1.0 on their own"),
+        "{md}"
+    );
+}
+
+#[test]
+fn the_first_line_is_the_noise_floor_of_the_run() {
+    let data = many_steps_one_real_change();
+    let text = render(&data, Format::Text, &ReportOptions::default()).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with("Noise floor: this run resolves differences larger than ±")
+            && first.contains(" % on point steps"),
+        "{first}"
+    );
+    let md = render(&data, Format::Markdown, &ReportOptions::default()).unwrap();
+    assert!(md.starts_with("**Noise floor: "), "{md}");
+    let html = render(&data, Format::Html, &ReportOptions::default()).unwrap();
+    assert!(html.contains("<p><b>Noise floor: "), "{html}");
+    // Without any interval there is no floor to state, and the cells say so.
+    let single = steady_drop_and_noisy_step_single_round();
+    let text = render(&single, Format::Text, &ReportOptions::default()).unwrap();
+    assert!(!text.contains("Noise floor"), "{text}");
+    let md = render(&single, Format::Markdown, &ReportOptions::default()).unwrap();
+    assert!(md.contains("| point | point-query_range=100 | 0.80 ? |"), "{md}");
+}
+
+fn steady_drop_and_noisy_step_single_round() -> ReportData {
+    run(vec![
+        result("a", "point-query_range=100", 1, Group::Point, 1, 1000.0),
+        result("b", "point-query_range=100", 1, Group::Point, 1, 800.0),
+    ])
 }

@@ -342,7 +342,8 @@ pub fn run_interleaved(
                 }
                 for threads in thread_counts(step, opts) {
                     for round in 1..=rounds {
-                        for (i, t) in targets.iter().enumerate() {
+                        for i in round_order(targets.len(), round) {
+                            let t = &targets[i];
                             if !alive[i] {
                                 continue;
                             }
@@ -352,6 +353,11 @@ pub fn run_interleaved(
                             // One profile per step and target: the first round's.
                             let profiling = t.profiling.filter(|_| round == 1);
                             let mut plan = step_plan(t.name, step, threads, opts, profiling);
+                            if round > 1 {
+                                if let Some(w) = opts.round_warmup_secs {
+                                    plan.warmup = Duration::from_secs_f64(w.max(0.0));
+                                }
+                            }
                             plan.ycsb = step.params.kind.ycsb_mix().map(|mix| {
                                 YcsbShared::new(
                                     YcsbConfig::new(mix, opts.table_size),
@@ -412,6 +418,17 @@ pub fn run_interleaved(
         }
     }
     Ok(outcomes)
+}
+
+/// The order of the targets in a round: forward in odd rounds, backward in even ones
+/// (A B, B A, …), so a cost of going first or second (a cold cache, the other target's
+/// leftover background work) lands on both sides of the ratio.
+fn round_order(targets: usize, round: u32) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..targets).collect();
+    if round % 2 == 0 {
+        order.reverse();
+    }
+    order
 }
 
 /// The targets still running the suite.

@@ -5,6 +5,7 @@
 //! * [`compare`]: relative QPS with a 95 % confidence interval, from independent repeated runs
 //!   (log-ratio Welch interval, the strong evidence) or from one run's per-second samples
 //!   with an autocorrelation correction (weaker evidence), and the verdict of a cell.
+//! * [`fdr`]: Benjamini–Hochberg control of the false discovery rate over a report's cells.
 //! * [`edivisive`]: E-Divisive means change-point detection as Apache Otava computes it
 //!   (split over sliding windows with a Student t-test, then merge), plus a minimum segment
 //!   length.
@@ -13,6 +14,7 @@
 pub mod compare;
 pub mod dist;
 pub mod edivisive;
+pub mod fdr;
 pub mod ttest;
 
 pub use compare::{
@@ -20,4 +22,5 @@ pub use compare::{
     Direction, Evidence, Verdict,
 };
 pub use edivisive::{detect, ChangePoint, DetectOptions};
+pub use fdr::benjamini_hochberg;
 pub use ttest::{student_from_stats, welch_from_stats, TTest};

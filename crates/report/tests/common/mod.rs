@@ -22,7 +22,13 @@ pub fn data_dir() -> PathBuf {
 /// when `DBDELTA_BLESS=1`.
 pub fn check_golden(path: &Path, actual: &str) {
     let bless = std::env::var("DBDELTA_BLESS").is_ok_and(|v| v == "1");
-    if bless || !path.exists() {
+    // A missing golden file is a failure: a test run must never write its own expectation.
+    assert!(
+        bless || path.exists(),
+        "golden file {} is missing: review the output, then create it with\n  DBDELTA_BLESS=1 cargo test -p dbdelta-report",
+        path.display()
+    );
+    if bless {
         fs::create_dir_all(path.parent().expect("golden file has a parent")).expect("mkdir");
         fs::write(path, actual).expect("write golden file");
         return;
@@ -94,6 +100,7 @@ pub fn manifest(targets: &[&str], status: RunStatus) -> RunManifest {
             write_secs: 2.0,
             insert_secs: 2.0,
             warmup_secs: 1.0,
+            round_warmup_secs: None,
             steps: vec![],
             seed: 1,
             prepared: true,

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# trust.sh -- does the default run's coloring mean something? (issue 16's acceptance)
+#
+#   1. A/A: the same SQLite configuration twice, default flags: how many of the 42 steps are
+#      flagged (goal ≤ 1), and the median 95 % half-width (goal ≤ ±10 %);
+#   2. the default main job (`dbdelta run`: rollback relative to wal): every write step must
+#      be flagged slower; how many read steps are flagged, and which;
+#   3. a planted 3 % change (mock statement latency 1 ms vs 1.03 ms, one step, --repeat N):
+#      resolved at 95 % within 10 minutes?
+# Every part prints its wall time. With --load, a release build of dbdelta loops beside the
+# runs the whole time (the "while another build runs" condition).
+set -euo pipefail
+{ # one compound command: editing the file during a run cannot break the run
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+DBDELTA=$ROOT/target/release/dbdelta
+PARTS="aa main planted"
+LOAD=0
+ROUNDS=20
+OUT=""
+usage() {
+    cat <<'EOF'
+usage: bench/trust.sh [--dbdelta PATH] [--parts "aa main planted"] [--load] [--planted-rounds N] [--out FILE]
+  --dbdelta PATH        binary to test (default <repo>/target/release/dbdelta; never built here)
+  --parts LIST          which parts to run (default all three)
+  --load                loop `cargo build --release` of this repo (own target dir) beside the runs
+  --planted-rounds N    rounds of the planted-change run (default 20, 1 s windows)
+  --out FILE            Markdown summary (default bench/results-trust-<UTC time>.md)
+EOF
+}
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --dbdelta) DBDELTA=$2; shift ;;
+    --parts) PARTS=$2; shift ;;
+    --load) LOAD=1 ;;
+    --planted-rounds) ROUNDS=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "--planted-rounds: not a positive integer: '$ROUNDS'" >&2; exit 2; }
+[ -x "$DBDELTA" ] || { echo "no dbdelta binary at $DBDELTA (cargo build --release)" >&2; exit 2; }
+command -v jq >/dev/null || { echo "missing: jq" >&2; exit 2; }
+: "${OUT:=$HERE/results-trust-$(date -u +%Y%m%d-%H%M%S).md}"
+WORK=$(mktemp -d /tmp/trust.XXXXXX)
+LOADER=""
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    [ -n "$LOADER" ] && kill -- -"$LOADER" 2>/dev/null
+    [ $rc = 0 ] && rm -rf "$WORK" || echo "scratch kept: $WORK" >&2
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+if [ $LOAD = 1 ]; then
+    # Its own process group, so cleanup stops cargo and rustc with it.
+    setsid bash -c "while :; do CARGO_TARGET_DIR='$WORK/load-target' cargo build --release \
+        --manifest-path '$ROOT/Cargo.toml' >/dev/null 2>&1; rm -rf '$WORK/load-target'; done" &
+    LOADER=$!
+    log "load: a release build of dbdelta loops beside the runs (pid $LOADER)"
+fi
+
+# run NAME ARGS... : one dbdelta run into $WORK/NAME, its wall time in $WORK/NAME.secs
+run() {
+    local name=$1 t0 t1; shift
+    t0=$(date +%s.%N)
+    "$DBDELTA" run --quiet --no-store --run-dir "$WORK/$name" "$@" >"$WORK/$name.log" 2>&1 ||
+        { tail -5 "$WORK/$name.log" >&2; echo "dbdelta run $name failed" >&2; exit 1; }
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", b - a }' >"$WORK/$name.secs"
+}
+
+# flagged NAME [GROUP]: cells flagged significant (after FDR control), optionally of one group
+flagged() {
+    jq -r --arg g "${2:-}" '
+        (.tables[0].rows | map({(.label): .group}) | add) as $group
+        | [.verdicts[] | select(.verdict != "no significant change")
+           | select($g == "" or $group[.label] == $g)] | length' "$WORK/$1/report.json"
+}
+# steps NAME [GROUP]: compared cells
+compared() {
+    jq -r --arg g "${2:-}" '
+        (.tables[0].rows | map({(.label): .group}) | add) as $group
+        | [.verdicts[] | select($g == "" or $group[.label] == $g)] | length' "$WORK/$1/report.json"
+}
+# half NAME: median 95 % half-width in percent over every compared cell
+half() {
+    jq -r '[.verdicts[] | (.high - .low) / 2 / .ratio * 100] | sort
+           | if length == 0 then "NA" else (.[(length - 1) / 2 | floor] + .[length / 2 | floor]) / 2 | . * 10 | round / 10 end' \
+        "$WORK/$1/report.json"
+}
+# list NAME JQFILTER: "label ratio [low, high] verdict" lines of the selected cells
+list() {
+    jq -r "(.tables[0].rows | map({(.label): .group}) | add) as \$group | .verdicts[] | select($2)
+           | \"| \(.label) | \(\$group[.label]) | \(.ratio * 1000 | round / 1000) | [\(.low * 1000 | round / 1000), \(.high * 1000 | round / 1000)] | \(.verdict)\(if .withheld then \" °\" else \"\" end) |\"" \
+        "$WORK/$1/report.json"
+}
+
+{
+    echo "# Trust: does the default run's coloring mean something? -- $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo
+    echo "Machine: $(nproc) CPUs, load average at start $(cut -d' ' -f1-3 /proc/loadavg); $([ $LOAD = 1 ] && echo 'a release build of dbdelta looped beside every run' || echo 'no extra load started by the script')."
+    echo "Binary: $DBDELTA ($("$DBDELTA" --version 2>/dev/null || echo unknown)). Produced by \`bench/trust.sh --parts \"$PARTS\"$([ $LOAD = 1 ] && echo ' --load') --planted-rounds $ROUNDS\`."
+    echo
+} >"$OUT"
+
+SAME='journal_mode=WAL&synchronous=NORMAL'
+for part in $PARTS; do
+    case $part in
+    aa)
+        log "A/A: sqlite?$SAME twice, default flags"
+        run aa -t "a=sqlite?$SAME" -t "b=sqlite?$SAME"
+        {
+            echo "## A/A: the same SQLite configuration twice, default flags"
+            echo
+            echo "\`dbdelta run -t 'a=sqlite?$SAME' -t 'b=sqlite?$SAME'\`: $(cat "$WORK/aa.secs") s."
+            echo
+            echo "- flagged: **$(flagged aa) of $(compared aa)** steps (goal ≤ 1)"
+            echo "- median 95 % half-width: **±$(half aa) %** (goal ≤ ±10 %)"
+            echo "- $(jq -r '.noise_floor // "no noise floor"' "$WORK/aa/report.json")"
+            echo
+            if [ "$(flagged aa)" != 0 ]; then
+                echo "| step | group | ratio | 95 % interval | verdict |"
+                echo "|---|---|---:|---|---|"
+                list aa '.verdict != "no significant change"'
+                echo
+            fi
+        } >>"$OUT"
+        ;;
+    main)
+        log "main job: dbdelta run (rollback relative to wal)"
+        run main
+        {
+            echo "## The default main job: rollback relative to wal"
+            echo
+            echo "\`dbdelta run\`: $(cat "$WORK/main.secs") s (goal ≤ 300 s)."
+            echo
+            echo "- write steps flagged: **$(flagged main write) of $(compared main write)** (goal: all, as slower)"
+            echo "- write steps flagged faster: $(jq -r '(.tables[0].rows | map({(.label): .group}) | add) as $g | [.verdicts[] | select($g[.label] == "write" and .verdict == "improvement")] | length' "$WORK/main/report.json")"
+            echo "- read steps (point + range) flagged: **$(( $(flagged main point) + $(flagged main range) )) of $(( $(compared main point) + $(compared main range) ))**"
+            echo "- median 95 % half-width: **±$(half main) %** (goal ≤ ±10 %)"
+            echo "- $(jq -r '.noise_floor // "no noise floor"' "$WORK/main/report.json")"
+            echo
+            echo "Flagged read steps and unflagged write steps:"
+            echo
+            echo "| step | group | ratio | 95 % interval | verdict |"
+            echo "|---|---|---:|---|---|"
+            list main '(.verdict != "no significant change" and $group[.label] != "write") or (.verdict == "no significant change" and $group[.label] == "write")'
+            echo
+        } >>"$OUT"
+        ;;
+    planted)
+        log "planted: mock latency 1ms vs 1030us, point-query, $ROUNDS rounds of 1 s"
+        run planted -t "base=mock?latency=1ms" -t "slower=mock?latency=1030us" --steps point-query \
+            --repeat "$ROUNDS" --read-secs 1 --warmup-secs 0.2
+        {
+            echo "## A planted 3 % change: mock statement latency 1 ms vs 1.03 ms"
+            echo
+            echo "\`dbdelta run -t base=mock?latency=1ms -t slower=mock?latency=1030us --steps point-query --repeat $ROUNDS --read-secs 1 --warmup-secs 0.2\`: $(cat "$WORK/planted.secs") s (goal ≤ 600 s)."
+            echo "Expected QPS ratio a little above 1/1.03 = 0.971 (the mock's fixed cost per statement is the same on both)."
+            echo
+            echo "| step | group | ratio | 95 % interval | verdict |"
+            echo "|---|---|---:|---|---|"
+            list planted 'true'
+            echo
+        } >>"$OUT"
+        ;;
+    *) echo "--parts: unknown part '$part' (aa, main, planted)" >&2; exit 2 ;;
+    esac
+done
+cat "$OUT"
+log "written to $OUT"
+exit 0
+}
