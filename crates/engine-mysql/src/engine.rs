@@ -2,13 +2,14 @@
 
 use crate::client::{Addr, ConnectParams};
 use crate::connection::{Endpoint, MysqlConnection};
+use crate::counters::{self, StatsSession};
 use crate::managed::{self, ManagedServer};
 use crate::settle;
 use crate::tls;
 use crate::Flavor;
 use dbdelta_engine::{
-    ConnectOptions, Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions,
-    SettleReport,
+    ConnectOptions, Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo,
+    ErrorKind, OpenOptions, SettleReport, StatsConnection,
 };
 use dbdelta_model::{Location, Secret, TargetSpec};
 use std::collections::BTreeMap;
@@ -47,6 +48,8 @@ pub struct MysqlEngine {
     params: Vec<(String, String)>,
     server: Option<ManagedServer>,
     data_dir: Option<PathBuf>,
+    /// The side connection the server's status counters are read over.
+    stats: StatsConnection<StatsSession>,
 }
 
 impl MysqlEngine {
@@ -204,6 +207,7 @@ impl MysqlEngine {
             params: spec.params.clone(),
             server,
             data_dir,
+            stats: StatsConnection::default(),
         })
     }
 
@@ -276,9 +280,10 @@ impl Engine for MysqlEngine {
             .ok()??
             .parse()
             .ok()?;
-        // This admin connection is open while the step's connect, and one more for settle;
-        // MariaDB keeps one extra connection for a SUPER user on its own.
-        Some(max.saturating_sub(2))
+        // This admin connection is open while the step's connect, one more for settle, and
+        // the side connection the counters are read over; MariaDB keeps one extra
+        // connection for a SUPER user on its own.
+        Some(max.saturating_sub(3))
     }
 
     fn info(&self) -> Result<EngineInfo, EngineError> {
@@ -355,7 +360,13 @@ impl Engine for MysqlEngine {
         self.log_path().map(Path::to_path_buf)
     }
 
+    /// The server's status counters (see the `counters` module).
+    fn counters(&self) -> Result<Option<EngineCounters>, EngineError> {
+        counters::sample(&self.stats, &self.endpoint).map(Some)
+    }
+
     fn shutdown(&mut self) -> Result<(), EngineError> {
+        self.stats.close();
         match self.server.as_mut() {
             Some(s) => s
                 .stop()

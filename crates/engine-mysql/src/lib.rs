@@ -36,6 +36,7 @@ mod auth;
 mod bulk;
 mod client;
 mod connection;
+mod counters;
 mod engine;
 mod errors;
 mod managed;

@@ -17,6 +17,7 @@
 pub mod auth;
 mod conn;
 mod copy;
+mod counters;
 mod external;
 mod managed;
 mod pgbouncer;
@@ -31,8 +32,8 @@ pub use session::PgSession;
 
 use conn::{connect, connect_with, ConnParams, TlsOpt};
 use dbdelta_engine::{
-    ConnectOptions, Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, OpenOptions,
-    SettleReport,
+    ConnectOptions, Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo,
+    ErrorKind, OpenOptions, SettleReport, StatsConnection,
 };
 use dbdelta_model::{Location, TargetSpec};
 use managed::Managed;
@@ -51,6 +52,9 @@ pub struct PostgresEngine {
     bench: Option<ConnParams>,
     managed: Option<Managed>,
     data_dir: Option<PathBuf>,
+    /// The side connection the server's counters are read over (straight to the server,
+    /// never through pgbouncer).
+    stats: StatsConnection<PgConnection>,
 }
 
 /// Opens a postgres target. A path location is a managed server started from that bin
@@ -102,6 +106,7 @@ pub fn open(
                 bench,
                 data_dir: Some(managed.data_dir.clone()),
                 managed: Some(managed),
+                stats: StatsConnection::default(),
             })
         }
         Location::Url { .. } => {
@@ -144,6 +149,7 @@ pub fn open(
                 bench: None,
                 managed: None,
                 data_dir,
+                stats: StatsConnection::default(),
             })
         }
         Location::Default => Err(EngineError::config(format!(
@@ -250,8 +256,9 @@ impl Engine for PostgresEngine {
             .flatten()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
-        // This admin connection is open while the step's connect, and one more for settle.
-        Some(max.saturating_sub(reserved + 2))
+        // This admin connection is open while the step's connect, one more for settle, and
+        // the side connection the counters are read over.
+        Some(max.saturating_sub(reserved + 3))
     }
 
     fn info(&self) -> Result<EngineInfo, EngineError> {
@@ -355,7 +362,13 @@ impl Engine for PostgresEngine {
         self.data_dir.clone()
     }
 
+    /// The server's statistics (see the `counters` module for what and how fresh).
+    fn counters(&self) -> Result<Option<EngineCounters>, EngineError> {
+        counters::sample(&self.stats, &self.params).map(Some)
+    }
+
     fn shutdown(&mut self) -> Result<(), EngineError> {
+        self.stats.close();
         if let Some(b) = &mut self.bouncer {
             // The proxy goes first: it holds server connections.
             let _ = b.stop();

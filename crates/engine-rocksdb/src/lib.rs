@@ -195,8 +195,8 @@ impl Engine for RocksdbEngine {
         self.db.flush().map_err(EngineError::statement)
     }
 
-    fn counters(&self) -> Option<EngineCounters> {
-        Some(counters::sample(&self.db))
+    fn counters(&self) -> Result<Option<EngineCounters>, EngineError> {
+        Ok(Some(counters::sample(&self.db)))
     }
 
     /// RocksDB names its flush and compaction threads `rocksdb:low`, `rocksdb:high`, ….

@@ -18,16 +18,18 @@ pub mod server;
 pub mod session;
 pub mod sqlite;
 mod sqlite_pragma;
+pub mod stats_conn;
 pub mod text;
 #[cfg(feature = "tls")]
 pub mod tls;
 pub mod usertable;
 
-pub use dbdelta_model::Dialect;
+pub use dbdelta_model::{Dialect, DB_COUNTER_PREFIX};
 pub use error::{EngineError, ErrorKind};
 pub use ops::{Family, KvKind, KvOp, Op, OpBatch, Scratch};
 pub use rows::Rows;
 pub use session::{Canceller, Decoded, Session, SessionParts, Socket};
+pub use stats_conn::StatsConnection;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -250,7 +252,8 @@ pub struct EngineInfo {
 }
 
 /// Engine-internal counters sampled at the start and the end of a step's window
-/// (RocksDB's statistics tickers and properties).
+/// (RocksDB's statistics tickers and properties; a server's own statistics, read over SQL,
+/// under names that start with [`DB_COUNTER_PREFIX`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EngineCounters {
     /// Counters that only grow (bytes written, stall µs, process CPU s): the step gets
@@ -353,10 +356,11 @@ pub trait Engine: Send + Sync {
         Ok(())
     }
 
-    /// Engine-internal counters, sampled around each step's window; `None` when the
-    /// engine has none.
-    fn counters(&self) -> Option<EngineCounters> {
-        None
+    /// Engine-internal counters, sampled around each step's window; `Ok(None)` when the
+    /// engine has none. An error (the server refused the statistics query) costs the step
+    /// its counters, never the step itself.
+    fn counters(&self) -> Result<Option<EngineCounters>, EngineError> {
+        Ok(None)
     }
 
     /// Name prefixes of the engine's own background threads inside the dbdelta process

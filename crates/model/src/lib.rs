@@ -21,6 +21,6 @@ pub use manifest::{HostInfo, RunManifest, RunStatus, TargetManifest, ToolInfo};
 pub use options::{RunOptions, Scale, TpcOptions, TpccMode};
 pub use result::{
     ConnectStats, Group, Interval, LatencySummary, OpTypeStats, Pacing, StepKind, StepResult,
-    StepStatus, Throughput, ThroughputUnit, TxnCounts, RESULT_SCHEMA,
+    StepStatus, Throughput, ThroughputUnit, TxnCounts, DB_COUNTER_PREFIX, RESULT_SCHEMA,
 };
 pub use target::{Location, Secret, TargetError, TargetSpec};

@@ -163,6 +163,11 @@ pub struct Interval {
     pub errors: u64,
 }
 
+/// The prefix of [`StepResult::engine_stats`] keys a server engine read from the server
+/// itself over SQL (`db.blks_read`, `db.innodb_rows_read`), which sets them apart from an
+/// embedded engine's own counters.
+pub const DB_COUNTER_PREFIX: &str = "db.";
+
 /// Everything one step measured on one target at one thread count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepResult {
@@ -253,7 +258,9 @@ pub struct StepResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub op_types: Vec<OpTypeStats>,
     /// Engine-internal counters over the window (RocksDB: statistics tickers as
-    /// differences, LSM size and memory at the end); empty for engines without them.
+    /// differences, LSM size and memory at the end; PostgreSQL and MySQL/MariaDB: the
+    /// server's statistics as differences, named [`DB_COUNTER_PREFIX`]`<name>`); empty for
+    /// engines without them.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub engine_stats: std::collections::BTreeMap<String, f64>,
     /// Steps run with pgbench's transaction rules (`--max-tries`, `--latency-limit`,
@@ -428,5 +435,13 @@ impl StepResult {
                 | StepStatus::NotSupported { .. }
                 | StepStatus::Stalled { .. }
         )
+    }
+
+    /// True when the step holds counters its server reported over SQL
+    /// ([`DB_COUNTER_PREFIX`]).
+    pub fn has_db_counters(&self) -> bool {
+        self.engine_stats
+            .keys()
+            .any(|k| k.starts_with(DB_COUNTER_PREFIX))
     }
 }

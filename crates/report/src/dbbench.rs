@@ -4,7 +4,7 @@
 
 use crate::data::ReportData;
 use crate::detail::each_result;
-use dbdelta_model::StepResult;
+use dbdelta_model::{StepResult, DB_COUNTER_PREFIX};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -35,7 +35,12 @@ pub fn write_amp(r: &StepResult) -> Option<f64> {
 pub fn kv_text(out: &mut String, data: &ReportData) {
     let mut lines = Vec::new();
     for (dop, label, target, r) in each_result(data) {
-        if r.engine_stats.is_empty() || !r.is_ok() {
+        // A server's db.* counters are not RocksDB's: they have their own table (dbcounters).
+        let rocksdb = r
+            .engine_stats
+            .keys()
+            .any(|k| !k.starts_with(DB_COUNTER_PREFIX));
+        if !rocksdb || !r.is_ok() {
             continue;
         }
         let ops = r.throughput.value;

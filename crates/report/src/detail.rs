@@ -168,19 +168,8 @@ pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
              SQLite: the worker threads); client = dbdelta (embedded: the rest of its process).\n\
              srv-cs = server context switches per op; srv-wKB = KB the server wrote per op.\n"
         );
-        let remote: Vec<&str> = data
-            .columns
-            .iter()
-            .map(|c| c.name())
-            .filter(|n| data.is_remote(n))
-            .collect();
-        if !remote.is_empty() {
-            let _ = writeln!(
-                out,
-                "{} on another host: \"host\" is this client machine, not the server's; the \
-                 server's cost is not measured (remote).\n",
-                remote.join(", ")
-            );
+        if let Some(note) = remote_note(data) {
+            let _ = writeln!(out, "{note}\n");
         }
         let _ = writeln!(out, "host\tserver\tclient\tsrv-cs\tsrv-wKB\ttarget\tstep");
         for l in lines {
@@ -188,6 +177,25 @@ pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
         }
         out.push('\n');
     }
+}
+
+/// The note under every cost table when targets run on another host: their "host" figures
+/// are this client machine's and their server's cost is not measured; `None` without such
+/// targets.
+pub(crate) fn remote_note(data: &ReportData) -> Option<String> {
+    let remote: Vec<&str> = data
+        .columns
+        .iter()
+        .map(|c| c.name())
+        .filter(|n| data.is_remote(n))
+        .collect();
+    (!remote.is_empty()).then(|| {
+        format!(
+            "{} on another host: \"host\" is this client machine, not the server's; the \
+             server's cost is not measured (remote server).",
+            remote.join(", ")
+        )
+    })
 }
 
 /// Every (dop, step label, target, result) of the report's tables, in table order.
@@ -320,6 +328,10 @@ pub(crate) struct CostRow {
     /// Relative host CPU µs/op, context switches/op and KB written/op.
     pub relative: [Option<f64>; 3],
 }
+
+/// The server µs/op column of [`CostRow::absolute`], which reads "remote" for a server on
+/// another host (its cost is not measured).
+pub(crate) const SERVER_CPU: usize = 7;
 
 /// Builds [`CostRow`] for `c` against the base target's costs.
 pub(crate) fn cost_row(

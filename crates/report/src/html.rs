@@ -942,9 +942,13 @@ fn costs(o: &mut String, data: &ReportData, opts: &ReportOptions) {
                     continue;
                 };
                 let costs = cost_row(c, base);
+                let remote = data.is_remote(col.name());
                 let mut line = head;
-                for (v, d) in costs.absolute {
+                for (i, (v, d)) in costs.absolute.into_iter().enumerate() {
                     match v {
+                        _ if remote && i == crate::detail::SERVER_CPU => {
+                            line.push_str("<td class=\"na\">remote</td>")
+                        }
                         Some(v) => line.push_str(&format!("<td class=\"n\">{v:.d$}</td>")),
                         None => line.push_str("<td class=\"na\">-</td>"),
                     }
@@ -985,6 +989,8 @@ fn costs(o: &mut String, data: &ReportData, opts: &ReportOptions) {
     }
     if !any {
         o.push_str("<p class=\"note\">No OS metrics were recorded (run with OS metrics enabled on Linux).</p>\n");
+    } else if let Some(note) = crate::detail::remote_note(data) {
+        let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(&note));
     }
 }
 

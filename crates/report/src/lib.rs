@@ -21,6 +21,7 @@
 pub mod csv;
 mod data;
 pub mod dbbench;
+pub mod dbcounters;
 pub mod detail;
 mod error;
 pub mod html;
@@ -68,7 +69,8 @@ pub struct ReportOptions {
     pub dop: Option<u32>,
     /// Relative or absolute values in single-table formats (CSV).
     pub values: Values,
-    /// Text: add latency tables, cost-per-operation tables and `sb.met` blocks.
+    /// Text and markdown: add latency tables, cost-per-operation tables, the server's own
+    /// counters per operation and (text) `sb.met` blocks.
     pub details: bool,
     /// Steps (globs on name or label) that get `sb.met` blocks; empty = every step.
     pub metrics: Vec<String>,

@@ -1,8 +1,9 @@
 //! GitHub-flavoured markdown: per thread count a relative table with ▼/▲ markers, the
 //! per-group statistics of the relative values and an absolute table; then concurrency
 //! tables (rows = targets, columns = thread counts), latency percentiles, hardware cost per
-//! operation with marked relative columns, operations per hour per dollar (`--cost`), the
-//! load table and every failed step with its reason. The same numbers as the HTML report,
+//! operation with marked relative columns, the server's own counters per operation (server
+//! engines), operations per hour per dollar (`--cost`), the load table and every failed step
+//! with its reason. The same numbers as the HTML report (which has no server counters yet),
 //! with the coloring replaced by markers so it reads in plain text.
 
 use crate::data::{load_rows, ReportData};
@@ -37,6 +38,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     if opts.details {
         latency_tables(&mut out, data);
         cost_tables(&mut out, data, opts);
+        crate::dbcounters::markdown(&mut out, data, opts);
     }
     dollar_tables(&mut out, data, opts);
     load_table(&mut out, data);
@@ -165,9 +167,11 @@ fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
                     continue;
                 };
                 let costs = cost_row(k, base);
+                let remote = data.is_remote(col.name());
                 let mut line = head;
-                for (v, d) in costs.absolute {
+                for (i, (v, d)) in costs.absolute.into_iter().enumerate() {
                     match v {
+                        _ if remote && i == crate::detail::SERVER_CPU => line.push_str(" remote |"),
                         Some(v) => line.push_str(&format!(" {v:.d$} |")),
                         None => line.push_str(" - |"),
                     }
@@ -192,9 +196,12 @@ fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
         if body.is_empty() {
             continue;
         }
+        let note = crate::detail::remote_note(data)
+            .map(|n| format!(" {}", escape(&n)))
+            .unwrap_or_default();
         let _ = write!(
             out,
-            "\n### Hardware cost per operation, dop={}\n\nOS metrics of the measured window; scan: per thousand rows. rel = target / base: more is worse, so ▲ = costlier, ▼ = cheaper, at fixed thresholds ≥ {:.2} / ≤ {:.2} (costs have no interval).\n\n| step | target | cpu/o | cs/o | r/o | rKB/o | wKB/o | o/s | host µs/op | server µs/op | client µs/op | rel host CPU | rel cs/o | rel wKB/o |\n|---|---|{}\n{body}",
+            "\n### Hardware cost per operation, dop={}\n\nOS metrics of the measured window; scan: per thousand rows. rel = target / base: more is worse, so ▲ = costlier, ▼ = cheaper, at fixed thresholds ≥ {:.2} / ≤ {:.2} (costs have no interval).{note}\n\n| step | target | cpu/o | cs/o | r/o | rKB/o | wKB/o | o/s | host µs/op | server µs/op | client µs/op | rel host CPU | rel cs/o | rel wKB/o |\n|---|---|{}\n{body}",
             table.dop,
             opts.high,
             opts.low,
@@ -413,7 +420,7 @@ fn truncate(reason: &str) -> String {
 }
 
 /// Keeps text from breaking the table: pipes escaped, line breaks flattened.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 

@@ -30,6 +30,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
         crate::tpc::tpc_text(&mut out, data);
         crate::dbbench::kv_text(&mut out, data);
         crate::detail::cost_text(&mut out, data, &opts.metrics);
+        crate::dbcounters::text(&mut out, data, opts);
         crate::detail::met_text(&mut out, data, &opts.metrics);
     }
     out

@@ -313,7 +313,7 @@ fn interrupted_steps_are_not_compared() {
 }
 
 /// A target on another host: its server cost reads "remote" and the legend says whose host
-/// the host metrics are.
+/// the host metrics are, in every format with a cost table.
 #[test]
 fn remote_targets_are_labelled_in_the_cost_table() {
     let mut m = manifest(&["a", "b"], RunStatus::Complete);
@@ -338,6 +338,18 @@ fn remote_targets_are_labelled_in_the_cost_table() {
         .lines()
         .find(|l| l.ends_with("\tb\tpoint-query_range=100") && l.contains("remote"));
     assert!(row.is_some(), "{text}");
+    // Markdown and HTML say the same.
+    for format in [Format::Markdown, Format::Html] {
+        let out = render(&data, format, &ReportOptions::default()).unwrap();
+        assert!(
+            out.contains("cost is not measured (remote server)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("remote |") || out.contains(">remote<"),
+            "{out}"
+        );
+    }
 }
 
 /// Forty steps of pure noise and one real 3 % drop, five paired rounds: the drop survives

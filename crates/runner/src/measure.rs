@@ -630,7 +630,7 @@ fn run_jobs(
             let now = Instant::now();
             if cpu_at_window.is_none() && now >= window_start {
                 cpu_at_window = Some(process_cpu_secs());
-                counters_at_window = engine_counters(engine);
+                counters_at_window = engine_counters(engine, plan, "start", progress);
                 probe_at_window = read_probe(&mut probe);
                 sampler = start_sampler(engine, plan.os_metrics, &plan.device, Some(&shared.tids));
                 if let Some(Ok(r)) = recording.as_mut() {
@@ -659,7 +659,7 @@ fn run_jobs(
         let os = sampler.take().map(SamplerHandle::stop);
         counters_at_end = counters_at_window
             .as_ref()
-            .and_then(|_| engine_counters(engine));
+            .and_then(|_| engine_counters(engine, plan, "end", progress));
         if probe_at_window.is_some() {
             probe_at_end = read_probe(&mut probe);
         }
@@ -771,10 +771,29 @@ fn read_probe(probe: &mut Option<OpenProbe<'_>>) -> Option<Result<f64, String>> 
     })
 }
 
-/// The engine's own counters, with this process's CPU and memory beside them (db_bench's
-/// `/usr/bin/time` and `ps` columns: for an embedded engine the process is the database).
-fn engine_counters(engine: &dyn Engine) -> Option<dbdelta_engine::EngineCounters> {
-    let mut c = engine.counters()?;
+/// The engine's own counters, with this process's CPU and memory beside them for an
+/// embedded engine (db_bench's `/usr/bin/time` and `ps` columns: the process is the
+/// database). A failed read is said once per edge and leaves the step without counters.
+fn engine_counters(
+    engine: &dyn Engine,
+    plan: &StepPlan,
+    edge: &str,
+    progress: &dyn Progress,
+) -> Option<dbdelta_engine::EngineCounters> {
+    let mut c = match engine.counters() {
+        Ok(c) => c?,
+        Err(e) => {
+            progress.message(&format!(
+                "[{}] {}: the engine's counters could not be read at the window's {edge} \
+                 ({e}); the step's result has none",
+                plan.target, plan.step.label
+            ));
+            return None;
+        }
+    };
+    if !engine.embedded() {
+        return Some(c);
+    }
     let (user, sys) = crate::cpu::process_cpu_split();
     c.cumulative.insert("process.user-cpu-secs".into(), user);
     c.cumulative.insert("process.sys-cpu-secs".into(), sys);

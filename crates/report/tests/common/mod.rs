@@ -1,7 +1,8 @@
 //! Shared test helpers: building results and run directories, and golden files.
 //!
 //! The committed fixture under `tests/data/sysbench-3t/` is itself a golden output of
-//! [`fixture_files`]: a missing file is created and `DBDELTA_BLESS=1` rewrites it.
+//! [`fixture_files`]. Only `DBDELTA_BLESS=1` writes golden files: a missing one fails the
+//! test like a changed one, so no test run commits to output nobody reviewed.
 #![allow(dead_code)]
 
 use dbdelta_model::{
@@ -18,22 +19,22 @@ pub fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
-/// Compares `actual` with the golden file `path`; creates it when missing and rewrites it
-/// when `DBDELTA_BLESS=1`.
+/// Compares `actual` with the golden file `path`; `DBDELTA_BLESS=1` writes (or rewrites) it
+/// instead.
 pub fn check_golden(path: &Path, actual: &str) {
     let bless = std::env::var("DBDELTA_BLESS").is_ok_and(|v| v == "1");
-    // A missing golden file is a failure: a test run must never write its own expectation.
-    assert!(
-        bless || path.exists(),
-        "golden file {} is missing: review the output, then create it with\n  DBDELTA_BLESS=1 cargo test -p dbdelta-report",
-        path.display()
-    );
     if bless {
         fs::create_dir_all(path.parent().expect("golden file has a parent")).expect("mkdir");
         fs::write(path, actual).expect("write golden file");
         return;
     }
-    let expected = fs::read_to_string(path).expect("read golden file");
+    let expected = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => panic!(
+            "golden file {}: {e}.\n  DBDELTA_BLESS=1 cargo test -p dbdelta-report  # to create it, then review it",
+            path.display()
+        ),
+    };
     if expected == actual {
         return;
     }
@@ -56,8 +57,8 @@ pub fn check_golden(path: &Path, actual: &str) {
     );
 }
 
-/// The fixture run directory, checked against (or created from) [`fixture_files`] once per
-/// test binary.
+/// The fixture run directory, checked against (or, blessing, written from)
+/// [`fixture_files`] once per test binary.
 pub fn fixture_dir() -> PathBuf {
     static CHECKED: OnceLock<PathBuf> = OnceLock::new();
     CHECKED

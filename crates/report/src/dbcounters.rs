@@ -1,0 +1,242 @@
+//! The "database counters per operation" tables of the text and markdown reports: what
+//! the server itself counted over each step's window (the `db.*` engine stats PostgreSQL
+//! and MySQL/MariaDB targets read over SQL), per operation as the cost table counts them.
+//! Nothing is written when no result has such counters.
+
+use crate::data::ReportData;
+use crate::detail::{result_of, selected};
+use crate::markdown::escape;
+use crate::ReportOptions;
+use dbdelta_model::{StepResult, ThroughputUnit};
+use std::fmt::Write;
+
+/// One column: its text and markdown headings, and its sources in each engine's counters
+/// (the first whose keys are all present is summed), times `scale`.
+struct Column {
+    text: &'static str,
+    markdown: &'static str,
+    sources: &'static [&'static [&'static str]],
+    scale: f64,
+}
+
+const KB: f64 = 1.0 / 1024.0;
+
+/// The row reads and writes of the MySQL family: the handler calls, which MySQL and MariaDB
+/// both count (MariaDB 10.6+ has no `Innodb_rows_*`), so the two compare on one definition.
+const HANDLER_READS: &[&str] = &[
+    "db.handler_read_key",
+    "db.handler_read_next",
+    "db.handler_read_prev",
+    "db.handler_read_first",
+    "db.handler_read_last",
+    "db.handler_read_rnd",
+    "db.handler_read_rnd_next",
+];
+const HANDLER_WRITES: &[&str] = &["db.handler_write", "db.handler_update", "db.handler_delete"];
+
+/// PostgreSQL's sources first, then the MySQL family's.
+const COLUMNS: [Column; 7] = [
+    Column {
+        text: "buf-rd",
+        markdown: "buffer reads/op",
+        sources: &[&["db.blks_read"], &["db.innodb_buffer_pool_reads"]],
+        scale: 1.0,
+    },
+    Column {
+        text: "buf-req",
+        markdown: "buffer requests/op",
+        sources: &[
+            &["db.blks_hit", "db.blks_read"],
+            &["db.innodb_buffer_pool_read_requests"],
+        ],
+        scale: 1.0,
+    },
+    Column {
+        text: "rows-exam",
+        markdown: "rows examined/op",
+        sources: &[&["db.tup_returned", "db.tup_fetched"], HANDLER_READS],
+        scale: 1.0,
+    },
+    Column {
+        text: "rows-wr",
+        markdown: "rows written/op",
+        sources: &[
+            &["db.tup_inserted", "db.tup_updated", "db.tup_deleted"],
+            HANDLER_WRITES,
+        ],
+        scale: 1.0,
+    },
+    Column {
+        text: "commits",
+        markdown: "commits/op",
+        sources: &[&["db.xact_commit"], &["db.handler_commit"]],
+        scale: 1.0,
+    },
+    Column {
+        text: "WAL-KB",
+        markdown: "WAL KB/op",
+        sources: &[&["db.wal_bytes"], &["db.innodb_os_log_written"]],
+        scale: KB,
+    },
+    Column {
+        text: "binlog-KB",
+        markdown: "binlog KB/op",
+        sources: &[&["db.binlog_bytes_written"]],
+        scale: KB,
+    },
+];
+
+/// What each column counts, for the legends.
+const LEGEND: &str = "Counted by the server over the measured window; scan: per thousand rows.
+PostgreSQL: buffer reads = blks_read, requests = blks_hit + blks_read, rows examined = \
+tup_returned + tup_fetched (an index lookup counts its index entry and its heap row), rows \
+written = tuples inserted + updated + deleted, commits = xact_commit (the whole database), WAL \
+= advance of the WAL insert position (the whole server).
+MySQL/MariaDB (the whole server): Innodb_buffer_pool_reads, Innodb_buffer_pool_read_requests, \
+rows examined = the Handler_read_* calls, rows written = Handler_write + Handler_update + \
+Handler_delete, Handler_commit, WAL = Innodb_os_log_written, binlog = Binlog_bytes_written \
+(MariaDB, with a binary log).
+PostgreSQL publishes a backend's counters at most once a second, so its figures (not WAL) can \
+be off by up to 1 s of work over the window: read them on windows of a minute or more.";
+
+/// The operations of a step's window as the cost table counts them: throughput × seconds
+/// (statements for qps, thousands of rows for scans, new orders for TPC-C).
+fn operations(r: &StepResult) -> Option<f64> {
+    let per_s = match r.throughput.unit {
+        ThroughputUnit::Nopm => r.throughput.value / 60.0,
+        _ => r.throughput.value,
+    };
+    let ops = per_s * r.seconds;
+    (ops.is_finite() && ops > 0.0).then_some(ops)
+}
+
+/// What the server counted over a step's window, per operation; `None` where the engine
+/// has no such counter.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct DbPerOp {
+    /// Blocks or pages read from storage into the buffer cache.
+    pub buffer_reads: Option<f64>,
+    /// Block or page requests to the buffer cache (hits and reads).
+    pub buffer_requests: Option<f64>,
+    /// Rows (PostgreSQL: index entries and heap tuples) the executor looked at.
+    pub rows_examined: Option<f64>,
+    /// Rows inserted, updated and deleted.
+    pub rows_written: Option<f64>,
+    /// Transactions committed.
+    pub commits: Option<f64>,
+    /// KB of WAL (InnoDB: redo log) written.
+    pub wal_kb: Option<f64>,
+    /// KB of binary log written (servers with a binary log that count it).
+    pub binlog_kb: Option<f64>,
+}
+
+impl DbPerOp {
+    /// The values in column order.
+    fn cells(&self) -> [Option<f64>; COLUMNS.len()] {
+        [
+            self.buffer_reads,
+            self.buffer_requests,
+            self.rows_examined,
+            self.rows_written,
+            self.commits,
+            self.wal_kb,
+            self.binlog_kb,
+        ]
+    }
+}
+
+/// A step's server counters per operation; `None` for a failed step, one without db
+/// counters, or one without operations.
+pub fn per_op(r: &StepResult) -> Option<DbPerOp> {
+    if !r.is_ok() || !r.has_db_counters() {
+        return None;
+    }
+    let ops = operations(r)?;
+    let [buffer_reads, buffer_requests, rows_examined, rows_written, commits, wal_kb, binlog_kb] =
+        COLUMNS.map(|c| {
+            c.sources.iter().find_map(|keys| {
+                let sum = keys
+                    .iter()
+                    .map(|k| r.engine_stats.get(*k))
+                    .sum::<Option<f64>>()?;
+                Some(sum * c.scale / ops)
+            })
+        });
+    Some(DbPerOp {
+        buffer_reads,
+        buffer_requests,
+        rows_examined,
+        rows_written,
+        commits,
+        wal_kb,
+        binlog_kb,
+    })
+}
+
+/// One table line: step label, target and its values.
+type Line<'a> = (&'a str, &'a str, DbPerOp);
+
+/// The lines of each thread count that has any, in table order, for the steps `--metrics`
+/// selects.
+fn rows<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line<'a>>)> {
+    data.tables
+        .iter()
+        .map(|table| {
+            let lines: Vec<Line<'a>> = table
+                .rows
+                .iter()
+                .filter(|row| selected(&opts.metrics, &row.step, &row.label))
+                .flat_map(|row| {
+                    data.columns.iter().filter_map(move |col| {
+                        let r = result_of(data, col.name(), &row.label, table.dop)?;
+                        Some((row.label.as_str(), col.name(), per_op(r)?))
+                    })
+                })
+                .collect();
+            (table.dop, lines)
+        })
+        .filter(|(_, lines)| !lines.is_empty())
+        .collect()
+}
+
+fn value(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"))
+}
+
+/// The text tables, one per thread count, tab-separated with the label last.
+pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    for (dop, lines) in rows(data, opts) {
+        let _ = writeln!(out, "--- database counters per operation dop={dop} ---\n");
+        let _ = writeln!(out, "{LEGEND}\n");
+        let heads: Vec<&str> = COLUMNS.iter().map(|c| c.text).collect();
+        let _ = writeln!(out, "{}\ttarget\tstep", heads.join("\t"));
+        for (label, target, values) in lines {
+            let cells: Vec<String> = values.cells().into_iter().map(value).collect();
+            let _ = writeln!(out, "{}\t{target}\t{label}", cells.join("\t"));
+        }
+        out.push('\n');
+    }
+}
+
+/// The markdown tables, one per thread count.
+pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    for (dop, lines) in rows(data, opts) {
+        let heads: Vec<&str> = COLUMNS.iter().map(|c| c.markdown).collect();
+        let _ = write!(
+            out,
+            "\n### Database counters per operation, dop={dop}\n\n{LEGEND}\n\n| step | target | {} |\n|---|---|{}\n",
+            heads.join(" | "),
+            "---:|".repeat(COLUMNS.len())
+        );
+        for (label, target, values) in lines {
+            let cells: Vec<String> = values.cells().into_iter().map(value).collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                escape(label),
+                escape(target),
+                cells.join(" | ")
+            );
+        }
+    }
+}
