@@ -135,7 +135,7 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     let asked = crate::verdict_cmd::repeats(args)?;
     // Interleaved rounds are cheap (one load per target): the scale's default gives every
     // ratio an interval. Sequential repeats reload everything, so they are opt-in.
-    let rounds = asked.unwrap_or(plan.options.scale.defaults().rounds);
+    let rounds = asked.unwrap_or(plan.rounds);
     let repeats = asked.unwrap_or(1);
     // With --reuse-load every target's engine (server and data) stays up between repeats.
     let mut kept: Vec<Option<Box<dyn Engine>>> = plan.targets.iter().map(|_| None).collect();

@@ -37,6 +37,9 @@ pub struct RunPlan {
     pub keep_data: bool,
     /// The Insert Benchmark's options when the suite is `ibench`.
     pub ibench: Option<IbenchOptions>,
+    /// Interleaved rounds when `--repeat` is not given (the scale's, or the suite's quick
+    /// preset).
+    pub rounds: u32,
 }
 
 /// Where the run directory goes.
@@ -99,8 +102,14 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
             families: vec![dbdelta_engine::Family::Sql],
             dataset: Default::default(),
             table_size: None,
+            quick: None,
         },
         None => Suite::load(&suite_name).map_err(|e| anyhow::anyhow!("--suite: {e}"))?,
+    };
+    // A suite's own quick preset (sysbench: many short interleaved rounds).
+    let d = match (scale, &suite.quick) {
+        (Scale::Quick, Some(q)) => d.with(q),
+        _ => d,
     };
     let threads = match &ibench {
         Some(ib) => vec![ib.clients],
@@ -276,6 +285,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         out,
         keep_data: args.keep_data,
         ibench,
+        rounds: d.rounds,
     })
 }
 

@@ -148,6 +148,9 @@ fn mock_run_writes_results_and_reports() {
             "point-query*,update-index,scan",
             "--threads",
             "1,2",
+            // One round: this test counts result files, not intervals.
+            "--repeat",
+            "1",
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -34,6 +34,40 @@ pub struct ScaleDefaults {
     pub round_warmup_secs: f64,
 }
 
+/// A suite's own `--scale quick` preset (`[quick]` in its file): what it changes of the
+/// scale's defaults.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuickPreset {
+    /// Interleaved rounds when `--repeat` is not given.
+    pub rounds: Option<u32>,
+    /// Seconds for read-heavy steps.
+    pub read_secs: Option<f64>,
+    /// Seconds for write-heavy steps.
+    pub write_secs: Option<f64>,
+    /// Seconds for the insert step.
+    pub insert_secs: Option<f64>,
+    /// Warm-up seconds of the first round.
+    pub warmup_secs: Option<f64>,
+    /// Warm-up seconds of later rounds.
+    pub round_warmup_secs: Option<f64>,
+}
+
+impl ScaleDefaults {
+    /// These defaults with a suite's quick preset applied.
+    pub fn with(self, p: &QuickPreset) -> ScaleDefaults {
+        ScaleDefaults {
+            rounds: p.rounds.unwrap_or(self.rounds),
+            read_secs: p.read_secs.unwrap_or(self.read_secs),
+            write_secs: p.write_secs.unwrap_or(self.write_secs),
+            insert_secs: p.insert_secs.unwrap_or(self.insert_secs),
+            warmup_secs: p.warmup_secs.unwrap_or(self.warmup_secs),
+            round_warmup_secs: p.round_warmup_secs.unwrap_or(self.round_warmup_secs),
+            ..self
+        }
+    }
+}
+
 impl Scale {
     /// The preset values of this scale.
     pub fn defaults(self) -> ScaleDefaults {
@@ -41,15 +75,12 @@ impl Scale {
             Scale::Quick => ScaleDefaults {
                 tables: 1,
                 table_size: 10_000,
-                // Ten interleaved rounds of short windows pair better under a host's bursty
-                // load than five longer ones (A/A median half-width ±15 % vs ±23 % on a
-                // loaded 2-core VM, same wall time), and keep the suite at ~4 minutes.
-                read_secs: 0.2,
-                write_secs: 0.2,
-                insert_secs: 0.2,
-                warmup_secs: 0.3,
-                rounds: 10,
-                round_warmup_secs: 0.05,
+                read_secs: 2.0,
+                write_secs: 2.0,
+                insert_secs: 2.0,
+                warmup_secs: 1.0,
+                rounds: 1,
+                round_warmup_secs: 1.0,
             },
             Scale::Full => ScaleDefaults {
                 tables: 1,

@@ -340,8 +340,10 @@ pub fn run_interleaved(
                 if !chosen.iter().any(|c| c.order == step.order) {
                     continue;
                 }
+                // A warm step only fills caches: it is never compared, so once is enough.
+                let step_rounds = if step.warm { 1 } else { rounds };
                 for threads in thread_counts(step, opts) {
-                    for round in 1..=rounds {
+                    for round in 1..=step_rounds {
                         for i in round_order(targets.len(), round) {
                             let t = &targets[i];
                             if !alive[i] {
@@ -400,7 +402,7 @@ pub fn run_interleaved(
                             if plan.tpcc.is_some() && !stop.requested() {
                                 check_tpcc(t.engine, &mut result);
                             }
-                            if rounds > 1 {
+                            if step_rounds > 1 {
                                 result.repeat = round;
                             }
                             sink(&result)?;

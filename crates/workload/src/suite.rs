@@ -384,6 +384,8 @@ pub struct Suite {
     /// The suite's own default for `--table-size` (db_bench's 1M keys), used unless the
     /// user gives a table size or a scale.
     pub table_size: Option<u64>,
+    /// The suite's own `--scale quick` rounds and windows (`[quick]`).
+    pub quick: Option<dbdelta_model::QuickPreset>,
 }
 
 #[derive(Deserialize)]
@@ -399,6 +401,7 @@ struct SuiteFile {
     #[serde(default)]
     dataset: Dataset,
     table_size: Option<u64>,
+    quick: Option<dbdelta_model::QuickPreset>,
 }
 
 /// The published scripts' group rule (§A11.1): `point` unless `warm`; else write words; else range.
@@ -478,6 +481,22 @@ impl Suite {
                 }
             }
         }
+        if let Some(q) = &file.quick {
+            let secs = [
+                q.read_secs,
+                q.write_secs,
+                q.insert_secs,
+                q.warmup_secs,
+                q.round_warmup_secs,
+            ];
+            if q.rounds == Some(0) || secs.iter().flatten().any(|v| !(v.is_finite() && *v >= 0.0))
+            {
+                return Err(SuiteError::Parse {
+                    origin: origin.to_string(),
+                    message: "[quick]: rounds must be at least 1 and seconds a number ≥ 0".into(),
+                });
+            }
+        }
         let mut families = Vec::new();
         for f in &file.families {
             families.push(match f.as_str() {
@@ -504,6 +523,7 @@ impl Suite {
             families,
             dataset: file.dataset,
             table_size: file.table_size,
+            quick: file.quick,
         })
     }
 
