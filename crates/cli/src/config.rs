@@ -33,6 +33,7 @@ pub struct ConfigFile {
     pub write_secs: Option<f64>,
     pub insert_secs: Option<f64>,
     pub warmup_secs: Option<f64>,
+    pub settle_secs: Option<f64>,
     pub steps: Option<Vec<String>>,
     pub seed: Option<u64>,
     pub prepared: Option<bool>,

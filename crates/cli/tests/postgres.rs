@@ -39,6 +39,7 @@ fn options(steps: &[&str], secs: f64) -> RunOptions {
         write_secs: secs,
         insert_secs: secs,
         warmup_secs: 0.2,
+        settle: Scale::Quick.defaults().settle,
         steps: steps.iter().map(|s| s.to_string()).collect(),
         seed: 3,
         prepared: true,

@@ -18,7 +18,9 @@ pub mod target;
 pub use dialect::Dialect;
 pub use ibench::{IbenchOptions, IbenchStats, KindLatency};
 pub use manifest::{HostInfo, RunManifest, RunStatus, TargetManifest, ToolInfo};
-pub use options::{RunOptions, Scale, TpcOptions, TpccMode};
+pub use options::{
+    settle_bound_secs, RunOptions, Scale, SettleTime, TpcOptions, TpccMode, QUICK_SETTLE_SECS,
+};
 pub use result::{
     ConnectStats, Group, Interval, LatencySummary, OpTypeStats, Pacing, StepKind, StepResult,
     StepStatus, Throughput, ThroughputUnit, TxnCounts, RESULT_SCHEMA,

@@ -19,6 +19,7 @@ fn options(table_size: u64, secs: f64) -> RunOptions {
         write_secs: secs,
         insert_secs: secs,
         warmup_secs: 0.05,
+        settle: Scale::Quick.defaults().settle,
         steps: vec![],
         seed: 7,
         prepared: true,

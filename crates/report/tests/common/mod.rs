@@ -94,6 +94,7 @@ pub fn manifest(targets: &[&str], status: RunStatus) -> RunManifest {
             write_secs: 2.0,
             insert_secs: 2.0,
             warmup_secs: 1.0,
+            settle: Scale::Quick.defaults().settle,
             steps: vec![],
             seed: 1,
             prepared: true,
@@ -215,6 +216,7 @@ pub fn result(
         engine_stats: Default::default(),
         txn: None,
         workload_stats: Default::default(),
+        actions: Vec::new(),
     }
 }
 
