@@ -173,9 +173,11 @@ pub struct ExplainArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ScaleArg {
-    /// 1 table x 10k rows, 2 s per step, 1 s warm-up: the whole suite in a few minutes.
+    /// 1 table x 10k rows, 2 s per step, 1 s warm-up, no settle wait: the whole suite in a
+    /// few minutes.
     Quick,
-    /// The published configuration: 1 table x 50M rows, reads 300 s, writes 600 s.
+    /// The published configuration: 1 table x 50M rows, reads 300 s, writes 600 s, settle
+    /// min(1200, 60 + rows/1e6) s.
     Full,
 }
 
@@ -240,6 +242,12 @@ pub struct RunArgs {
     /// (quick: 0.1; default: --warmup-secs when given, else the scale's).
     #[arg(long, help_heading = "Scale")]
     pub round_warmup_secs: Option<f64>,
+    /// Seconds each settle point lasts at least: after vacuum/analyze/checkpoint a server
+    /// is left alone (MySQL with InnoDB's dirty-page flushing raised) until then. Default:
+    /// the published min(1200, 60 + rows/1e6) at --scale full, 0 at --scale quick; for
+    /// --suite ibench it replaces the settle sleep. Embedded engines do not wait.
+    #[arg(long, help_heading = "Scale")]
+    pub settle_secs: Option<f64>,
 
     /// Run only the steps whose name or label matches one of these globs (comma-separated),
     /// e.g. 'point-query*,update-*'. Load and settle always run.
@@ -256,7 +264,9 @@ pub struct RunArgs {
     pub no_prepared: bool,
 
     /// Paced (open-loop) load: events per second for every step, all threads together.
-    /// Latency is then measured from each event's intended start (no coordinated omission).
+    /// Latency is then measured from each event's intended start (no coordinated omission),
+    /// for every event intended in the window: those still due at its end run after it (up
+    /// to --statement-timeout) and the result reports that backlog.
     #[arg(long, value_name = "EVENTS_PER_SEC", help_heading = "Workload")]
     pub rate: Option<f64>,
 
@@ -287,7 +297,8 @@ pub struct RunArgs {
     pub connect_timeout: Option<f64>,
 
     /// Seconds one operation may run before the server is asked to cancel it and the step
-    /// fails with a timeout (default 60).
+    /// fails with a timeout (default 60). Also how long a paced step (--rate) drains the
+    /// events intended in its window after the window ends.
     #[arg(long, value_name = "SECS", help_heading = "Connections")]
     pub statement_timeout: Option<f64>,
 

@@ -11,6 +11,8 @@ use std::time::Duration;
 pub struct Bars {
     bar: RefCell<Option<ProgressBar>>,
     warmup: RefCell<Duration>,
+    /// Warm-up plus window: past it a paced step drains its backlog.
+    end: RefCell<Duration>,
     quiet: bool,
 }
 
@@ -20,6 +22,7 @@ impl Bars {
         Bars {
             bar: RefCell::new(None),
             warmup: RefCell::new(Duration::ZERO),
+            end: RefCell::new(Duration::ZERO),
             quiet,
         }
     }
@@ -57,6 +60,7 @@ impl Progress for Bars {
         );
         bar.set_prefix(format!("[{target}] {label} dop={threads}"));
         *self.warmup.borrow_mut() = warmup;
+        *self.end.borrow_mut() = warmup + window;
         *self.bar.borrow_mut() = Some(bar);
     }
 
@@ -65,8 +69,10 @@ impl Progress for Bars {
             b.set_position(elapsed.as_millis() as u64);
             let phase = if elapsed < *self.warmup.borrow() {
                 "warm-up"
-            } else {
+            } else if elapsed < *self.end.borrow() {
                 "measuring"
+            } else {
+                "draining the backlog"
             };
             let rate = queries as f64 / elapsed.as_secs_f64().max(1e-3);
             b.set_message(format!(

@@ -40,6 +40,9 @@ pub fn check(t: &TargetSpec) -> Result<()> {
                 t.name,
                 path.display()
             ),
+            _ if t.engine == "mysql" => {
+                dbdelta_engine_mysql::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))
+            }
             _ => Ok(()),
         },
         other => bail!(

@@ -4,7 +4,7 @@ use crate::config::{self, ConfigFile};
 use crate::flags::{RunArgs, ScaleArg};
 use anyhow::{bail, Result};
 use dbdelta_engine::OpenOptions;
-use dbdelta_model::{IbenchOptions, RunOptions, Scale, TargetSpec};
+use dbdelta_model::{IbenchOptions, RunOptions, Scale, SettleTime, TargetSpec};
 use dbdelta_workload::Suite;
 use std::path::PathBuf;
 
@@ -78,8 +78,17 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         .clone()
         .or(cfg.suite.clone())
         .unwrap_or_else(|| DEFAULT_SUITE.to_string());
+    let settle_secs = args
+        .settle_secs
+        .or(cfg.settle_secs)
+        .map(|s| positive("--settle-secs", s))
+        .transpose()?;
     let ibench = if suite_name == IBENCH {
-        Some(resolve_ibench(args, args.scale.or(cfg.scale))?)
+        let mut o = resolve_ibench(args, args.scale.or(cfg.scale))?;
+        if let Some(s) = settle_secs {
+            o.settle_sleep_secs = s;
+        }
+        Some(o)
     } else {
         for (given, flag) in [
             (args.clients.is_some(), "--clients"),
@@ -200,6 +209,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
             None if args.warmup_secs.or(cfg.warmup_secs).is_some() => None,
             None => Some(d.round_warmup_secs),
         },
+        settle: settle_secs.map_or(d.settle, SettleTime::Secs),
         steps,
         seed: args.seed.or(cfg.seed).unwrap_or(DEFAULT_SEED),
         prepared: !args.no_prepared && cfg.prepared.unwrap_or(true),

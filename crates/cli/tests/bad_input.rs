@@ -39,6 +39,12 @@ const CASES: &[(&[&str], &str)] = &[
     (&["--max-error-rate", "150%"], "--max-error-rate"),
     (&["--max-error-rate", "banana"], "--max-error-rate"),
     (&["--table-size", "1000000000000000000"], "--table-size"),
+    (&["--settle-secs", "-1"], "--settle-secs"),
+    (&["--settle-secs", "1e30"], "--settle-secs"),
+    (
+        &["-t", "my=mysql:/usr?binlog_reset=maybe"],
+        "binlog_reset=maybe",
+    ),
     (
         &["-t", "l=sqlite:", "--table-size", "900000000000"],
         "--table-size 900000000000",

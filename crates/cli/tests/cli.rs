@@ -190,6 +190,8 @@ fn mock_run_writes_results_and_reports() {
     assert!(html.contains("<svg class=\"chart\""), "charts");
     let manifest = read_json(&rd.join("run.json"));
     assert_eq!(manifest["status"], "complete");
+    // The quick scale's settle time is explicit: none (the spec's bound is for full scale).
+    assert_eq!(manifest["options"]["settle"]["quick"], 0.0);
     assert!(manifest["tool"]["git_commit"].is_string());
     assert!(manifest["host"]["cores"].as_u64().unwrap() >= 1);
     let results = std::fs::read_dir(rd.join("results/slow")).unwrap().count();
@@ -449,4 +451,64 @@ fn cross_run_report_warns_on_scale_and_needs_rename_for_clashes() {
         stdout.contains("| fast-b |") || stdout.contains("fast-b"),
         "{stdout}"
     );
+}
+
+/// An overloaded paced step on the mock (5 ms an event, so at most 200/s from one thread):
+/// every event intended in the window is measured, the backlog left at its end is drained
+/// after it up to --statement-timeout and what the drain could not run is counted; the
+/// result file and the report say so.
+#[test]
+fn an_overloaded_paced_step_reports_its_backlog_and_drain() {
+    let (_dir, rd) = common::run_ok(&[
+        "-t",
+        "m=mock?latency=5ms",
+        "--steps",
+        "point-query",
+        "--rate",
+        "1000",
+        "--read-secs",
+        "0.5",
+        "--warmup-secs",
+        "0",
+        "--table-size",
+        "100",
+        "--statement-timeout",
+        "1",
+    ]);
+    let file = std::fs::read_dir(rd.join("results/m"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("point-query_range=100.dop1"))
+        .unwrap();
+    let r = read_json(&file);
+    let p = &r["pacing"];
+    let n = |k: &str| p[k].as_u64().unwrap_or_else(|| panic!("{k}: {p}"));
+    // 500 intended; at most 0.5 s / 5 ms + 1 = 101 start in the window and 1 s / 5 ms + 1
+    // = 201 in the drain: the rest never run.
+    assert_eq!(n("intended"), 500, "{p}");
+    assert!(n("backlog") >= 399, "{p}");
+    assert_eq!(n("drained") + n("not_executed"), n("backlog"), "{p}");
+    assert!(n("not_executed") >= 399 - 201, "{p}");
+    assert_eq!(n("warmup_backlog"), 0, "{p}");
+    let drain = p["drain_secs"].as_f64().unwrap();
+    assert!((1.0..3.0).contains(&drain), "{p}");
+    assert_eq!(
+        r["latency"]["count"].as_u64().unwrap(),
+        500 - n("not_executed"),
+        "every event that ran is measured: {p}"
+    );
+    let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
+    assert!(
+        text.contains("intended\tbacklog\tdrain-s\tnot-run\twarmup-backlog"),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("1000\t") && l.ends_with("point-query_range=100"))
+        .unwrap_or_else(|| panic!("no paced line: {text}"));
+    let cols: Vec<&str> = line.split('\t').collect();
+    assert_eq!(cols[2], "NO", "{line}");
+    assert_eq!(cols[3], "500", "{line}");
+    assert_eq!(cols[6], n("not_executed").to_string(), "{line}");
 }

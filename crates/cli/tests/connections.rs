@@ -179,3 +179,72 @@ fn a_paced_step_on_the_event_loops_holds_its_rate() {
         r["latency"]["p50_us"].as_f64().unwrap() >= r["pacing"]["lag"]["p50_us"].as_f64().unwrap()
     );
 }
+
+/// A rate no server reaches on the event loops (10^6 events/s on one connection: a loopback
+/// round trip alone takes several µs): every event intended in the 0.5 s window is run and
+/// measured, or counted as not executed once the drain after the window reaches the 1 s
+/// statement timeout; the rates count only the events that started in the window.
+#[test]
+fn an_overloaded_paced_step_on_the_event_loops_drains_up_to_the_statement_timeout() {
+    if !require_mariadb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = dbdelta()
+        .args([
+            "run",
+            "--quiet",
+            "--no-store",
+            "-t",
+            "my=mysql:/usr",
+            "--steps",
+            "point-query",
+            "--connections",
+            "1",
+            "--rate",
+            "1000000",
+            "--read-secs",
+            "0.5",
+            "--warmup-secs",
+            "0",
+            "--statement-timeout",
+            "1",
+            "--table-size",
+            "1000",
+            "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = std::fs::read_dir(rd.join("results/my"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("point-query_range=100.dop1"))
+        .unwrap();
+    let r = read_json(&file);
+    let p = &r["pacing"];
+    let n = |k: &str| p[k].as_u64().unwrap_or_else(|| panic!("{k}: {p}"));
+    assert_eq!(n("intended"), 500_000, "{p}");
+    assert_eq!(n("drained") + n("not_executed"), n("backlog"), "{p}");
+    assert!(n("not_executed") > 0, "{p}");
+    let events = r["events"].as_u64().unwrap();
+    assert_eq!(events + n("backlog"), n("intended"), "{p}");
+    let failed = r["failed_events"].as_u64().unwrap_or(0);
+    assert_eq!(
+        r["latency"]["count"].as_u64().unwrap() + failed,
+        n("intended") - n("not_executed"),
+        "every event that ran is measured: {p}"
+    );
+    let drain = p["drain_secs"].as_f64().unwrap();
+    assert!((1.0..3.0).contains(&drain), "{p}");
+    // The last drained event waited at least the drain.
+    assert!(r["latency"]["max_us"].as_f64().unwrap() >= 0.95 * drain * 1e6);
+    assert_eq!(p["sustained"], false);
+}

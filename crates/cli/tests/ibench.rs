@@ -160,7 +160,8 @@ fn explain_plans(e: &dyn Engine, explain: &str) -> Vec<String> {
         assert_eq!(r.status, StepStatus::Ok, "{}", s.name);
         loaded = 3000;
     }
-    e.settle(&["pi1".to_string()]).unwrap();
+    e.settle(&["pi1".to_string()], &dbdelta_engine::SettleWait::none())
+        .unwrap();
     let mut conn = e.connect().unwrap();
     let dialect = conn.dialect();
     let mut sqls: Vec<String> = range_queries(dialect, "pi1")

@@ -38,6 +38,7 @@ fn options(steps: &[&str]) -> RunOptions {
         insert_secs: 0.3,
         warmup_secs: 0.0,
         round_warmup_secs: None,
+        settle: Scale::Quick.defaults().settle,
         steps: steps.iter().map(|s| s.to_string()).collect(),
         seed: 5,
         prepared: true,
@@ -157,4 +158,66 @@ fn external_target_keeps_tables_it_did_not_create() {
         .query_scalar("SELECT note FROM sbtest1 WHERE id = 1")
         .unwrap();
     assert_eq!(note.as_deref(), Some("precious"));
+}
+
+/// `binlog_reset=true` from the command line (spec §A2.2): every measured write step's
+/// result says the binary log was reset before it, read steps do not reset, each settle
+/// begins with the reset and says how long it waited and why, and the manifest records the
+/// option (a bad value is refused in bad_input.rs).
+#[test]
+fn binlog_reset_is_run_before_write_steps_and_recorded() {
+    if !common::require(&["/usr/sbin/mariadbd"], "apt-get install mariadb-server") {
+        return;
+    }
+    let (_dir, rd) = common::run_ok(&[
+        "-t",
+        "my=mysql:/usr?log_bin=binlog&binlog_reset=true",
+        "--steps",
+        "point-query,update-index",
+        "--read-secs",
+        "0.3",
+        "--write-secs",
+        "0.3",
+        "--warmup-secs",
+        "0",
+        "--table-size",
+        "1000",
+        "--settle-secs",
+        "1",
+    ]);
+    let all = common::step_results(&rd, "my");
+    let reset = "RESET MASTER (binary logging is on, binlog_reset=true)";
+    let update = all.iter().find(|r| r.step == "update-index").unwrap();
+    assert_eq!(
+        update.actions,
+        vec![reset.to_string()],
+        "{:?}",
+        update.actions
+    );
+    let point = all.iter().find(|r| r.step == "point-query").unwrap();
+    assert!(point.actions.is_empty(), "{:?}", point.actions);
+    let settles: Vec<&StepResult> = all
+        .iter()
+        .filter(|r| r.kind == dbdelta_model::StepKind::Settle)
+        .collect();
+    assert_eq!(settles.len(), 2);
+    for s in settles {
+        assert_eq!(s.actions[0], reset, "{:?}", s.actions);
+        let waited = s.actions.last().unwrap();
+        assert!(
+            waited.contains("lasted 1.0 s (--settle-secs 1;") && waited.contains("dirty pages"),
+            "{:?}",
+            s.actions
+        );
+        assert!(s.seconds >= 1.0, "{}", s.seconds);
+    }
+    let settings = std::fs::read_to_string(rd.join("targets/my/settings.json")).unwrap();
+    assert!(
+        settings.contains("RESET MASTER before every write step and settle"),
+        "{settings}"
+    );
+    let manifest = common::read_json(&rd.join("run.json"));
+    assert_eq!(manifest["options"]["settle"]["secs"], 1.0, "{manifest}");
+    let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
+    assert!(text.contains(reset), "{text}");
 }

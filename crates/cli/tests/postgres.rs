@@ -40,6 +40,7 @@ fn options(steps: &[&str], secs: f64) -> RunOptions {
         insert_secs: secs,
         warmup_secs: 0.2,
         round_warmup_secs: None,
+        settle: Scale::Quick.defaults().settle,
         steps: steps.iter().map(|s| s.to_string()).collect(),
         seed: 3,
         prepared: true,

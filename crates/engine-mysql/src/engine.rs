@@ -1,5 +1,6 @@
 //! [`MysqlEngine`]: one MySQL/MariaDB target, managed (started from a basedir) or external.
 
+use crate::binlog;
 use crate::client::{Addr, ConnectParams};
 use crate::connection::{Endpoint, MysqlConnection};
 use crate::counters::{self, StatsSession};
@@ -9,13 +10,14 @@ use crate::tls;
 use crate::Flavor;
 use dbdelta_engine::{
     ConnectOptions, Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo,
-    ErrorKind, OpenOptions, SettleReport, StatsConnection,
+    ErrorKind, OpenOptions, SettleReport, SettleWait, StatsConnection,
 };
 use dbdelta_model::{Location, Secret, TargetSpec};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Settings always read back into [`EngineInfo::settings`], besides the target's own.
 const REPORTED: [&str; 14] = [
@@ -45,7 +47,10 @@ pub struct MysqlEngine {
     prepared: bool,
     flavor: Flavor,
     version: String,
+    /// The target's server settings (dbdelta's own options such as `binlog_reset` removed).
     params: Vec<(String, String)>,
+    /// Reset the binary log before write steps and settles (`binlog_reset=true`).
+    binlog_reset: bool,
     server: Option<ManagedServer>,
     data_dir: Option<PathBuf>,
     /// The side connection the server's status counters are read over.
@@ -61,6 +66,8 @@ impl MysqlEngine {
         opts: &OpenOptions,
     ) -> Result<Self, EngineError> {
         let target = spec.name.as_str();
+        // dbdelta's own options are checked before a server starts.
+        binlog::wanted(spec)?;
         match &spec.location {
             Location::Default => Err(EngineError::config(format!(
                 "target '{target}': mysql needs a basedir (e.g. {target}=mysql:/usr for a managed server) or a URL (e.g. {target}=mysql://root@127.0.0.1:3306/dbdelta)"
@@ -75,6 +82,9 @@ impl MysqlEngine {
             } => {
                 let mut ssl_ca = None;
                 for (k, v) in &spec.params {
+                    if binlog::is_param(k) {
+                        continue;
+                    }
                     if k == SSL_CA {
                         if !opts.tls {
                             return Err(EngineError::config(format!(
@@ -85,7 +95,8 @@ impl MysqlEngine {
                         continue;
                     }
                     return Err(EngineError::config(format!(
-                        "target '{target}': '{k}' cannot be applied to an external server; settings are for managed targets (mysql:/basedir?{k}=...); external targets take only {SSL_CA}=FILE (with --tls)"
+                        "target '{target}': '{k}' cannot be applied to an external server; settings are for managed targets (mysql:/basedir?{k}=...); external targets take only {SSL_CA}=FILE (with --tls) and {}=true",
+                        binlog::PARAM
                     )));
                 }
                 let tls = if opts.tls {
@@ -116,7 +127,8 @@ impl MysqlEngine {
         opts: &OpenOptions,
     ) -> Result<Self, EngineError> {
         let target = spec.name.as_str();
-        let mut settings = spec.params.clone();
+        // Every parameter but dbdelta's own options is a my.cnf line.
+        let mut settings = server_settings(spec);
         let tls = if opts.tls {
             let ca = if setting(spec, "ssl_cert").is_some() || setting(spec, "ssl_key").is_some() {
                 // The target brings its own certificate: it must name the CA that signed it.
@@ -204,7 +216,8 @@ impl MysqlEngine {
             prepared: opts.prepared,
             flavor,
             version,
-            params: spec.params.clone(),
+            params: server_settings(spec),
+            binlog_reset: binlog::wanted(spec)?,
             server,
             data_dir,
             stats: StatsConnection::default(),
@@ -239,6 +252,15 @@ impl MysqlEngine {
             &ConnectOptions::default(),
         )
     }
+}
+
+/// The target's parameters that are server settings: all but dbdelta's own options.
+fn server_settings(spec: &TargetSpec) -> Vec<(String, String)> {
+    spec.params
+        .iter()
+        .filter(|(k, _)| !binlog::is_param(k))
+        .cloned()
+        .collect()
 }
 
 /// A server setting of `spec`, matched like the server does (`-` and `_` alike, any case).
@@ -331,6 +353,15 @@ impl Engine for MysqlEngine {
             settings.insert("basedir".into(), s.basedir.display().to_string());
             settings.insert("port".into(), s.port.to_string());
         }
+        if self.binlog_reset {
+            let sql = binlog::reset_statement(self.flavor, &self.version);
+            let what = if binlog::enabled(&mut conn)? {
+                format!("{sql} before every write step and settle")
+            } else {
+                "asked for, but log_bin is off: no binary log to reset".to_string()
+            };
+            settings.insert(binlog::PARAM.into(), what);
+        }
         let version = if self.version.contains(self.flavor.name()) {
             self.version.clone()
         } else {
@@ -339,9 +370,28 @@ impl Engine for MysqlEngine {
         Ok(EngineInfo { version, settings })
     }
 
-    fn settle(&self, tables: &[String]) -> Result<SettleReport, EngineError> {
+    fn settle(
+        &self,
+        tables: &[String],
+        wait: &SettleWait<'_>,
+    ) -> Result<SettleReport, EngineError> {
+        let started = Instant::now();
         let mut conn = self.connect_mysql()?;
-        settle::settle(&mut conn, tables)
+        let mut actions = Vec::new();
+        // §A6.4's post-write block begins with `reset master`.
+        if self.binlog_reset {
+            actions.extend(binlog::reset(&mut conn, self.flavor, &self.version)?);
+        }
+        settle::settle(&mut conn, tables, wait, started, &mut actions)?;
+        Ok(SettleReport { actions })
+    }
+
+    fn before_write_step(&self) -> Result<Option<String>, EngineError> {
+        if !self.binlog_reset {
+            return Ok(None);
+        }
+        let mut conn = self.connect_mysql()?;
+        binlog::reset(&mut conn, self.flavor, &self.version)
     }
 
     fn server_pids(&self) -> Vec<u32> {

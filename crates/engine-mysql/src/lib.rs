@@ -7,6 +7,10 @@
 //!                                               scratch area, start mariadbd/mysqld on a free
 //!                                               127.0.0.1 port, stop it at the end
 //! prod=mysql://bench@db1:3306/benchdb            EXTERNAL: password from the URL or MYSQL_PWD
+//! my=mysql:/usr?log_bin=binlog&binlog_reset=true reset the binary log (RESET MASTER, or RESET
+//!                                               BINARY LOGS AND GTIDS from MySQL 8.4) before
+//!                                               every write step and settle, as the
+//!                                               published scripts do (spec §A2.2, §A6.4)
 //! ```
 //!
 //! The client is a small blocking implementation of the MySQL protocol (see `client`):
@@ -33,6 +37,7 @@
 #![deny(missing_docs)]
 
 mod auth;
+mod binlog;
 mod bulk;
 mod client;
 mod connection;
@@ -70,6 +75,12 @@ impl Flavor {
             Flavor::MySql => "MySQL",
         }
     }
+}
+
+/// Checks a `mysql` target's dbdelta options before anything starts (the server settings
+/// are checked by the server): `binlog_reset` must be true or false.
+pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
+    binlog::wanted(spec).map(|_| ())
 }
 
 /// Opens a `mysql` target: starts a managed server from a basedir in `scratch`, or connects

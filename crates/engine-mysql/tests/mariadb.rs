@@ -2,7 +2,7 @@
 //! mariadb-server). They skip, with a message, only when /usr/sbin/mariadbd is missing and
 //! CI is not set.
 
-use dbdelta_engine::{Engine, ErrorKind, OpenOptions, OwnedValue, RowSource, Value};
+use dbdelta_engine::{Engine, ErrorKind, OpenOptions, OwnedValue, RowSource, SettleWait, Value};
 use dbdelta_engine_mysql::{open, Flavor, MysqlEngine};
 use dbdelta_model::TargetSpec;
 mod common;
@@ -325,16 +325,26 @@ fn managed_server_end_to_end() {
     let before = c
         .query_scalar("SELECT @@innodb_max_dirty_pages_pct")
         .unwrap();
+    // The whole settle time is waited out, not only until the pool looks clean.
+    let stopping = || false;
+    let wait = SettleWait {
+        at_least: Duration::from_secs(2),
+        why: "a test's 2 s",
+        stopping: &stopping,
+    };
     let t = Instant::now();
-    let report = engine.settle(&["sbtest1".to_string()]).unwrap();
+    let report = engine.settle(&["sbtest1".to_string()], &wait).unwrap();
+    let took = t.elapsed();
     assert!(
-        t.elapsed() < Duration::from_secs(30),
-        "settle took {:?}",
-        t.elapsed()
+        (Duration::from_secs(2)..Duration::from_secs(30)).contains(&took),
+        "settle took {took:?}"
     );
     assert_eq!(report.actions[0], "ANALYZE TABLE `sbtest1`");
+    let waited = report.actions.last().unwrap();
     assert!(
-        report.actions.iter().any(|a| a.starts_with("waited")),
+        waited.starts_with("waited ")
+            && waited.contains("lasted 2.0 s (a test's 2 s)")
+            && waited.contains("dirty pages"),
         "{:?}",
         report.actions
     );
@@ -344,7 +354,9 @@ fn managed_server_end_to_end() {
             .unwrap(),
         before
     );
-    assert!(engine.settle(&["bad name".to_string()]).is_err());
+    assert!(engine
+        .settle(&["bad name".to_string()], &SettleWait::none())
+        .is_err());
 
     // Explicit shutdown stops the server; a dead server is a Connection error.
     engine.shutdown().unwrap();
@@ -749,4 +761,87 @@ fn unreachable_external_server_is_a_connection_error() {
         e.message.contains(&port.to_string()) && !e.message.contains(":pw"),
         "{e}"
     );
+}
+
+/// `binlog_reset=true` on a managed MariaDB with binary logging on (spec §A2.2): the hook
+/// before write steps drops every binary log (one small file is left), the settle begins
+/// with the same reset, and the manifest's settings say so. Without `log_bin` nothing is run.
+#[test]
+fn binlog_reset_before_write_steps() {
+    if !have_mariadb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let engine = start(
+        "maria=mysql:/usr?log_bin=binlog&binlog_reset=true",
+        dir.path(),
+        &OpenOptions::default(),
+    );
+    let mut c = engine.connect().unwrap();
+    let logs =
+        |c: &mut Box<dyn dbdelta_engine::Connection>| c.query("SHOW BINARY LOGS").unwrap().rows;
+    // A few logs' worth: writes, and two rotations.
+    c.batch(DDL).unwrap();
+    let mut rows = Rows {
+        left: 2_000,
+        cols: vec!["k", "c", "pad"],
+    };
+    c.bulk_insert("sbtest1", &mut rows).unwrap();
+    c.query("FLUSH BINARY LOGS").unwrap();
+    c.query("FLUSH BINARY LOGS").unwrap();
+    assert!(logs(&mut c) >= 3);
+    let first = engine.data_dir().unwrap().join("binlog.000001");
+    let big = std::fs::metadata(&first).unwrap().len();
+    assert!(big > 100_000, "the load is in the first log: {big} bytes");
+
+    let done = engine.before_write_step().unwrap();
+    assert_eq!(
+        done.as_deref(),
+        Some("RESET MASTER (binary logging is on, binlog_reset=true)")
+    );
+    assert_eq!(logs(&mut c), 1);
+    assert_eq!(
+        c.query_scalar("SHOW BINARY LOGS").unwrap().as_deref(),
+        Some("binlog.000001")
+    );
+    let small = std::fs::metadata(&first).unwrap().len();
+    assert!(
+        small < 4096,
+        "a fresh log holds its header only: {small} bytes"
+    );
+
+    let report = engine
+        .settle(&["sbtest1".to_string()], &SettleWait::none())
+        .unwrap();
+    assert_eq!(
+        report.actions[0],
+        "RESET MASTER (binary logging is on, binlog_reset=true)"
+    );
+    let info = engine.info().unwrap();
+    assert_eq!(
+        info.settings["binlog_reset"],
+        "RESET MASTER before every write step and settle"
+    );
+    assert!(!info.settings.contains_key("binlog-reset"));
+
+    // Asked for without a binary log: nothing to do, and the manifest says why.
+    let dir = tempfile::tempdir().unwrap();
+    let plain = start(
+        "plain=mysql:/usr?binlog_reset=true",
+        dir.path(),
+        &OpenOptions::default(),
+    );
+    assert_eq!(plain.before_write_step().unwrap(), None);
+    assert!(plain.info().unwrap().settings["binlog_reset"].contains("log_bin is off"));
+}
+
+#[test]
+fn a_bad_binlog_reset_value_names_the_parameter() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = TargetSpec::parse("m=mysql:/usr?binlog_reset=maybe").unwrap();
+    let e = open(&spec, dir.path(), &OpenOptions::default()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config, "{e}");
+    assert!(e.message.contains("binlog_reset=maybe"), "{e}");
+    // Refused before any server starts.
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 }

@@ -33,12 +33,13 @@ pub use session::PgSession;
 use conn::{connect, connect_with, ConnParams, TlsOpt};
 use dbdelta_engine::{
     ConnectOptions, Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo,
-    ErrorKind, OpenOptions, SettleReport, StatsConnection,
+    ErrorKind, OpenOptions, SettleReport, SettleWait, StatsConnection,
 };
 use dbdelta_model::{Location, TargetSpec};
 use managed::Managed;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// A provisioned PostgreSQL target: a managed server we started, or an external one.
 #[derive(Debug)]
@@ -297,7 +298,14 @@ impl Engine for PostgresEngine {
         Ok(EngineInfo { version, settings })
     }
 
-    fn settle(&self, tables: &[String]) -> Result<SettleReport, EngineError> {
+    /// §A6.4: VACUUM (ANALYZE, INDEX_CLEANUP ON) of every table in parallel, CHECKPOINT,
+    /// then sleep for whatever remains of the wait.
+    fn settle(
+        &self,
+        tables: &[String],
+        wait: &SettleWait<'_>,
+    ) -> Result<SettleReport, EngineError> {
+        let started = Instant::now();
         let tables = tables
             .iter()
             .map(|t| plain_table(t))
@@ -347,6 +355,7 @@ impl Engine for PostgresEngine {
             }
             Err(e) => return Err(e),
         }
+        actions.push(wait.wait_out(started));
         Ok(SettleReport { actions })
     }
 

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use dbdelta_engine::{Engine, ErrorKind, OpenOptions, Value};
+use dbdelta_engine::{Engine, ErrorKind, OpenOptions, SettleWait, Value};
 use dbdelta_model::TargetSpec;
 use std::time::{Duration, Instant};
 
@@ -191,16 +191,37 @@ fn managed_server_end_to_end() {
     assert!(e.message.contains("22012"), "{e}");
     assert_eq!(c.query_scalar("SELECT 3").unwrap().as_deref(), Some("3"));
 
-    // settle: VACUUM (ANALYZE, INDEX_CLEANUP ON) per table, then CHECKPOINT.
-    let r = eng.settle(&["sbtest1".to_string()]).unwrap();
+    // settle: VACUUM (ANALYZE, INDEX_CLEANUP ON) per table, then CHECKPOINT, then the
+    // rest of the settle time, counted from the settle's start.
+    let stopping = || false;
+    let wait = SettleWait {
+        at_least: Duration::from_millis(1500),
+        why: "a test's 1.5 s",
+        stopping: &stopping,
+    };
+    let t = Instant::now();
+    let r = eng.settle(&["sbtest1".to_string()], &wait).unwrap();
+    assert!(
+        t.elapsed() >= Duration::from_millis(1500),
+        "{:?}",
+        t.elapsed()
+    );
     assert_eq!(
-        r.actions,
-        vec![
+        r.actions[..2],
+        [
             "VACUUM (ANALYZE, INDEX_CLEANUP ON) sbtest1".to_string(),
             "CHECKPOINT".to_string()
         ]
     );
-    assert!(eng.settle(&["x; DROP TABLE sbtest1".to_string()]).is_err());
+    assert!(
+        r.actions[2].starts_with("waited ")
+            && r.actions[2].contains("lasted 1.5 s (a test's 1.5 s)"),
+        "{:?}",
+        r.actions
+    );
+    assert!(eng
+        .settle(&["x; DROP TABLE sbtest1".to_string()], &SettleWait::none())
+        .is_err());
 
     // info: version and the non-default settings we gave.
     let info = eng.info().unwrap();

@@ -18,7 +18,7 @@ use db::{Batch, Db, ReadOpts, WriteOpts};
 use dbdelta_engine::ops::{KvKind, KvOp};
 use dbdelta_engine::{
     Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo, Family, OpenOptions,
-    Outcome, OwnedValue, RowSource, SettleReport, StmtId, Value,
+    Outcome, OwnedValue, RowSource, SettleReport, SettleWait, StmtId, Value,
 };
 use dbdelta_model::{Location, TargetSpec};
 pub use options::RocksOptions;
@@ -175,12 +175,16 @@ impl Engine for RocksdbEngine {
     }
 
     /// Flushes the memtables and waits for compaction (at most 10 minutes).
-    fn settle(&self, _tables: &[String]) -> Result<SettleReport, EngineError> {
+    fn settle(
+        &self,
+        _tables: &[String],
+        wait: &SettleWait<'_>,
+    ) -> Result<SettleReport, EngineError> {
         self.db.flush().map_err(EngineError::statement)?;
         self.wait_for_compaction(Duration::from_secs(600))?;
-        Ok(SettleReport {
-            actions: vec!["flush".into(), "waitforcompaction".into()],
-        })
+        let mut actions = vec!["flush".to_string(), "waitforcompaction".to_string()];
+        actions.extend(wait.skipped());
+        Ok(SettleReport { actions })
     }
 
     fn data_dir(&self) -> Option<PathBuf> {

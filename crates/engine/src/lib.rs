@@ -33,6 +33,7 @@ pub use stats_conn::StatsConnection;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// How dbdelta opens every target; filled from the run's flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,8 +285,89 @@ impl EngineCounters {
 /// What a settle action did, for the result file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SettleReport {
-    /// The statements or actions performed, in order.
+    /// The statements or actions performed, in order; a server engine's last one says how
+    /// long it waited and why.
     pub actions: Vec<String>,
+}
+
+/// How long a settle point lasts at least, and why: the published scripts' `sleep_secs`
+/// after their vacuum, analyze and flush (spec §A6.4, §B5.1). Server engines wait out what
+/// remains of it after their maintenance (MySQL with InnoDB's dirty-page flushing raised);
+/// embedded engines have no server working in the background and do not wait.
+#[derive(Clone, Copy)]
+pub struct SettleWait<'a> {
+    /// The settle point lasts at least this long from its start.
+    pub at_least: Duration,
+    /// Where the length comes from, for the report (the spec's bound, a flag, a preset).
+    pub why: &'a str,
+    /// True once the run is being stopped: the wait ends early.
+    pub stopping: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl std::fmt::Debug for SettleWait<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SettleWait")
+            .field("at_least", &self.at_least)
+            .field("why", &self.why)
+            .finish_non_exhaustive()
+    }
+}
+
+fn never() -> bool {
+    false
+}
+
+impl SettleWait<'static> {
+    /// No wait at all (tests, engines' own checks).
+    pub fn none() -> Self {
+        SettleWait {
+            at_least: Duration::ZERO,
+            why: "no wait asked for",
+            stopping: &never,
+        }
+    }
+}
+
+impl SettleWait<'_> {
+    /// The report line of an embedded engine, which does not wait (`None` when no wait was
+    /// asked for).
+    pub fn skipped(&self) -> Option<String> {
+        (!self.at_least.is_zero()).then(|| {
+            format!(
+                "no wait for the {:.1} s asked ({}): an embedded engine has no server working in the background",
+                self.at_least.as_secs_f64(),
+                self.why
+            )
+        })
+    }
+
+    /// Sleeps until `started` + [`SettleWait::at_least`] or a stop, whichever comes first,
+    /// and says for the report how long it waited and why.
+    pub fn wait_out(&self, started: Instant) -> String {
+        if self.at_least.is_zero() {
+            return format!("no wait ({})", self.why);
+        }
+        let until = started + self.at_least;
+        let from = Instant::now();
+        let mut now = from;
+        // Short sleeps: a stop request ends the wait within a poll.
+        while now < until && !(self.stopping)() {
+            std::thread::sleep((until - now).min(Duration::from_millis(100)));
+            now = Instant::now();
+        }
+        let waited = now - from;
+        let stopped = if now < until {
+            ", cut short by a stop"
+        } else {
+            ""
+        };
+        format!(
+            "waited {:.1} s so the settle lasted {:.1} s ({}){stopped}",
+            waited.as_secs_f64(),
+            self.at_least.as_secs_f64(),
+            self.why
+        )
+    }
 }
 
 /// One provisioned target: hands out connections and knows how to maintain itself.
@@ -319,8 +401,10 @@ pub trait Engine: Send + Sync {
     fn info(&self) -> Result<EngineInfo, EngineError>;
 
     /// The post-write maintenance of §A6.4 for the given tables (analyze, vacuum,
-    /// checkpoint, flush). Runs on its own connection.
-    fn settle(&self, tables: &[String]) -> Result<SettleReport, EngineError>;
+    /// checkpoint, flush), then, for server engines, the rest of `wait`. Runs on its own
+    /// connection.
+    fn settle(&self, tables: &[String], wait: &SettleWait<'_>)
+        -> Result<SettleReport, EngineError>;
 
     /// Process ids of the server (for OS sampling and profiles); empty for embedded engines.
     fn server_pids(&self) -> Vec<u32> {
@@ -354,6 +438,13 @@ pub trait Engine: Send + Sync {
     /// Engines without such buffers do nothing.
     fn flush_writes(&self) -> Result<(), EngineError> {
         Ok(())
+    }
+
+    /// Runs before every measured write step (updates, deletes, inserts, read-write):
+    /// housekeeping a target asked for, such as MySQL's binary-log reset (spec §A2.2). Says
+    /// what it did for the step's result; the default does nothing.
+    fn before_write_step(&self) -> Result<Option<String>, EngineError> {
+        Ok(None)
     }
 
     /// Engine-internal counters, sampled around each step's window; `Ok(None)` when the

@@ -10,7 +10,7 @@
 
 use crate::{
     Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Family, KvKind, KvOp, Outcome,
-    SettleReport, StatementTexts, StmtId, Value,
+    SettleReport, SettleWait, StatementTexts, StmtId, Value,
 };
 use dbdelta_model::TargetSpec;
 use std::collections::BTreeMap;
@@ -179,9 +179,17 @@ impl Engine for MockEngine {
         })
     }
 
-    fn settle(&self, tables: &[String]) -> Result<SettleReport, EngineError> {
+    fn settle(
+        &self,
+        tables: &[String],
+        wait: &SettleWait<'_>,
+    ) -> Result<SettleReport, EngineError> {
         Ok(SettleReport {
-            actions: tables.iter().map(|t| format!("mock settle {t}")).collect(),
+            actions: tables
+                .iter()
+                .map(|t| format!("mock settle {t}"))
+                .chain(wait.skipped())
+                .collect(),
         })
     }
 

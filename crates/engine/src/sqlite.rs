@@ -3,7 +3,7 @@
 
 use crate::{
     Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Family, Op, OpenOptions,
-    Outcome, OwnedValue, RowSource, SettleReport, StatementTexts, StmtId, Value,
+    Outcome, OwnedValue, RowSource, SettleReport, SettleWait, StatementTexts, StmtId, Value,
 };
 use dbdelta_model::{Location, TargetSpec};
 use rusqlite::ffi::ErrorCode;
@@ -236,7 +236,11 @@ impl Engine for SqliteEngine {
         })
     }
 
-    fn settle(&self, _tables: &[String]) -> Result<SettleReport, EngineError> {
+    fn settle(
+        &self,
+        _tables: &[String],
+        wait: &SettleWait<'_>,
+    ) -> Result<SettleReport, EngineError> {
         let conn = self.open_raw()?;
         let mut actions = vec!["ANALYZE".to_string()];
         conn.execute_batch("ANALYZE").map_err(sql_err)?;
@@ -245,6 +249,7 @@ impl Engine for SqliteEngine {
                 .map_err(sql_err)?;
             actions.push("PRAGMA wal_checkpoint(TRUNCATE)".to_string());
         }
+        actions.extend(wait.skipped());
         Ok(SettleReport { actions })
     }
 

@@ -53,7 +53,8 @@ impl IbenchOptions {
             query_secs: 1800.0,
             one_table: false,
             rates: default_rates(),
-            settle_sleep_secs: (60.0 + (rows_load * u64::from(clients)) as f64 / 1e6).min(1200.0),
+            settle_sleep_secs: crate::options::settle_bound_secs(rows_load * u64::from(clients))
+                as f64,
             seed: 1,
         }
     }

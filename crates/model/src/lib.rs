@@ -18,7 +18,10 @@ pub mod target;
 pub use dialect::Dialect;
 pub use ibench::{IbenchOptions, IbenchStats, KindLatency};
 pub use manifest::{HostInfo, RunManifest, RunStatus, TargetManifest, ToolInfo};
-pub use options::{QuickPreset, RunOptions, Scale, ScaleDefaults, TpcOptions, TpccMode};
+pub use options::{
+    settle_bound_secs, QuickPreset, RunOptions, Scale, ScaleDefaults, SettleTime, TpcOptions,
+    TpccMode, QUICK_SETTLE_SECS,
+};
 pub use result::{
     ConnectStats, Group, Interval, LatencySummary, OpTypeStats, Pacing, StepKind, StepResult,
     StepStatus, Throughput, ThroughputUnit, TxnCounts, DB_COUNTER_PREFIX, RESULT_SCHEMA,

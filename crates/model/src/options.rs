@@ -32,6 +32,8 @@ pub struct ScaleDefaults {
     /// Warm-up seconds of the rounds after the first: the data is warm by then, so only
     /// the connections and the statement cache need it.
     pub round_warmup_secs: f64,
+    /// How long each settle point lasts at least.
+    pub settle: SettleTime,
 }
 
 /// A suite's own `--scale quick` preset (`[quick]` in its file): what it changes of the
@@ -68,6 +70,59 @@ impl ScaleDefaults {
     }
 }
 
+/// Seconds a settle point lasts at the quick scale: none. The published bound (60 s or more)
+/// at each of a suite's settle points would make a quick run minutes longer than its
+/// seconds-long steps, and tables of thousands of rows leave little to settle.
+pub const QUICK_SETTLE_SECS: f64 = 0.0;
+
+/// The published scripts' settle time for `rows` loaded rows, seconds:
+/// `min(1200, 60 + rows/1e6)` (spec §A6.4 `sleep_secs`, §B5.1), in whole seconds as the
+/// scripts' shell arithmetic computes it.
+pub fn settle_bound_secs(rows: u64) -> u64 {
+    (60 + rows / 1_000_000).min(1200)
+}
+
+/// How long each settle point lasts at least: after vacuum, analyze and checkpoint (and,
+/// on MySQL, with InnoDB's dirty-page flushing raised) the server is left alone until then.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SettleTime {
+    /// The published bound for the rows loaded ([`settle_bound_secs`]): the full scale's
+    /// default, and how run files written before this option read.
+    #[default]
+    Spec,
+    /// The quick scale's preset, seconds ([`QUICK_SETTLE_SECS`]).
+    Quick(f64),
+    /// Seconds given with `--settle-secs` (or `settle_secs` in the config file).
+    Secs(f64),
+}
+
+impl SettleTime {
+    /// Seconds a settle point lasts after a load of `rows` rows.
+    pub fn secs(self, rows: u64) -> f64 {
+        match self {
+            SettleTime::Spec => settle_bound_secs(rows) as f64,
+            SettleTime::Quick(s) | SettleTime::Secs(s) => s,
+        }
+    }
+
+    /// Why a settle point after a load of `rows` rows lasts that long, for its report.
+    pub fn why(self, rows: u64) -> String {
+        let bound = settle_bound_secs(rows);
+        match self {
+            SettleTime::Spec => {
+                format!("the spec's bound min(1200, 60 + {rows} rows/1e6) = {bound} s, §A6.4")
+            }
+            SettleTime::Quick(s) => format!(
+                "the quick scale's {s} s; the spec's bound would be {bound} s, --settle-secs sets it"
+            ),
+            SettleTime::Secs(s) => {
+                format!("--settle-secs {s}; the spec's bound would be {bound} s")
+            }
+        }
+    }
+}
+
 impl Scale {
     /// The preset values of this scale.
     pub fn defaults(self) -> ScaleDefaults {
@@ -81,6 +136,7 @@ impl Scale {
                 warmup_secs: 1.0,
                 rounds: 1,
                 round_warmup_secs: 1.0,
+                settle: SettleTime::Quick(QUICK_SETTLE_SECS),
             },
             Scale::Full => ScaleDefaults {
                 tables: 1,
@@ -91,6 +147,7 @@ impl Scale {
                 warmup_secs: 5.0,
                 rounds: 1,
                 round_warmup_secs: 5.0,
+                settle: SettleTime::Spec,
             },
         }
     }
@@ -128,6 +185,9 @@ pub struct RunOptions {
     /// Warm-up seconds of interleaved rounds after the first; `None` = `warmup_secs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_warmup_secs: Option<f64>,
+    /// How long each settle point lasts at least (`--settle-secs`, else the scale's).
+    #[serde(default)]
+    pub settle: SettleTime,
     /// Step-name globs selecting a subset; empty = every step.
     pub steps: Vec<String>,
     /// Seed of every random generator (worker i uses a stream derived from it).
@@ -246,4 +306,45 @@ impl Default for ClientOptions {
 
 fn default_true() -> bool {
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settle_bound_follows_the_spec() {
+        assert_eq!(settle_bound_secs(0), 60);
+        assert_eq!(settle_bound_secs(10_000), 60);
+        assert_eq!(settle_bound_secs(50_000_000), 110);
+        assert_eq!(settle_bound_secs(u64::MAX), 1200);
+        assert_eq!(SettleTime::Spec.secs(10_000_000), 70.0);
+        assert_eq!(Scale::Full.defaults().settle, SettleTime::Spec);
+        assert_eq!(
+            Scale::Quick.defaults().settle.secs(u64::MAX),
+            QUICK_SETTLE_SECS
+        );
+        assert!(SettleTime::Secs(5.0).why(1).starts_with("--settle-secs 5"));
+        assert!(SettleTime::Quick(0.0)
+            .why(1)
+            .contains("the spec's bound would be 60 s"));
+    }
+
+    #[test]
+    fn run_files_without_the_settle_option_read_as_the_spec() {
+        let json = r#"{"suite":"sysbench","scale":"quick","tables":1,"table_size":10,
+            "threads":[1],"read_secs":1,"write_secs":1,"insert_secs":1,"warmup_secs":0,
+            "steps":[],"seed":1,"prepared":true}"#;
+        let o: RunOptions = serde_json::from_str(json).unwrap();
+        assert_eq!(o.settle, SettleTime::Spec);
+        let back: RunOptions = serde_json::from_str(
+            &serde_json::to_string(&RunOptions {
+                settle: SettleTime::Quick(1.0),
+                ..o
+            })
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(back.settle, SettleTime::Quick(1.0));
+    }
 }

@@ -271,6 +271,10 @@ pub struct StepResult {
     /// consistency conditions, pgbench's table sums), by name.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub workload_stats: std::collections::BTreeMap<String, f64>,
+    /// What was done to the target for the step besides measuring: a settle point's
+    /// statements and how long it waited and why; a binary-log reset before a write step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
 }
 
 /// pgbench's transaction rules of a step and what they counted.
@@ -297,11 +301,12 @@ pub struct TxnCounts {
 pub struct OpTypeStats {
     /// The type's name (`READ`, `READ-MODIFY-WRITE`, …).
     pub name: String,
-    /// Events of this type that completed in the window.
+    /// Events of this type that completed: those intended in the window (with a paced
+    /// step's drain after it, see [`Pacing::drained`]).
     pub count: u64,
     /// Events of this type that failed.
     pub failed: u64,
-    /// Completed events of this type per second of the window.
+    /// Completed events of this type that started in the window, per second of it.
     pub per_sec: f64,
     /// Their latency (from the intended start when paced).
     pub latency: LatencySummary,
@@ -327,17 +332,42 @@ pub struct ConnectStats {
 }
 
 /// The outcome of a paced (`--rate`) step: events were scheduled at fixed intended times and
-/// latency was measured from the intended start, so a backlog shows up as latency.
+/// latency was measured from the intended start, so a backlog shows up as latency. Every
+/// event intended in the window runs: what is still due when the window ends is drained
+/// afterwards (bounded by the statement timeout) and measured. The latency covers the events
+/// intended in the window; the rates (`achieved_per_s`, qps, tps, events) the events that
+/// started in it, so they match the OS metrics and costs sampled over the window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pacing {
     /// Target events per second (all workers together).
     pub target_per_s: f64,
-    /// Events per second achieved over the measured window.
+    /// Events per second that started in the measured window: what the server did in it
+    /// (also a warm-up's backlog it worked off), never the drain after it.
     pub achieved_per_s: f64,
     /// True when at least 95 % of the target rate was achieved.
     pub sustained: bool,
-    /// Events due in the window that had not started when it ended.
+    /// Events due in the window that had not started when it ended: `drained` plus
+    /// `not_executed` (slots skipped under `--latency-limit` are in `txn.skipped`). Files
+    /// written before the drain existed hold an estimate from the rates.
     pub backlog: u64,
+    /// Events intended (scheduled) in the window: what a server that keeps up completes.
+    #[serde(default)]
+    pub intended: u64,
+    /// Events of the backlog that ran after the window's end (the drain) and completed:
+    /// in the latency figures (from their intended start), not in the rates.
+    #[serde(default)]
+    pub drained: u64,
+    /// Events of the backlog never started: the drain stopped at the statement timeout
+    /// after the window's end (or the step was interrupted).
+    #[serde(default)]
+    pub not_executed: u64,
+    /// How long after the window's end the last event intended in it ended, s.
+    #[serde(default)]
+    pub drain_secs: f64,
+    /// Events due in the warm-up that had not started when the window began: the window
+    /// worked them off first (unmeasured), so its own events queued behind them.
+    #[serde(default)]
+    pub warmup_backlog: u64,
     /// Schedule lag (actual start − intended start), µs.
     pub lag: LatencySummary,
     /// Service time (end − actual start) per event, µs; `latency` holds end − intended.
@@ -413,6 +443,7 @@ impl StepResult {
             engine_stats: Default::default(),
             txn: None,
             workload_stats: Default::default(),
+            actions: Vec::new(),
         }
     }
 
@@ -443,5 +474,28 @@ impl StepResult {
         self.engine_stats
             .keys()
             .any(|k| k.starts_with(DB_COUNTER_PREFIX))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pacing_written_before_the_drain_reads_with_zero_drain_fields() {
+        let old = r#"{"target_per_s":100.0,"achieved_per_s":90.0,"sustained":false,
+            "backlog":10,"lag":{"mean_us":1.0,"p50_us":1.0,"p95_us":1.0,"p99_us":1.0,
+            "p999_us":1.0,"max_us":1.0,"count":1,"histogram":""},
+            "service":{"mean_us":1.0,"p50_us":1.0,"p95_us":1.0,"p99_us":1.0,
+            "p999_us":1.0,"max_us":1.0,"count":1,"histogram":""}}"#;
+        let p: Pacing = serde_json::from_str(old).unwrap();
+        assert_eq!(p.backlog, 10);
+        assert_eq!(
+            (p.intended, p.drained, p.not_executed, p.warmup_backlog),
+            (0, 0, 0, 0)
+        );
+        assert_eq!(p.drain_secs, 0.0);
+        let again: Pacing = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+        assert_eq!(again, p);
     }
 }

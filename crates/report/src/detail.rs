@@ -227,25 +227,54 @@ pub(crate) fn section(out: &mut String, title: &str, header: &str, lines: Vec<St
 }
 
 /// Paced steps (`--rate`): target and achieved rate, whether it was sustained (≥ 95 %), the
-/// backlog at the end of the window and the schedule lag.
+/// events intended in the window, the backlog at its end (events due and not started), how
+/// long draining it took and how many never ran (the drain stops at the statement timeout),
+/// the warm-up's backlog the window inherited, and the schedule lag.
 pub fn pacing_text(out: &mut String, data: &ReportData) {
     let mut lines = Vec::new();
     for (dop, label, target, r) in each_result(data) {
         let Some(p) = &r.pacing else { continue };
         lines.push(format!(
-            "{:.0}\t{:.0}\t{}\t{}\t{:.1}\t{:.1}\t{dop}\t{target}\t{label}",
+            "{:.0}\t{:.0}\t{}\t{}\t{}\t{:.2}\t{}\t{}\t{:.1}\t{:.1}\t{dop}\t{target}\t{label}",
             p.target_per_s,
             p.achieved_per_s,
             if p.sustained { "yes" } else { "NO" },
+            p.intended,
             p.backlog,
+            p.drain_secs,
+            p.not_executed,
+            p.warmup_backlog,
             p.lag.p50_us,
             p.lag.p99_us,
         ));
     }
     section(
         out,
-        "paced steps (events/s; latency above is from the intended start; lag in us)",
-        "target\tachieved\tsustained\tbacklog\tlag-p50\tlag-p99\tdop\ttarget\tstep",
+        "paced steps (events/s; latency above is from the intended start and includes the \
+         backlog drained after the window; lag in us)",
+        "target\tachieved\tsustained\tintended\tbacklog\tdrain-s\tnot-run\twarmup-backlog\tlag-p50\tlag-p99\tdop\ttarget\tstep",
+        lines,
+    );
+}
+
+/// What was done to the targets besides measuring, one line per action in run order: each
+/// settle point's statements and how long it waited and why, a binary-log reset before a
+/// write step.
+pub fn actions_text(out: &mut String, data: &ReportData) {
+    let mut lines = Vec::new();
+    for r in data.runs.iter().flat_map(|run| &run.results) {
+        let step = match r.kind {
+            StepKind::Measured | StepKind::Warm => format!("{} dop={}", r.label, r.threads),
+            _ => r.label.clone(),
+        };
+        for a in &r.actions {
+            lines.push(format!("{}\t{step}\t{a}", r.target));
+        }
+    }
+    section(
+        out,
+        "actions (settle points, and what ran before a step)",
+        "target\tstep\taction",
         lines,
     );
 }

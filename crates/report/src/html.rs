@@ -220,10 +220,7 @@ fn glance(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
                 t.dop,
             );
             if unknown > 0 {
-                let _ = write!(
-                    s,
-                    ", no interval on {unknown} (use --repeat 3 or more)"
-                );
+                let _ = write!(s, ", no interval on {unknown} (use --repeat 3 or more)");
             }
             if failed > 0 {
                 let _ = write!(s, ", <b>failed</b> on {failed}");
@@ -489,9 +486,9 @@ fn legend(o: &mut String, opts: &ReportOptions) {
 /// the colors (for costs, where more is worse).
 fn td(c: &Cell, decimals: usize, ratio: Option<(&ReportOptions, bool)>) -> String {
     let good = match c {
-        Cell::Value { value, .. } => ratio.and_then(|(opts, worse_high)| {
-            beyond(*value, opts).map(|high| high != worse_high)
-        }),
+        Cell::Value { value, .. } => {
+            ratio.and_then(|(opts, worse_high)| beyond(*value, opts).map(|high| high != worse_high))
+        }
         _ => None,
     };
     titled_td(c, decimals, good, None)

@@ -12,8 +12,8 @@ use crate::summary::{concurrency, group_stats, per_dollar};
 use crate::table::{Cell, Row, Table};
 use crate::verdict::VerdictCell;
 use crate::ReportOptions;
-use dbdelta_verdict::Verdict;
 use dbdelta_model::StepStatus;
+use dbdelta_verdict::Verdict;
 use std::fmt::Write;
 
 /// Longest failure reason shown in a cell; the full text is in the JSON report.

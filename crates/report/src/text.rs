@@ -32,6 +32,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
         crate::detail::cost_text(&mut out, data, &opts.metrics);
         crate::dbcounters::text(&mut out, data, opts);
         crate::detail::met_text(&mut out, data, &opts.metrics);
+        crate::detail::actions_text(&mut out, data);
     }
     out
 }

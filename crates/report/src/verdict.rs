@@ -17,8 +17,8 @@ use crate::html::esc;
 
 use dbdelta_model::{Group, StepKind, StepResult};
 use dbdelta_verdict::{
-    benjamini_hochberg, coefficient_of_variation, compare_paired, compare_repeats, compare_within_run, Comparison,
-    Direction, Evidence, Verdict,
+    benjamini_hochberg, coefficient_of_variation, compare_paired, compare_repeats,
+    compare_within_run, Comparison, Direction, Evidence, Verdict,
 };
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -86,7 +86,11 @@ pub fn noise_floor(data: &ReportData, cells: &[VerdictCell]) -> Option<String> {
     let group_of: BTreeMap<(u32, &str), Group> = data
         .tables
         .iter()
-        .flat_map(|t| t.rows.iter().map(move |r| ((t.dop, r.label.as_str()), r.group)))
+        .flat_map(|t| {
+            t.rows
+                .iter()
+                .map(move |r| ((t.dop, r.label.as_str()), r.group))
+        })
         .collect();
     let mut widths: BTreeMap<Group, Vec<f64>> = BTreeMap::new();
     for c in cells {
@@ -502,11 +506,7 @@ pub fn render_html(data: &ReportData) -> String {
                 let title = c.comparison.map_or(String::new(), |x| {
                     format!(" title=\"{}, p={:.2e}\"", x.verdict.name(), x.p)
                 });
-                let _ = write!(
-                    o,
-                    "<td{style}{title}>{}</td>",
-                    esc(&cell_text(c))
-                );
+                let _ = write!(o, "<td{style}{title}>{}</td>", esc(&cell_text(c)));
             }
             o.push_str("</tr>\n");
         }

@@ -428,7 +428,10 @@ fn the_first_line_is_the_noise_floor_of_the_run() {
     let text = render(&single, Format::Text, &ReportOptions::default()).unwrap();
     assert!(!text.contains("Noise floor"), "{text}");
     let md = render(&single, Format::Markdown, &ReportOptions::default()).unwrap();
-    assert!(md.contains("| point | point-query_range=100 | 0.80 ? |"), "{md}");
+    assert!(
+        md.contains("| point | point-query_range=100 | 0.80 ? |"),
+        "{md}"
+    );
 }
 
 fn steady_drop_and_noisy_step_single_round() -> ReportData {

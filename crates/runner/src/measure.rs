@@ -9,7 +9,7 @@ use crate::mux::event_loop::{run_loop, LoopConfig, Terminal};
 use crate::op_types::OpTypeRecorder;
 use crate::progress::Progress;
 use crate::recorder::{Merged, Recorder, SharedRecording, Slice};
-use crate::schedule::{Schedule, TxnPolicy, TxnTally};
+use crate::schedule::{PaceTally, Pacer, Schedule, TxnPolicy, TxnTally, Window};
 use dbdelta_engine::{Engine, EngineError, ErrorKind, SessionParts};
 use dbdelta_model::{
     ConnectStats, Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
@@ -102,7 +102,8 @@ pub struct StepPlan {
     pub os_metrics: bool,
     /// Block device override for the OS sampler.
     pub device: Option<String>,
-    /// Paced load: events per second, all workers together; `None` = closed loop.
+    /// Paced load: events per second, all workers together; `None` = closed loop. Every
+    /// event intended in the window runs and is measured, also after the window's end.
     pub rate: Option<f64>,
     /// CPU-profile the server (or, for embedded engines, the workers) during the window.
     pub profile: Option<ProfileSpec>,
@@ -111,7 +112,8 @@ pub struct StepPlan {
     pub active: u32,
     /// How connections are opened (rate, timeout); its count is `threads`.
     pub connect: ConnectPlan,
-    /// Cancel and fail an operation that runs longer than this (server engines).
+    /// Cancel and fail an operation that runs longer than this (server engines); also how
+    /// long a paced step drains the events intended in its window after it ends.
     pub statement_timeout: Duration,
     /// Largest share of failed (not retried) events the step may have and still count.
     pub max_error_rate: f64,
@@ -197,6 +199,8 @@ pub(crate) struct WorkerOutput {
     /// A terminal waited between events by design (TPC-C's keying and think times): seconds
     /// without a completed event are no stall.
     pub paused: bool,
+    /// Paced steps: the backlogs at the window's edges and the drain.
+    pub pace: PaceTally,
 }
 
 /// State shared by the workers of one step (never touched per statement except `slots`).
@@ -558,7 +562,7 @@ fn run_jobs(
         max_error_rate: plan.max_error_rate,
         reconnect: &reconnect,
     };
-    let mut cpu_at_window = None;
+    let (mut cpu_at_window, mut cpu_at_end) = (None, None);
     let (mut counters_at_window, mut counters_at_end) = (None, None);
     // The probe's connection is opened before the step so reading it costs one query.
     let mut probe = plan.window_probe.as_ref().map(|p| {
@@ -656,6 +660,8 @@ fn run_jobs(
             };
             std::thread::sleep(Duration::from_millis(100).min(next_edge - now));
         }
+        // The client's CPU of the window, not of a paced step's drain after it.
+        cpu_at_end = Some(process_cpu_secs());
         let os = sampler.take().map(SamplerHandle::stop);
         counters_at_end = counters_at_window
             .as_ref()
@@ -666,6 +672,21 @@ fn run_jobs(
         let stopped = recording
             .take()
             .map(|r| r.and_then(|r| r.stop().map_err(|e| e.to_string())));
+        // A paced step's workers drain the events intended in the window: keep showing
+        // progress until they are done.
+        let mut tick = Instant::now();
+        while plan.rate.is_some()
+            && shared.finished.load(Ordering::SeqCst) < n_jobs as u64
+            && !shared.abort.load(Ordering::SeqCst)
+            && !stop.requested()
+        {
+            if tick.elapsed() >= Duration::from_millis(100) {
+                tick = Instant::now();
+                let total: u64 = live.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+                progress.step_tick(t0.elapsed(), total);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
         shared.release.wait();
         let outputs = handles
             .into_iter()
@@ -693,7 +714,9 @@ fn run_jobs(
     if let (Some(t0), Some(last)) = (shared.start.get(), done.and_then(|d| d.into_iter().max())) {
         actual_window = last.saturating_duration_since(*t0 + plan.warmup);
     }
-    let cpu_used = cpu_at_window.map(|c| process_cpu_secs() - c);
+    let cpu_used = cpu_at_window
+        .zip(cpu_at_end)
+        .map(|(start, end)| end - start);
     let interrupted = stop.requested();
     let merged = std::mem::take(
         &mut *shared
@@ -851,6 +874,14 @@ fn worker(
     } else {
         Schedule::new(plan.rate, plan.txn.poisson)
     };
+    let paced = schedule.paced();
+    let mut pacer = Pacer::new(
+        schedule,
+        Window::new(t0, plan.warmup, plan.window, plan.statement_timeout),
+        plan.txn.latency_limit,
+    );
+    // A closed loop stops at the window's end; a paced one drains what was intended in it.
+    let works_until = if paced { pacer.works_until() } else { end };
     let mut paused = false;
     let mut buffers = EventBuffers::default();
     let mut done_at = None;
@@ -863,7 +894,7 @@ fn worker(
             break;
         }
         // A terminal that waits between events (TPC-C's keying and think times).
-        if !schedule.paced() {
+        if !paced {
             let pause = workload.pause();
             paused |= !pause.is_zero();
             let at = Instant::now() + pause;
@@ -873,35 +904,27 @@ fn worker(
         }
         // Open loop: take the next slot of the shared schedule and start at its intended
         // time; latency counts from that time, so a backlog shows as latency (no
-        // coordinated omission) and never aborts the run.
-        let intended = if schedule.paced() {
-            let due = schedule.next_due(
-                &shared.slots,
-                &mut srng,
-                t0,
-                end,
-                plan.txn.latency_limit,
-                &mut tally.skipped,
-            );
-            match due {
+        // coordinated omission) and never aborts the run. Slots intended in the window
+        // still run after it (the drain), until the drain's limit.
+        let (intended, start) = if paced {
+            let intended = match pacer.next(&shared.slots, &mut srng, &mut tally.skipped) {
                 Some(at) if crate::connect::sleep_until(at, stop) => at,
                 _ => break,
+            };
+            let start = Instant::now();
+            if !pacer.start(intended, start, &shared.slots) {
+                break;
             }
+            (intended, start)
         } else {
-            Instant::now()
+            // Closed loop: the event starts when it is due (one clock read an event).
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            (now, now)
         };
-        // Closed loop: the event starts when it is due (one clock read an event, not two).
-        let start = if schedule.paced() {
-            Instant::now()
-        } else {
-            intended
-        };
-        // The window ends on time even when a paced step is behind: the events still due
-        // are reported as the backlog, not run past the end.
-        if start >= end {
-            break;
-        }
-        let measuring = intended >= window_start;
+        let counts = pacer.counts(intended, start);
         let mut ev = Counters::default();
         let run = run_event(
             &mut *workload,
@@ -912,26 +935,47 @@ fn worker(
         );
         let outcome = run.result;
         if background {
-            if measuring && outcome.is_ok() {
+            if counts.latency && outcome.is_ok() {
                 op_types.completed(&*workload, intended.elapsed());
             }
             outcome?;
             continue;
         }
+        let done = Instant::now();
+        if paced {
+            pacer.ended(done);
+        }
         live.0.fetch_add(ev.queries, Ordering::Relaxed);
-        if measuring {
+        if counts.rate {
             // Statements run before an error count too, as in sysbench.
             counters.merge(&ev);
         }
         match outcome {
             Ok(()) => {
-                if measuring {
-                    let done = Instant::now();
-                    events += 1;
-                    rec.event(done, done - intended, ev.queries);
-                    op_types.completed(&*workload, done - intended);
-                    tally.completed(run.retries, done - intended, plan.txn.latency_limit);
-                    if schedule.paced() {
+                let took = done - intended;
+                match (counts.rate, counts.latency) {
+                    (true, true) => {
+                        events += 1;
+                        rec.event(done, took, ev.queries);
+                        op_types.completed(&*workload, took);
+                    }
+                    // Intended in the warm-up, run in the window (its backlog).
+                    (true, false) => {
+                        events += 1;
+                        rec.ran(done, ev.queries);
+                        op_types.ran(&*workload);
+                    }
+                    // Intended in the window, run after it (the drain).
+                    (false, true) => {
+                        pacer.tally.drained += 1;
+                        rec.drained(took);
+                        op_types.drained(&*workload, took);
+                    }
+                    (false, false) => {}
+                }
+                if counts.latency {
+                    tally.completed(run.retries, took, plan.txn.latency_limit);
+                    if paced {
                         record_ns(&mut lag, (start - intended).as_nanos() as u64);
                         record_ns(&mut service, (done - start).as_nanos() as u64);
                     }
@@ -941,10 +985,10 @@ fn worker(
                 if transactional {
                     let _ = conn.rollback();
                 }
-                if measuring {
+                if counts.any() {
                     errors += 1;
                     count_code(&mut codes, &e);
-                    rec.error(intended);
+                    rec.error(start);
                     if errors > ERROR_BUDGET_FLOOR + ERROR_BUDGET_PER_EVENT * events {
                         return Err(EngineError::statement(format!(
                             "error budget exceeded: {errors} retried errors for {events} events; last: {e}"
@@ -959,15 +1003,15 @@ fn worker(
                 if matches!(e.kind, ErrorKind::Statement | ErrorKind::Connection)
                     || e.is_retryable() =>
             {
-                if measuring {
+                if counts.any() {
                     failed += 1;
                     count_code(&mut codes, &e);
-                    rec.error(intended);
+                    rec.error(start);
                     op_types.failed(&*workload);
                     check_error_rate(failed, events, plan.max_error_rate, &e)?;
                 }
                 if e.kind == ErrorKind::Connection {
-                    conn = reconnect(engine, &mut *workload, stop, end, &e)?;
+                    conn = reconnect(engine, &mut *workload, stop, works_until, &e)?;
                 } else if transactional {
                     let _ = conn.rollback();
                 }
@@ -991,6 +1035,7 @@ fn worker(
         background,
         txn: tally,
         paused,
+        pace: pacer.tally,
     })
 }
 
@@ -1069,10 +1114,12 @@ fn assemble(
     let (mut lag, mut service) = (new_histogram(), new_histogram());
     let mut op_types = OpTypeRecorder::default();
     let mut tally = TxnTally::default();
+    let mut pace = PaceTally::default();
     let paused = ok.iter().any(|o| o.paused);
     for o in ok {
         op_types.merge(o.op_types);
         tally.merge(&o.txn);
+        pace.merge(&o.pace);
         let _ = lag.add(&o.lag);
         let _ = service.add(&o.service);
         counters.merge(&o.counters);
@@ -1147,13 +1194,20 @@ fn assemble(
         (StepStatus::Ok, Some(reason)) => StepStatus::Stalled { reason },
         _ => status,
     };
+    // The rates count the events that started in the window; the drained ones are in the
+    // latency only, or a backlog worked off after the window would read as throughput.
     let pacing = plan.rate.map(|target| {
         let achieved = events as f64 / secs;
         Pacing {
             target_per_s: target,
             achieved_per_s: achieved,
-            backlog: ((target - achieved) * secs).max(0.0).round() as u64,
             sustained: achieved >= 0.95 * target,
+            backlog: pace.backlog,
+            intended: pace.intended,
+            drained: pace.drained,
+            not_executed: pace.not_executed,
+            drain_secs: pace.drain.as_secs_f64(),
+            warmup_backlog: pace.warmup_backlog,
             lag: summarize(&lag),
             service: summarize(&service),
         }
@@ -1215,6 +1269,7 @@ fn assemble(
             skipped: tally.skipped,
         }),
         workload_stats: Default::default(),
+        actions: Vec::new(),
     }
 }
 

@@ -11,6 +11,9 @@ use std::time::Duration;
 #[derive(Debug)]
 struct Slot {
     failed: u64,
+    /// Events that started in the window (the rate); the latency holds those intended in
+    /// it, which differ in a paced step with a backlog.
+    in_window: u64,
     latency: Histogram<u64>,
 }
 
@@ -34,6 +37,7 @@ impl OpTypeRecorder {
             .get_mut(t)?
             .get_or_insert_with(|| Slot {
                 failed: 0,
+                in_window: 0,
                 latency: new_histogram(),
             })
             .into()
@@ -43,12 +47,32 @@ impl OpTypeRecorder {
     /// only type (whose latency is the step's).
     #[inline]
     pub fn completed(&mut self, workload: &dyn Workload, latency: Duration) {
+        self.record(workload, Some(latency), true);
+    }
+
+    /// Records an event of a paced step intended in the window that started after it (the
+    /// drain): its latency counts, its rate does not.
+    pub fn drained(&mut self, workload: &dyn Workload, latency: Duration) {
+        self.record(workload, Some(latency), false);
+    }
+
+    /// Records an event of a paced step intended in the warm-up that started in the window
+    /// (the warm-up's backlog): its rate counts, its latency does not.
+    pub fn ran(&mut self, workload: &dyn Workload) {
+        self.record(workload, None, true);
+    }
+
+    #[inline]
+    fn record(&mut self, workload: &dyn Workload, latency: Option<Duration>, in_window: bool) {
         if workload.op_type_names().len() < 2 && !workload.background() {
             return;
         }
         if let Some(t) = workload.op_type() {
             if let Some(s) = self.slot(workload.op_type_names(), t) {
-                record_ns(&mut s.latency, latency.as_nanos() as u64);
+                if let Some(l) = latency {
+                    record_ns(&mut s.latency, l.as_nanos() as u64);
+                }
+                s.in_window += u64::from(in_window);
             }
         }
     }
@@ -71,6 +95,7 @@ impl OpTypeRecorder {
                 continue;
             };
             s.failed += o.failed;
+            s.in_window += o.in_window;
             let _ = s.latency.add(&o.latency);
         }
     }
@@ -89,7 +114,7 @@ impl OpTypeRecorder {
                     count,
                     failed: s.failed,
                     per_sec: if window_secs > 0.0 {
-                        count as f64 / window_secs
+                        s.in_window as f64 / window_secs
                     } else {
                         0.0
                     },

@@ -62,6 +62,8 @@ pub struct Recorder {
     window_start: Instant,
     current: Slice,
     merged: SharedRecording,
+    /// Latencies of events drained after the window (paced steps): the step's, no second's.
+    drained: Option<Histogram<u64>>,
 }
 
 impl Recorder {
@@ -71,6 +73,7 @@ impl Recorder {
             window_start,
             current: Slice::empty(0),
             merged,
+            drained: None,
         }
     }
 
@@ -125,9 +128,30 @@ impl Recorder {
         self.slice_for(at).errors += 1;
     }
 
+    /// Records an event that completed at `done` and counts in the rates but not in the
+    /// latency (a paced step's event intended in the warm-up that ran in the window).
+    #[inline]
+    pub fn ran(&mut self, done: Instant, queries: u64) {
+        let s = self.slice_for(done);
+        s.events += 1;
+        s.queries += queries;
+    }
+
+    /// Records an event intended in the window that started after it ended (a paced
+    /// step's drain), `took` from its intended start: in the step's latency, in no second.
+    pub fn drained(&mut self, took: Duration) {
+        let ns = took.as_nanos().min(u128::from(u64::MAX)) as u64;
+        record_ns(self.drained.get_or_insert_with(new_compact_histogram), ns);
+    }
+
     /// Merges what is left; the step's data is then all in the shared recording.
     pub fn finish(mut self) {
         self.rotate(usize::MAX);
+        if let Some(h) = &self.drained {
+            if let Ok(mut m) = self.merged.lock() {
+                let _ = m.hist.add(h);
+            }
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use crate::connect::ConnectPlan;
 use crate::control::StopFlag;
 use crate::measure::{measure_step, StepPlan};
 use crate::progress::Progress;
-use dbdelta_engine::{Engine, EngineError};
+use dbdelta_engine::{Engine, EngineError, SettleWait};
 use dbdelta_model::{
     Group, RunOptions, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
 };
@@ -298,6 +298,13 @@ pub fn run_interleaved(
     };
     // Each target's next YCSB insert key number: steps that insert continue the sequence.
     let mut next_insert: Vec<u64> = vec![opts.table_size; targets.len()];
+    // Rows each target loaded, which set the settle time (db_bench's keys have no load:
+    // fillseq writes the table size).
+    let planned_rows = match suite.dataset {
+        Dataset::Sbtest => u64::from(opts.tables) * opts.table_size,
+        _ => opts.table_size,
+    };
+    let mut loaded_rows: Vec<u64> = vec![planned_rows; targets.len()];
     let rounds = rounds.max(1);
     let mut settles = 0;
     'items: for item in &suite.items {
@@ -317,10 +324,12 @@ pub fn run_interleaved(
                         break 'items;
                     }
                     next_insert[i] = opts.table_size;
-                    if let Some(reason) = run_load(t, *order, suite.dataset, opts, progress, sink)?
-                    {
-                        alive[i] = false;
-                        outcomes[i] = TargetOutcome::LoadFailed(reason);
+                    match run_load(t, *order, suite.dataset, opts, progress, sink)? {
+                        Ok(rows) => loaded_rows[i] = rows,
+                        Err(reason) => {
+                            alive[i] = false;
+                            outcomes[i] = TargetOutcome::LoadFailed(reason);
+                        }
                     }
                 }
             }
@@ -329,11 +338,20 @@ pub fn run_interleaved(
                 action: Action::Settle,
             } => {
                 settles += 1;
-                for t in running(targets, &alive) {
+                for (i, t) in targets.iter().enumerate() {
+                    if !alive[i] {
+                        continue;
+                    }
                     if stop.requested() {
                         break 'items;
                     }
-                    run_settle(t, *order, settles, &tables, progress, sink)?;
+                    let point = SettlePoint {
+                        order: *order,
+                        n: settles,
+                        tables: &tables,
+                        rows: loaded_rows[i],
+                    };
+                    run_settle(t, &point, opts, stop, progress, sink)?;
                 }
             }
             SuiteItem::Step(step) => {
@@ -382,18 +400,16 @@ pub fn run_interleaved(
                                 // operation is measured.
                                 plan.warmup = Duration::ZERO;
                             }
-                            // db_bench runs each job in a new process that reopens the
-                            // database, which flushes the memtables: do the same.
-                            let flushed = match plan.db_bench {
-                                Some(_) => t.engine.flush_writes(),
-                                None => Ok(()),
-                            };
-                            let mut result = match flushed {
-                                Ok(()) => measure_step(t.engine, &plan, stop, progress),
+                            let mut result = match before_step(t.engine, &plan) {
+                                Ok(actions) => {
+                                    let mut r = measure_step(t.engine, &plan, stop, progress);
+                                    r.actions = actions;
+                                    r
+                                }
                                 Err(e) => crate::measure::failed_result(
                                     &plan,
                                     StepKind::Measured,
-                                    format!("flushing before the step: {e}"),
+                                    format!("before the step: {e}"),
                                 ),
                             };
                             if let Some(y) = &plan.ycsb {
@@ -427,25 +443,13 @@ pub fn run_interleaved(
 /// leftover background work) lands on both sides of the ratio.
 fn round_order(targets: usize, round: u32) -> Vec<usize> {
     let mut order: Vec<usize> = (0..targets).collect();
-    if round % 2 == 0 {
+    if round.is_multiple_of(2) {
         order.reverse();
     }
     order
 }
 
-/// The targets still running the suite.
-fn running<'t, 'a>(
-    targets: &'t [TargetUnderTest<'a>],
-    alive: &'t [bool],
-) -> impl Iterator<Item = &'t TargetUnderTest<'a>> {
-    targets
-        .iter()
-        .zip(alive)
-        .filter(|(_, a)| **a)
-        .map(|(t, _)| t)
-}
-
-/// Loads one target; `Some(reason)` when the load failed (its result says so too).
+/// Loads one target: the rows loaded, or why the load failed (its result says so too).
 fn run_load(
     t: &TargetUnderTest<'_>,
     order: u32,
@@ -453,7 +457,7 @@ fn run_load(
     opts: &RunOptions,
     progress: &dyn Progress,
     sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
-) -> Result<Option<String>, SinkError> {
+) -> Result<Result<u64, String>, SinkError> {
     progress.message(&match dataset {
         Dataset::Sbtest => format!(
             "[{}] load: {} table(s) x {} rows",
@@ -499,7 +503,7 @@ fn run_load(
                 r.os = Some(os);
             }
             sink(&r)?;
-            Ok(None)
+            Ok(Ok(rows))
         }
         Err(e) => {
             let reason = e.to_string();
@@ -514,37 +518,81 @@ fn run_load(
                 0.0,
                 0,
             ))?;
-            Ok(Some(reason))
+            Ok(Err(reason))
         }
     }
 }
 
-/// Settles one target (the `n`-th settle point of the suite).
+/// What the target needs before a measured step, and what was done for its result.
+/// db_bench runs each job in a new process that reopens the database, which flushes the
+/// memtables: do the same. Write steps (updates, deletes, inserts, read-write) get the
+/// engine's housekeeping, such as MySQL's binary-log reset (§A2.2).
+fn before_step(engine: &dyn Engine, plan: &StepPlan) -> Result<Vec<String>, EngineError> {
+    let mut actions = Vec::new();
+    if plan.db_bench.is_some() {
+        engine
+            .flush_writes()
+            .map_err(|e| EngineError::new(e.kind, format!("flushing: {e}")))?;
+    }
+    if plan.step.group == Group::Write && !plan.step.warm {
+        actions.extend(engine.before_write_step()?);
+    }
+    Ok(actions)
+}
+
+/// One settle point of the suite for one target.
+struct SettlePoint<'a> {
+    /// Its position in the suite.
+    order: u32,
+    /// It is the suite's `n`-th settle point.
+    n: u32,
+    /// The tables to maintain.
+    tables: &'a [String],
+    /// Rows the target loaded: they set the spec's settle time.
+    rows: u64,
+}
+
+/// Settles one target: the engine's maintenance, then the rest of the settle time (see
+/// [`dbdelta_model::SettleTime`]); the result holds what was done, how long it waited and
+/// why.
 fn run_settle(
     t: &TargetUnderTest<'_>,
-    order: u32,
-    n: u32,
-    tables: &[String],
+    point: &SettlePoint<'_>,
+    opts: &RunOptions,
+    stop: &StopFlag,
     progress: &dyn Progress,
     sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
 ) -> Result<(), SinkError> {
-    progress.message(&format!("[{}] settle", t.name));
-    let start = Instant::now();
-    let status = match t.engine.settle(tables) {
-        Ok(_) => StepStatus::Ok,
-        Err(e) => StepStatus::Failed {
-            reason: e.to_string(),
-        },
+    let secs = opts.settle.secs(point.rows);
+    progress.message(&format!("[{}] settle ({secs} s at least)", t.name));
+    let why = opts.settle.why(point.rows);
+    let stopping = || stop.requested();
+    let wait = SettleWait {
+        at_least: Duration::try_from_secs_f64(secs).unwrap_or(Duration::ZERO),
+        why: &why,
+        stopping: &stopping,
     };
-    sink(&action_result(
+    let start = Instant::now();
+    let (status, actions) = match t.engine.settle(point.tables, &wait) {
+        Ok(report) => (StepStatus::Ok, report.actions),
+        Err(e) => (
+            StepStatus::Failed {
+                reason: e.to_string(),
+            },
+            Vec::new(),
+        ),
+    };
+    let mut r = action_result(
         t.name,
-        order,
+        point.order,
         StepKind::Settle,
-        &format!("settle-{n}"),
+        &format!("settle-{}", point.n),
         status,
         start.elapsed().as_secs_f64(),
         0,
-    ))
+    );
+    r.actions = actions;
+    sink(&r)
 }
 
 /// What `measure_step` needs for one step of one target at one thread count.

@@ -5,7 +5,7 @@
 use dbdelta_engine::sqlite::SqliteEngine;
 use dbdelta_engine::{
     Connection, Dialect, Engine, EngineError, EngineInfo, OpenOptions, Outcome, SettleReport,
-    StmtId, Value,
+    SettleWait, StmtId, Value,
 };
 use dbdelta_model::ibench::IbenchOptions;
 use dbdelta_model::{StepResult, StepStatus, TargetSpec};
@@ -194,8 +194,12 @@ impl Engine for SlowInsert {
     fn info(&self) -> Result<EngineInfo, EngineError> {
         self.inner.info()
     }
-    fn settle(&self, tables: &[String]) -> Result<SettleReport, EngineError> {
-        self.inner.settle(tables)
+    fn settle(
+        &self,
+        tables: &[String],
+        wait: &SettleWait<'_>,
+    ) -> Result<SettleReport, EngineError> {
+        self.inner.settle(tables, wait)
     }
     fn embedded(&self) -> bool {
         true

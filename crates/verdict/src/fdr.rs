@@ -46,7 +46,10 @@ mod tests {
     fn nothing_passes_when_no_rank_meets_its_threshold() {
         assert_eq!(benjamini_hochberg(&[0.02, 0.03], 0.05), vec![false, false]);
         assert_eq!(benjamini_hochberg(&[], 0.05), Vec::<bool>::new());
-        assert_eq!(benjamini_hochberg(&[f64::NAN, 0.001], 0.05), vec![false, true]);
+        assert_eq!(
+            benjamini_hochberg(&[f64::NAN, 0.001], 0.05),
+            vec![false, true]
+        );
     }
 
     #[test]

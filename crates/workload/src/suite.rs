@@ -489,8 +489,7 @@ impl Suite {
                 q.warmup_secs,
                 q.round_warmup_secs,
             ];
-            if q.rounds == Some(0) || secs.iter().flatten().any(|v| !(v.is_finite() && *v >= 0.0))
-            {
+            if q.rounds == Some(0) || secs.iter().flatten().any(|v| !(v.is_finite() && *v >= 0.0)) {
                 return Err(SuiteError::Parse {
                     origin: origin.to_string(),
                     message: "[quick]: rounds must be at least 1 and seconds a number ≥ 0".into(),

@@ -102,6 +102,7 @@ pub fn manifest(targets: &[&str], status: RunStatus) -> RunManifest {
             insert_secs: 2.0,
             warmup_secs: 1.0,
             round_warmup_secs: None,
+            settle: Scale::Quick.defaults().settle,
             steps: vec![],
             seed: 1,
             prepared: true,
@@ -223,6 +224,7 @@ pub fn result(
         engine_stats: Default::default(),
         txn: None,
         workload_stats: Default::default(),
+        actions: Vec::new(),
     }
 }
 

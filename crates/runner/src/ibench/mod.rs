@@ -10,7 +10,7 @@ pub use step::{run_step, StepContext};
 use crate::control::StopFlag;
 use crate::progress::Progress;
 use crate::sequence::{SinkError, TargetOutcome};
-use dbdelta_engine::{Dialect, Engine, EngineError};
+use dbdelta_engine::{Engine, EngineError, SettleWait};
 use dbdelta_model::ibench::IbenchOptions;
 use dbdelta_model::{Group, StepKind, StepResult, StepStatus};
 use dbdelta_workload::ibench::schema::create_table_sql;
@@ -48,18 +48,25 @@ pub fn create_tables(
     Ok(())
 }
 
-/// The settle ("vac") step of §B5.1: the engine's vacuum/analyze/flush, a CHECKPOINT on
-/// PostgreSQL, then the sleep.
-fn settle(engine: &dyn Engine, opts: &IbenchOptions, stop: &StopFlag) -> Result<(), EngineError> {
-    engine.settle(&opts.tables())?;
-    if engine.dialect() == Dialect::Postgres {
-        engine.connect()?.query("checkpoint")?;
-    }
-    let until = Instant::now() + Duration::from_secs_f64(opts.settle_sleep_secs.max(0.0));
-    while Instant::now() < until && !stop.requested() {
-        std::thread::sleep(Duration::from_millis(50).min(until - Instant::now()));
-    }
-    Ok(())
+/// The settle ("vac") step of §B5.1: the engine's vacuum/analyze/checkpoint/flush, then the
+/// rest of the run's settle sleep (server engines wait it out, MySQL with InnoDB's
+/// dirty-page flushing raised); what was done, for the result.
+fn settle(
+    engine: &dyn Engine,
+    opts: &IbenchOptions,
+    stop: &StopFlag,
+) -> Result<Vec<String>, EngineError> {
+    let why = format!(
+        "the Insert Benchmark's settle sleep of {} s; the published scale's is min(1200, 60 + nr1/1e6), §B5.1",
+        opts.settle_sleep_secs
+    );
+    let stopping = || stop.requested();
+    let wait = SettleWait {
+        at_least: Duration::try_from_secs_f64(opts.settle_sleep_secs).unwrap_or(Duration::ZERO),
+        why: &why,
+        stopping: &stopping,
+    };
+    Ok(engine.settle(&opts.tables(), &wait)?.actions)
 }
 
 /// Runs the Insert Benchmark against one target.
@@ -106,10 +113,13 @@ pub fn run_ibench(
                 StepKind::Settle,
                 1,
             );
-            if let Err(e) = settle(engine, opts, stop) {
-                r.status = StepStatus::Failed {
-                    reason: e.to_string(),
-                };
+            match settle(engine, opts, stop) {
+                Ok(actions) => r.actions = actions,
+                Err(e) => {
+                    r.status = StepStatus::Failed {
+                        reason: e.to_string(),
+                    }
+                }
             }
             r.seconds = start.elapsed().as_secs_f64();
             sink(&r)?;

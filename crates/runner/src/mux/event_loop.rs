@@ -9,7 +9,7 @@ use crate::measure::{
 };
 use crate::op_types::OpTypeRecorder;
 use crate::recorder::Recorder;
-use crate::schedule::{Schedule, TxnPolicy, TxnTally};
+use crate::schedule::{Pacer, Schedule, TxnPolicy, TxnTally, Window};
 use dbdelta_engine::Rows;
 use dbdelta_engine::{
     Canceller, Decoded, EngineError, ErrorKind, OpBatch, Outcome, Scratch, Session, SessionParts,
@@ -54,7 +54,8 @@ pub(crate) struct LoopConfig<'a> {
     pub txn: TxnPolicy,
     /// Seeds the loop's Poisson gaps.
     pub seed: u64,
-    /// Cancel and fail an operation that runs longer than this.
+    /// Cancel and fail an operation that runs longer than this; also bounds a paced
+    /// step's drain after its window.
     pub statement_timeout: Duration,
     /// Largest share of failed (not retried) events before the step fails.
     pub max_error_rate: f64,
@@ -146,12 +147,21 @@ pub(crate) fn run_loop(
     }
     shared.barrier.wait();
     let t0 = *shared.start.get().unwrap_or(&Instant::now());
+    let window = Window::new(t0, shared.warmup, shared.window, cfg.statement_timeout);
+    let pacer = Pacer::new(cfg.schedule, window, cfg.txn.latency_limit);
     let mut lp = Loop {
         cfg,
         shared,
         live,
-        window_start: t0 + shared.warmup,
-        end: t0 + shared.warmup + shared.window,
+        end: window.end,
+        // A closed loop stops at the window's end; a paced one drains what was intended in
+        // it.
+        works_until: if cfg.schedule.paced() {
+            pacer.works_until()
+        } else {
+            window.end
+        },
+        pacer,
         t0,
         rec: Recorder::new(t0 + shared.warmup, shared.recording.clone()),
         lag: new_histogram(),
@@ -230,6 +240,7 @@ pub(crate) fn run_loop(
         background: false,
         txn: lp.tally,
         paused: lp.paused,
+        pace: lp.pacer.tally,
     })
 }
 
@@ -238,8 +249,12 @@ struct Loop<'a, 's> {
     shared: &'a Shared<'s>,
     live: &'a crate::measure::Padded,
     t0: Instant,
-    window_start: Instant,
     end: Instant,
+    /// Past this a dropped connection is not replaced: the window's end, or for paced
+    /// steps the drain's limit.
+    works_until: Instant,
+    /// Paced steps: the slots, and the backlogs at the window's edges.
+    pacer: Pacer,
     rec: Recorder,
     lag: hdrhistogram::Histogram<u64>,
     service: hdrhistogram::Histogram<u64>,
@@ -263,40 +278,61 @@ struct Loop<'a, 's> {
 
 impl Loop<'_, '_> {
     /// Decides when connection `i` starts its next event: now (closed loop), at its paced
-    /// slot, or never (the window is over).
+    /// slot, or never (the window is over; for paced steps: the slots intended in it are
+    /// all taken, or the drain is out of time).
     fn schedule(&mut self, conns: &mut [Conn], i: usize) -> Result<(), EngineError> {
         let now = Instant::now();
-        let at = if self.cfg.schedule.paced() {
-            self.cfg
-                .schedule
-                .next_due(
-                    &self.shared.slots,
-                    &mut self.rng,
-                    self.t0,
-                    self.end,
-                    self.cfg.txn.latency_limit,
-                    &mut self.tally.skipped,
-                )
-                .unwrap_or(self.end)
+        let paced = self.cfg.schedule.paced();
+        if paced {
+            self.pacer.ended(now);
+        }
+        if conns[i].t.workload.finished() {
+            return self.retire(conns, i);
+        }
+        let at = if paced {
+            let next = self
+                .pacer
+                .next(&self.shared.slots, &mut self.rng, &mut self.tally.skipped);
+            match next {
+                Some(at) => at,
+                None => return self.retire(conns, i),
+            }
         } else {
             // A terminal that waits between events (TPC-C's keying and think times).
             let pause = conns[i].t.workload.pause();
             self.paused |= !pause.is_zero();
-            now.max(self.t0) + pause
+            let at = now.max(self.t0) + pause;
+            if at >= self.end || now >= self.end {
+                return self.retire(conns, i);
+            }
+            at
         };
-        if at >= self.end || now >= self.end || conns[i].t.workload.finished() {
-            conns[i].phase = Phase::Done;
-            self.done += 1;
-            return Ok(());
-        }
         conns[i].intended = at;
         if at > now {
             conns[i].phase = Phase::Scheduled;
             self.timers.push(Reverse((at, i)));
             Ok(())
         } else {
-            self.start_event(conns, i)
+            self.begin(conns, i, now)
         }
+    }
+
+    /// Connection `i` has nothing more to run.
+    fn retire(&mut self, conns: &mut [Conn], i: usize) -> Result<(), EngineError> {
+        conns[i].phase = Phase::Done;
+        self.done += 1;
+        Ok(())
+    }
+
+    /// Starts connection `i`'s event, due at `now`, unless a paced step's drain is out of
+    /// time (then the connection is done).
+    fn begin(&mut self, conns: &mut [Conn], i: usize, now: Instant) -> Result<(), EngineError> {
+        if self.cfg.schedule.paced()
+            && !self.pacer.start(conns[i].intended, now, &self.shared.slots)
+        {
+            return self.retire(conns, i);
+        }
+        self.start_event(conns, i, now)
     }
 
     fn fire_timers(&mut self, conns: &mut [Conn], ep: &Epoll) -> Result<(), EngineError> {
@@ -306,18 +342,26 @@ impl Loop<'_, '_> {
                 break;
             }
             self.timers.pop();
-            if Instant::now() >= self.end {
-                conns[i].phase = Phase::Done;
-                self.done += 1;
+            let now = Instant::now();
+            // A closed loop's pause that ends past the window: no event. A paced slot is
+            // intended before the window's end and runs even when it fires after it.
+            if !self.cfg.schedule.paced() && now >= self.end {
+                self.retire(conns, i)?;
                 continue;
             }
-            self.start_event(conns, i)?;
+            self.begin(conns, i, now)?;
             self.flush(conns, ep, i)?;
         }
         Ok(())
     }
 
-    fn start_event(&mut self, conns: &mut [Conn], i: usize) -> Result<(), EngineError> {
+    /// Starts connection `i`'s next event at `now`.
+    fn start_event(
+        &mut self,
+        conns: &mut [Conn],
+        i: usize,
+        now: Instant,
+    ) -> Result<(), EngineError> {
         let c = &mut conns[i];
         c.ops.clear();
         c.t.workload.next_event(&mut c.ops)?;
@@ -325,7 +369,7 @@ impl Loop<'_, '_> {
         c.retries = 0;
         c.next_op = 0;
         c.ev = Counters::default();
-        c.started = Instant::now();
+        c.started = now;
         self.send_next(conns, i)
     }
 
@@ -422,7 +466,7 @@ impl Loop<'_, '_> {
         if c.cancel_sent.is_some() {
             return Err(timeout_error(self.cfg.statement_timeout, true));
         }
-        let measuring = c.intended >= self.window_start;
+        let counts = self.pacer.counts(c.intended, c.started);
         if c.rolling_back {
             c.rolling_back = false;
             if std::mem::take(&mut c.rerun) {
@@ -458,13 +502,32 @@ impl Loop<'_, '_> {
                 let done = Instant::now();
                 self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
                 c.t.workload.event_done();
-                if measuring {
+                let took = done - c.intended;
+                if counts.rate {
                     self.counters.merge(&c.ev);
                     self.events += 1;
-                    self.rec.event(done, done - c.intended, c.ev.queries);
-                    self.op_types.completed(&*c.t.workload, done - c.intended);
+                }
+                match (counts.rate, counts.latency) {
+                    (true, true) => {
+                        self.rec.event(done, took, c.ev.queries);
+                        self.op_types.completed(&*c.t.workload, took);
+                    }
+                    // Intended in the warm-up, run in the window (its backlog).
+                    (true, false) => {
+                        self.rec.ran(done, c.ev.queries);
+                        self.op_types.ran(&*c.t.workload);
+                    }
+                    // Intended in the window, run after it (the drain).
+                    (false, true) => {
+                        self.pacer.tally.drained += 1;
+                        self.rec.drained(took);
+                        self.op_types.drained(&*c.t.workload, took);
+                    }
+                    (false, false) => {}
+                }
+                if counts.latency {
                     self.tally
-                        .completed(c.retries, done - c.intended, self.cfg.txn.latency_limit);
+                        .completed(c.retries, took, self.cfg.txn.latency_limit);
                     if self.cfg.schedule.paced() {
                         record_ns(&mut self.lag, (c.started - c.intended).as_nanos() as u64);
                         record_ns(&mut self.service, (done - c.started).as_nanos() as u64);
@@ -475,11 +538,13 @@ impl Loop<'_, '_> {
             Err(e) if e.is_retryable() && !self.cfg.txn.failures_count => {
                 c.t.workload.event_done();
                 self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
-                if measuring {
-                    // Statements run before an error count too, as in sysbench.
+                // Statements run before an error count too, as in sysbench.
+                if counts.rate {
                     self.counters.merge(&c.ev);
+                }
+                if counts.any() {
                     self.errors += 1;
-                    self.rec.error(c.intended);
+                    self.rec.error(c.started);
                     if self.errors > ERROR_BUDGET_FLOOR + ERROR_BUDGET_PER_EVENT * self.events {
                         return Err(EngineError::statement(format!(
                             "error budget exceeded: {} retried errors for {} events; last: {e}",
@@ -496,12 +561,14 @@ impl Loop<'_, '_> {
             Err(e) if e.kind == ErrorKind::Statement || e.is_retryable() => {
                 self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
                 c.t.workload.event_done();
-                if measuring {
+                if counts.rate {
                     self.counters.merge(&c.ev);
+                }
+                if counts.any() {
                     self.failed += 1;
                     self.op_types.failed(&*c.t.workload);
                     count_code(&mut self.codes, &e);
-                    self.rec.error(c.intended);
+                    self.rec.error(c.started);
                     check_error_rate(self.failed, self.events, self.cfg.max_error_rate, &e)?;
                 }
                 if c.transactional {
@@ -524,10 +591,10 @@ impl Loop<'_, '_> {
         cause: EngineError,
     ) -> Result<(), EngineError> {
         let c = &mut conns[i];
-        if c.intended >= self.window_start && c.phase == Phase::Waiting {
+        if self.pacer.counts(c.intended, c.started).any() && c.phase == Phase::Waiting {
             self.failed += 1;
             count_code(&mut self.codes, &cause);
-            self.rec.error(c.intended);
+            self.rec.error(c.started);
             check_error_rate(self.failed, self.events, self.cfg.max_error_rate, &cause)?;
         }
         let _ = ep.delete(c.t.socket.as_raw_fd());
@@ -535,7 +602,7 @@ impl Loop<'_, '_> {
             match (self.cfg.reconnect)(&mut *c.t.workload) {
                 Ok(p) => break p,
                 Err(e)
-                    if Instant::now() + Duration::from_millis(100) >= self.end
+                    if Instant::now() + Duration::from_millis(100) >= self.works_until
                         || self.shared.stop.requested() =>
                 {
                     return Err(EngineError::connection(format!(
