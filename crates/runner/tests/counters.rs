@@ -3,7 +3,8 @@
 
 use dbdelta_engine::sqlite::SqliteEngine;
 use dbdelta_engine::{
-    Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo, OpenOptions, SettleReport,
+    Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo, OpenOptions,
+    SettleReport, SettleWait,
 };
 use dbdelta_model::{RunOptions, Scale, StepKind, StepResult, StepStatus, TargetSpec};
 use dbdelta_runner::{run_target, Progress, StopFlag};
@@ -29,8 +30,12 @@ impl Engine for Counted {
     fn info(&self) -> Result<EngineInfo, EngineError> {
         self.inner.info()
     }
-    fn settle(&self, tables: &[String]) -> Result<SettleReport, EngineError> {
-        self.inner.settle(tables)
+    fn settle(
+        &self,
+        tables: &[String],
+        wait: &SettleWait<'_>,
+    ) -> Result<SettleReport, EngineError> {
+        self.inner.settle(tables, wait)
     }
     fn embedded(&self) -> bool {
         true
@@ -80,6 +85,8 @@ fn point_query(fail: bool) -> (StepResult, Vec<String>) {
         write_secs: 0.2,
         insert_secs: 0.2,
         warmup_secs: 0.0,
+        round_warmup_secs: None,
+        settle: Scale::Quick.defaults().settle,
         steps: vec!["point-query".into()],
         seed: 1,
         prepared: true,
