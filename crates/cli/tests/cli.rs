@@ -195,9 +195,9 @@ fn mock_run_writes_results_and_reports() {
     assert!(manifest["tool"]["git_commit"].is_string());
     assert!(manifest["host"]["cores"].as_u64().unwrap() >= 1);
     let results = std::fs::read_dir(rd.join("results/slow")).unwrap().count();
-    // load + 2 settles + point-query.warm (1 thread) + 4 steps x 2 dops
-    // (point-query.pre, point-query, update-index, scan)
-    assert_eq!(results, 1 + 2 + 1 + 4 * 2);
+    // load + 2 settles + point-query.warm (1 thread) + 3 steps x 2 dops (point-query.pre,
+    // point-query, update-index) + scan at threads = tables (1)
+    assert_eq!(results, 1 + 2 + 1 + 3 * 2 + 1);
     // csv and md from the stored results
     let csv = dbdelta()
         .args([
@@ -511,4 +511,103 @@ fn an_overloaded_paced_step_reports_its_backlog_and_drain() {
     assert_eq!(cols[2], "NO", "{line}");
     assert_eq!(cols[3], "500", "{line}");
     assert_eq!(cols[6], n("not_executed").to_string(), "{line}");
+}
+
+/// scan runs at threads = tables (spec §A6.1 item 14) whatever --threads says, and its cost
+/// per thousand rows divides by the rows every thread scanned, not by one thread's rate.
+#[test]
+fn scan_runs_one_thread_per_table_and_costs_every_row_scanned() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = dbdelta()
+        .args([
+            "run",
+            "--quiet",
+            "--no-store",
+            "-t",
+            "s=sqlite",
+            "--tables",
+            "2",
+            "--table-size",
+            "2000",
+            "--threads",
+            "1",
+            "--steps",
+            "scan",
+            "--insert-secs",
+            "0.5",
+            "--warmup-secs",
+            "0",
+            "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let scans: Vec<serde_json::Value> = std::fs::read_dir(rd.join("results/s"))
+        .unwrap()
+        .flatten()
+        .map(|f| read_json(&f.path()))
+        .filter(|r| r["label"] == "scan_range=100")
+        .collect();
+    assert_eq!(scans.len(), 1, "one scan step, at one thread count");
+    let scan = &scans[0];
+    assert_eq!(scan["threads"], 2, "{scan}");
+    let events = scan["events"].as_f64().unwrap();
+    let secs = scan["seconds"].as_f64().unwrap();
+    let all_rows_krows_s = events * 2000.0 / 1000.0 / secs;
+    let o_s = scan["costs"]["o_s"].as_f64().unwrap();
+    assert!(
+        (o_s - all_rows_krows_s).abs() <= 1e-6 * all_rows_krows_s,
+        "costs per thousand rows of every thread: {o_s} vs {all_rows_krows_s}"
+    );
+}
+
+/// A stall that covers a whole short window (here one 300 ms statement over a 100 ms
+/// window) stretches the window to the next event instead of leaving it empty: the step is
+/// a slow measurement, not a failure.
+#[test]
+fn a_window_a_stall_covered_ends_at_the_next_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = dbdelta()
+        .args([
+            "run",
+            "--quiet",
+            "--no-store",
+            "-t",
+            "m=mock?latency=300ms",
+            "--steps",
+            "point-query",
+            "--table-size",
+            "100",
+            "--read-secs",
+            "0.1",
+            "--warmup-secs",
+            "0.05",
+            "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = std::fs::read_dir(rd.join("results/m"))
+        .unwrap()
+        .flatten()
+        .map(|f| read_json(&f.path()))
+        .find(|r| r["label"] == "point-query_range=100")
+        .unwrap();
+    assert_eq!(r["status"]["state"], "ok", "{r}");
+    assert_eq!(r["events"], 1, "{r}");
+    // The first event after the stall starts ~0.3 s in: the window is ~0.25 s, not 0.1 s.
+    let secs = r["seconds"].as_f64().unwrap();
+    assert!((0.2..5.0).contains(&secs), "{secs}");
 }

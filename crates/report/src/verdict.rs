@@ -137,21 +137,20 @@ fn values(rs: &[&StepResult]) -> Vec<f64> {
     rs.iter().map(|r| r.throughput.value).collect()
 }
 
-/// (base, target) per round when both sides were measured in the same rounds (repeat
-/// numbers), at least two of them; `None` when the repeats cannot be paired.
+/// (base, target) per round measured on both sides (repeat numbers; a round that failed on
+/// one side drops out), at least two of them; `None` when the repeats cannot be paired.
 fn rounds(b: &[&StepResult], t: &[&StepResult]) -> Option<Vec<(f64, f64)>> {
-    if b.len() < 2 || b.len() != t.len() {
-        return None;
-    }
-    let mut pairs = Vec::with_capacity(b.len());
-    for rb in b {
-        let rt = t.iter().find(|rt| rt.repeat == rb.repeat)?;
-        pairs.push((rb.throughput.value, rt.throughput.value));
-    }
-    let mut seen: Vec<u32> = b.iter().map(|r| r.repeat).collect();
-    seen.sort_unstable();
-    seen.dedup();
-    (seen.len() == b.len()).then_some(pairs)
+    let by_round = |rs: &[&StepResult]| -> Option<BTreeMap<u32, f64>> {
+        let m: BTreeMap<u32, f64> = rs.iter().map(|r| (r.repeat, r.throughput.value)).collect();
+        // Unnumbered or duplicate rounds are independent runs, not rounds.
+        (m.len() == rs.len() && !m.contains_key(&0)).then_some(m)
+    };
+    let (bm, tm) = (by_round(b)?, by_round(t)?);
+    let pairs: Vec<(f64, f64)> = bm
+        .iter()
+        .filter_map(|(k, vb)| tm.get(k).map(|vt| (*vb, *vt)))
+        .collect();
+    (pairs.len() >= 2).then_some(pairs)
 }
 
 fn per_second(r: &StepResult) -> Vec<f64> {

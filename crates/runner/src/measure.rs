@@ -223,6 +223,11 @@ pub(crate) struct Shared<'a> {
     pub window: Duration,
     /// What the workers recorded, merged once a second per worker.
     pub recording: SharedRecording,
+    /// A closed-loop window holds at least one event: set once an event started in it.
+    pub window_used: AtomicBool,
+    /// Nanoseconds from the start to the end of a window that a stall covered entirely:
+    /// the start of the first event after it (0 = the planned end held).
+    pub stretched_end_ns: AtomicU64,
 }
 
 /// One thread of a step: a blocking worker with its own connection, or an event loop
@@ -541,7 +546,12 @@ fn run_jobs(
         warmup: plan.warmup,
         window: plan.window,
         recording: SharedRecording::default(),
+        window_used: AtomicBool::new(false),
+        stretched_end_ns: AtomicU64::new(0),
     };
+    // Only blocking workers of a closed loop stretch a window a stall covered (paced steps
+    // measure by intended time; event loops end on their own clock).
+    let stretchable = plan.rate.is_none() && jobs.iter().all(|j| matches!(j, Job::Thread { .. }));
     let reconnect_opts = dbdelta_engine::ConnectOptions {
         source: None,
         timeout: Some(plan.connect.timeout),
@@ -643,7 +653,13 @@ fn run_jobs(
             }
             let total: u64 = live.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
             progress.step_tick(now - t0, total);
-            if now >= end
+            // A stall that covered the whole window stretches it to the first event that
+            // starts after it (for at most the statement timeout), so a short window on a
+            // busy host is a slow measurement, not an empty one.
+            let stalled_through = stretchable
+                && !shared.window_used.load(Ordering::SeqCst)
+                && now < end + plan.statement_timeout;
+            if (now >= end && !stalled_through)
                 || shared.finished.load(Ordering::SeqCst) == n_jobs as u64
                 || shared.abort.load(Ordering::SeqCst)
             {
@@ -655,10 +671,17 @@ fn run_jobs(
             }
             let next_edge = if now < window_start {
                 window_start
-            } else {
+            } else if now < end {
                 end
+            } else {
+                now + Duration::from_millis(1)
             };
             std::thread::sleep(Duration::from_millis(100).min(next_edge - now));
+        }
+        let stretched = shared.stretched_end_ns.load(Ordering::SeqCst);
+        if stretched > 0 && !stop.requested() {
+            actual_window =
+                (t0 + Duration::from_nanos(stretched)).saturating_duration_since(window_start);
         }
         // The client's CPU of the window, not of a paced step's drain after it.
         cpu_at_end = Some(process_cpu_secs());
@@ -757,9 +780,14 @@ fn run_jobs(
     }
     if let Some(os) = outputs.1 {
         if result.is_ok() {
-            // Per operation of the headline: a new order for TPC-C (NOPM is per minute).
+            // Per operation of the headline: a new order for TPC-C (NOPM is per minute), a
+            // thousand rows for scan. Scan's headline is one thread's rate (§A8.2) while the
+            // CPU is every thread's, so its costs divide by the rows all threads scanned.
             let per_sec = match result.throughput.unit {
                 ThroughputUnit::Nopm => result.throughput.value / 60.0,
+                ThroughputUnit::KrowsPerSec if result.seconds > 0.0 => {
+                    result.events as f64 * plan.table_size as f64 / 1000.0 / result.seconds
+                }
                 _ => result.throughput.value,
             };
             result.costs = op_costs(&os.summary, per_sec);
@@ -824,6 +852,31 @@ fn engine_counters(
         c.current.insert("process.rss-bytes".into(), rss as f64);
     }
     Some(c)
+}
+
+/// Whether the worker runs one more event after the window's end: only the first event
+/// after a stall that covered the whole window (no event started in it), within the
+/// statement timeout; that event's start becomes the window's end.
+fn stretch_window(
+    shared: &Shared<'_>,
+    plan: &StepPlan,
+    t0: Instant,
+    end: Instant,
+    now: Instant,
+) -> bool {
+    if now >= end + plan.statement_timeout || shared.window_used.load(Ordering::SeqCst) {
+        return false;
+    }
+    let ns = u64::try_from(now.saturating_duration_since(t0).as_nanos()).unwrap_or(u64::MAX);
+    // The end is stored before the window counts as used: the coordinator reads it then.
+    let claimed = shared
+        .stretched_end_ns
+        .compare_exchange(0, ns.max(1), Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok();
+    if claimed {
+        shared.window_used.store(true, Ordering::SeqCst);
+    }
+    claimed
 }
 
 fn worker(
@@ -919,12 +972,20 @@ fn worker(
         } else {
             // Closed loop: the event starts when it is due (one clock read an event).
             let now = Instant::now();
-            if now >= end {
+            if now >= end && !stretch_window(shared, plan, t0, end, now) {
                 break;
+            }
+            if now >= window_start && !background && !shared.window_used.load(Ordering::Relaxed) {
+                shared.window_used.store(true, Ordering::SeqCst);
             }
             (now, now)
         };
-        let counts = pacer.counts(intended, start);
+        let mut counts = pacer.counts(intended, start);
+        if !paced && start >= end {
+            // The event that ends a window a stall covered: it is the window's.
+            counts.rate = true;
+            counts.latency = true;
+        }
         let mut ev = Counters::default();
         let run = run_event(
             &mut *workload,
