@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// Bound on opening the side connection and on each of its reads: the runner samples
 /// counters on the thread that times the window, which a silent server must not hold up.
-pub const STATS_TIMEOUT: Duration = Duration::from_secs(5);
+pub const STATS_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A lazily opened connection of type `C`, shared by the threads that sample counters.
 #[derive(Debug)]

@@ -686,8 +686,12 @@ fn run_jobs(
         // The client's CPU of the window, not of a paced step's drain after it.
         cpu_at_end = Some(process_cpu_secs());
         let os = sampler.take().map(SamplerHandle::stop);
+        // A failed or interrupted step is not compared, and its server may be the reason
+        // (stalled): do not wait on it for counters.
+        let ending_normally = !shared.abort.load(Ordering::SeqCst) && !stop.requested();
         counters_at_end = counters_at_window
             .as_ref()
+            .filter(|_| ending_normally)
             .and_then(|_| engine_counters(engine, plan, "end", progress));
         if probe_at_window.is_some() {
             probe_at_end = read_probe(&mut probe);
