@@ -517,50 +517,31 @@ fn an_overloaded_paced_step_reports_its_backlog_and_drain() {
 /// per thousand rows divides by the rows every thread scanned, not by one thread's rate.
 #[test]
 fn scan_runs_one_thread_per_table_and_costs_every_row_scanned() {
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("run");
-    let out = dbdelta()
-        .args([
-            "run",
-            "--quiet",
-            "--no-store",
-            "-t",
-            "s=sqlite",
-            "--tables",
-            "2",
-            "--table-size",
-            "2000",
-            "--threads",
-            "1",
-            "--steps",
-            "scan",
-            "--insert-secs",
-            "0.5",
-            "--warmup-secs",
-            "0",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let scans: Vec<serde_json::Value> = std::fs::read_dir(rd.join("results/s"))
-        .unwrap()
-        .flatten()
-        .map(|f| read_json(&f.path()))
-        .filter(|r| r["label"] == "scan_range=100")
+    let (_dir, rd) = common::run_ok(&[
+        "-t",
+        "s=sqlite",
+        "--tables",
+        "2",
+        "--table-size",
+        "2000",
+        "--threads",
+        "1",
+        "--steps",
+        "scan",
+        "--insert-secs",
+        "0.5",
+        "--warmup-secs",
+        "0",
+    ]);
+    let scans: Vec<_> = common::step_results(&rd, "s")
+        .into_iter()
+        .filter(|r| r.label == "scan_range=100")
         .collect();
     assert_eq!(scans.len(), 1, "one scan step, at one thread count");
     let scan = &scans[0];
-    assert_eq!(scan["threads"], 2, "{scan}");
-    let events = scan["events"].as_f64().unwrap();
-    let secs = scan["seconds"].as_f64().unwrap();
-    let all_rows_krows_s = events * 2000.0 / 1000.0 / secs;
-    let o_s = scan["costs"]["o_s"].as_f64().unwrap();
+    assert_eq!(scan.threads, 2, "{scan:?}");
+    let all_rows_krows_s = scan.events as f64 * 2000.0 / 1000.0 / scan.seconds;
+    let o_s = scan.costs.as_ref().expect("costs").o_s;
     assert!(
         (o_s - all_rows_krows_s).abs() <= 1e-6 * all_rows_krows_s,
         "costs per thousand rows of every thread: {o_s} vs {all_rows_krows_s}"
@@ -572,42 +553,24 @@ fn scan_runs_one_thread_per_table_and_costs_every_row_scanned() {
 /// a slow measurement, not a failure.
 #[test]
 fn a_window_a_stall_covered_ends_at_the_next_event() {
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("run");
-    let out = dbdelta()
-        .args([
-            "run",
-            "--quiet",
-            "--no-store",
-            "-t",
-            "m=mock?latency=300ms",
-            "--steps",
-            "point-query",
-            "--table-size",
-            "100",
-            "--read-secs",
-            "0.1",
-            "--warmup-secs",
-            "0.05",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .output()
+    let (_dir, rd) = common::run_ok(&[
+        "-t",
+        "m=mock?latency=300ms",
+        "--steps",
+        "point-query",
+        "--table-size",
+        "100",
+        "--read-secs",
+        "0.1",
+        "--warmup-secs",
+        "0.05",
+    ]);
+    let r = common::step_results(&rd, "m")
+        .into_iter()
+        .find(|r| r.label == "point-query_range=100")
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = std::fs::read_dir(rd.join("results/m"))
-        .unwrap()
-        .flatten()
-        .map(|f| read_json(&f.path()))
-        .find(|r| r["label"] == "point-query_range=100")
-        .unwrap();
-    assert_eq!(r["status"]["state"], "ok", "{r}");
-    assert_eq!(r["events"], 1, "{r}");
+    assert!(r.is_ok(), "{:?}", r.status);
+    assert_eq!(r.events, 1);
     // The first event after the stall starts ~0.3 s in: the window is ~0.25 s, not 0.1 s.
-    let secs = r["seconds"].as_f64().unwrap();
-    assert!((0.2..5.0).contains(&secs), "{secs}");
+    assert!((0.2..5.0).contains(&r.seconds), "{}", r.seconds);
 }
