@@ -5,6 +5,8 @@
 #      flagged (goal ≤ 1), and the median 95 % half-width (goal ≤ ±10 %);
 #   2. the default main job (`dbdelta run`: rollback relative to wal): every write step must
 #      be flagged slower; how many read steps are flagged, and which;
+#   2b. the same read path: wal (synchronous=NORMAL) relative to walfull (synchronous=FULL,
+#      an fsync per commit): writes must be flagged slower, reads (the same code path) not;
 #   3. a planted 3 % change (mock statement latency 1 ms vs 1.03 ms, one step, --repeat N):
 #      resolved at 95 % within 10 minutes?
 # Every part prints its wall time. With --load, a release build of dbdelta loops beside the
@@ -15,7 +17,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 DBDELTA=$ROOT/target/release/dbdelta
-PARTS="aa main planted"
+PARTS="aa main walfull planted"
 LOAD=0
 ROUNDS=20
 OUT=""
@@ -23,7 +25,7 @@ usage() {
     cat <<'EOF'
 usage: bench/trust.sh [--dbdelta PATH] [--parts "aa main planted"] [--load] [--planted-rounds N] [--out FILE]
   --dbdelta PATH        binary to test (default <repo>/target/release/dbdelta; never built here)
-  --parts LIST          which parts to run (default all three)
+  --parts LIST          which parts to run (default all four: aa main walfull planted)
   --load                loop `cargo build --release` of this repo (own target dir) beside the runs
   --planted-rounds N    rounds of the planted-change run (default 20, 1 s windows)
   --out FILE            Markdown summary (default bench/results-trust-<UTC time>.md)
@@ -155,6 +157,26 @@ for part in $PARTS; do
             echo
         } >>"$OUT"
         ;;
+    walfull)
+        log "same read path: sqlite WAL synchronous=FULL relative to NORMAL"
+        run walfull -t "wal=sqlite?$SAME" -t 'walfull=sqlite?journal_mode=WAL&synchronous=FULL'
+        {
+            echo "## The same read path: WAL with synchronous=FULL relative to NORMAL"
+            echo
+            echo "\`dbdelta run -t 'wal=sqlite?$SAME' -t 'walfull=sqlite?journal_mode=WAL&synchronous=FULL'\`: $(cat "$WORK/walfull.secs") s."
+            echo "Reads run the same code in both (WAL); FULL adds an fsync of the WAL at every commit."
+            echo
+            echo "- write steps flagged: **$(flagged walfull write) of $(compared walfull write)**"
+            echo "- read steps (point + range) flagged: **$(( $(flagged walfull point) + $(flagged walfull range) )) of $(( $(compared walfull point) + $(compared walfull range) ))** (goal ≤ 2)"
+            echo "- median 95 % half-width: **±$(half walfull) %**"
+            echo "- $(jq -r '.noise_floor // "no noise floor"' "$WORK/walfull/report.json")"
+            echo
+            echo "| step | group | ratio | 95 % interval | verdict |"
+            echo "|---|---|---:|---|---|"
+            list walfull '(.verdict != "no significant change" and $group[.label] != "write") or (.verdict == "no significant change" and $group[.label] == "write")'
+            echo
+        } >>"$OUT"
+        ;;
     planted)
         log "planted: mock latency 1ms vs 1030us, point-query, $ROUNDS rounds of 1 s"
         run planted -t "base=mock?latency=1ms" -t "slower=mock?latency=1030us" --steps point-query \
@@ -171,7 +193,7 @@ for part in $PARTS; do
             echo
         } >>"$OUT"
         ;;
-    *) echo "--parts: unknown part '$part' (aa, main, planted)" >&2; exit 2 ;;
+    *) echo "--parts: unknown part '$part' (aa, main, walfull, planted)" >&2; exit 2 ;;
     esac
 done
 cat "$OUT"
