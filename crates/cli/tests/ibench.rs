@@ -114,11 +114,7 @@ fn all_steps_run_on_sqlite() {
 }
 
 fn have(path: &str) -> bool {
-    let ok = Path::new(path).is_file();
-    if !ok {
-        eprintln!("SKIPPED: {path} is missing");
-    }
-    ok
+    common::require(&[path], "scripts/test.sh installs the servers")
 }
 
 #[test]

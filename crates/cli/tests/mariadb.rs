@@ -14,11 +14,7 @@ use dbdelta_workload::Suite;
 use std::path::Path;
 
 fn have_mariadb() -> bool {
-    let ok = Path::new("/usr/sbin/mariadbd").is_file();
-    if !ok {
-        eprintln!("SKIPPED: /usr/sbin/mariadbd is missing (apt-get install mariadb-server)");
-    }
-    ok
+    common::require(&["/usr/sbin/mariadbd"], "apt-get install mariadb-server")
 }
 
 fn managed(dir: &Path) -> MysqlEngine {

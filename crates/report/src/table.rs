@@ -145,30 +145,32 @@ pub struct Table {
     pub rows: Vec<Row>,
 }
 
-struct RowAcc {
+struct RowAcc<'a> {
     step: String,
     group: Group,
     unit: Option<ThroughputUnit>,
     order: u32,
-    cells: Vec<Cell>,
+    /// Per column, the results by round (repeat number).
+    rounds: Vec<BTreeMap<u32, &'a StepResult>>,
 }
 
 /// Builds one table per thread count (ascending) from the measured results of `columns`.
-/// Results of other targets and unreported kinds (load, warm, settle) are ignored; a second
-/// result for the same target, step label and thread count replaces the first, with a warning.
+/// Results of other targets and unreported kinds (load, warm, settle) are ignored. A cell
+/// measured in several rounds shows their geometric mean (as the verdict's ratio does), over
+/// the rounds that completed; a second result for the same target, step label, thread count
+/// and round replaces the first, with a warning.
 pub(crate) fn build_tables<'a>(
     columns: &[&str],
     results: impl IntoIterator<Item = &'a StepResult>,
     warnings: &mut Vec<String>,
 ) -> Vec<Table> {
     let col_of: HashMap<&str, usize> = columns.iter().enumerate().map(|(i, c)| (*c, i)).collect();
-    let mut dops: BTreeMap<u32, HashMap<String, RowAcc>> = BTreeMap::new();
+    let mut dops: BTreeMap<u32, HashMap<String, RowAcc<'a>>> = BTreeMap::new();
     for r in results {
         let Some(&col) = col_of.get(r.target.as_str()) else {
             continue;
         };
-        // Repeats after the first are in the verdict section (intervals across repeats).
-        if r.kind != StepKind::Measured || r.repeat_no() > 1 {
+        if r.kind != StepKind::Measured {
             continue;
         }
         let acc = dops
@@ -180,15 +182,14 @@ pub(crate) fn build_tables<'a>(
                 group: r.group,
                 unit: None,
                 order: r.order,
-                cells: vec![Cell::Missing; columns.len()],
+                rounds: vec![BTreeMap::new(); columns.len()],
             });
-        if acc.cells[col] != Cell::Missing {
+        if acc.rounds[col].insert(r.repeat_no(), r).is_some() {
             warnings.push(format!(
                 "target '{}' has two results for {} at dop={}; using the later one",
                 r.target, r.label, r.threads
             ));
         }
-        acc.cells[col] = Cell::of(r);
         acc.order = acc.order.min(r.order);
         if r.is_ok() && acc.unit.is_none() {
             acc.unit = Some(r.throughput.unit);
@@ -202,7 +203,33 @@ pub(crate) fn build_tables<'a>(
         .collect()
 }
 
-fn sorted_rows(rows: HashMap<String, RowAcc>) -> Vec<Row> {
+/// One cell from a target's rounds: the geometric mean of the completed ones, or, when none
+/// completed, what the last one was (failed, interrupted, not supported).
+fn cell_of_rounds(rounds: &BTreeMap<u32, &StepResult>) -> Cell {
+    let done: Vec<f64> = rounds
+        .values()
+        .filter(|r| r.is_complete() && r.is_ok())
+        .map(|r| r.throughput.value)
+        .collect();
+    match (done.len(), rounds.values().last()) {
+        (0, Some(last)) => Cell::of(last),
+        (0, None) => Cell::Missing,
+        (1, _) => Cell::Value {
+            value: done[0],
+            interrupted: false,
+        },
+        (n, _) => Cell::Value {
+            value: if done.iter().all(|v| *v > 0.0) {
+                (done.iter().map(|v| v.ln()).sum::<f64>() / n as f64).exp()
+            } else {
+                done.iter().sum::<f64>() / n as f64
+            },
+            interrupted: false,
+        },
+    }
+}
+
+fn sorted_rows(rows: HashMap<String, RowAcc<'_>>) -> Vec<Row> {
     let mut keyed: Vec<(RowKey, Row)> = rows
         .into_iter()
         .map(|(label, a)| {
@@ -212,7 +239,7 @@ fn sorted_rows(rows: HashMap<String, RowAcc>) -> Vec<Row> {
                 step: a.step,
                 group: a.group,
                 unit: a.unit.unwrap_or(ThroughputUnit::Qps),
-                cells: a.cells,
+                cells: a.rounds.iter().map(cell_of_rounds).collect(),
             };
             (key, row)
         })

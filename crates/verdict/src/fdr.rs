@@ -33,9 +33,15 @@ mod tests {
 
     #[test]
     fn step_up_keeps_every_p_below_the_largest_passing_rank() {
-        // m = 5, q = 0.05: thresholds 0.01, 0.02, 0.03, 0.04, 0.05. Rank 3 (0.025 ≤ 0.03)
-        // passes, so rank 2 (0.021 > 0.02 on its own) is a discovery too.
+        // m = 5, q = 0.05: thresholds 0.01, 0.02, 0.03, 0.04, 0.05. Rank 4 (0.04 ≤ 0.04)
+        // passes, so rank 2 (0.021 > 0.02 on its own) is a discovery too; rank 5 (0.9) not.
         let p = [0.04, 0.001, 0.9, 0.025, 0.021];
+        assert_eq!(
+            benjamini_hochberg(&p, 0.05),
+            vec![true, true, false, true, true]
+        );
+        // Without the 0.04, rank 3 (0.025 ≤ 0.03) is the largest that passes.
+        let p = [0.3, 0.001, 0.9, 0.025, 0.021];
         assert_eq!(
             benjamini_hochberg(&p, 0.05),
             vec![false, true, false, true, true]
@@ -44,7 +50,9 @@ mod tests {
 
     #[test]
     fn nothing_passes_when_no_rank_meets_its_threshold() {
-        assert_eq!(benjamini_hochberg(&[0.02, 0.03], 0.05), vec![false, false]);
+        // m = 2: thresholds 0.025 and 0.05.
+        assert_eq!(benjamini_hochberg(&[0.03, 0.06], 0.05), vec![false, false]);
+        assert_eq!(benjamini_hochberg(&[0.03, 0.04], 0.05), vec![true, true]);
         assert_eq!(benjamini_hochberg(&[], 0.05), Vec::<bool>::new());
         assert_eq!(
             benjamini_hochberg(&[f64::NAN, 0.001], 0.05),
