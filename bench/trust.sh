@@ -19,6 +19,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 DBDELTA=$ROOT/target/release/dbdelta
 PARTS="aa main walfull planted"
 LOAD=0
+KEEP=0
 ROUNDS=20
 OUT=""
 usage() {
@@ -28,6 +29,7 @@ usage: bench/trust.sh [--dbdelta PATH] [--parts "aa main planted"] [--load] [--p
   --parts LIST          which parts to run (default all four: aa main walfull planted)
   --load                loop `cargo build --release` of this repo (own target dir) beside the runs
   --planted-rounds N    rounds of the planted-change run (default 20, 1 s windows)
+  --keep                keep the run directories (printed at the end)
   --out FILE            Markdown summary (default bench/results-trust-<UTC time>.md)
 EOF
 }
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
     --dbdelta) DBDELTA=$2; shift ;;
     --parts) PARTS=$2; shift ;;
     --load) LOAD=1 ;;
+    --keep) KEEP=1 ;;
     --planted-rounds) ROUNDS=$2; shift ;;
     --out) OUT=$2; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -53,7 +56,7 @@ cleanup() {
     local rc=$?
     trap - EXIT INT TERM
     [ -n "$LOADER" ] && kill -- -"$LOADER" 2>/dev/null
-    [ $rc = 0 ] && rm -rf "$WORK" || echo "scratch kept: $WORK" >&2
+    if [ $rc = 0 ] && [ $KEEP = 0 ]; then rm -rf "$WORK"; else echo "scratch kept: $WORK" >&2; fi
     exit $rc
 }
 trap cleanup EXIT

@@ -688,6 +688,7 @@ function f(x, p) { return x < 0 ? "n/a" : sprintf(p, x) }
         echo "per repeat, predicted QPS ratio dbdelta/sysbench = (client + server CPU/stmt of sysbench) / (client + server CPU/stmt of dbdelta)."
         echo "Cores used = QPS × (client + server CPU/stmt); the rest of the 2 cores went to other jobs or idled (host idle % from /proc/stat over the same window)."
         echo "The prediction applies when the host has no idle CPU; with idle CPU (1 thread: round-trip latency bounds QPS) it is only a bound."
+        echo "\"2+ pooled\" pools the repeats of all thread counts above 1 (the ratios, unlike QPS, should not depend on the thread count there)."
         echo
         echo "| server | threads | n | QPS dbdelta/sysbench | client CPU dbdelta/sysbench | server CPU/stmt dbdelta/sysbench | client+server us/stmt sysbench / dbdelta | cores used sysbench / dbdelta | host idle % sysbench / dbdelta | predicted QPS ratio | measured / predicted |"
         echo "|---|---:|---:|---|---|---|---:|---:|---:|---|---|"
@@ -698,6 +699,32 @@ function f(x, p) { return x < 0 ? "n/a" : sprintf(p, x) }
                     if (!((k, $5) in hasr)) { hasr[k, $5] = 1; reps[k, ++nr[k]] = $5 }
                     Q[k, $5, $6] = $7; C[k, $5, $6] = $6 == "sysbench" ? $10 : $9; S[k, $5, $6] = $11; I[k, $5, $6] = $14
                 }
+                function add(g, qs, qd, cs, cd, ss, sd, is, id,  p) {
+                    acc("q" g, qd / qs); acc("c" g, cd / cs); acc("s" g, sd / ss)
+                    p = (cs + ss) / (cd + sd); acc("p" g, p); acc("m" g, qd / qs / p)
+                    TS[g] += cs + ss; TD[g] += cd + sd; US[g] += qs * (cs + ss) / 1e6; UD[g] += qd * (cd + sd) / 1e6; M[g]++
+                    IS[g] += is; ID[g] += id
+                }
+                function row(g, tl, label,  m, line) {
+                    m = M[g]
+                    printf "| %s | %s | %d | %s | %s | %s | %.1f / %.1f | %.2f / %.2f | %.0f / %.0f | %s | **%s** |\n", sn, tl, m, rci("q" g), rci("c" g), rci("s" g),
+                        TS[g] / m, TD[g] / m, US[g] / m, UD[g] / m, IS[g] / m, ID[g] / m, rci("p" g), rci("m" g)
+                    line = sprintf("- %s, %s: dbdelta reaches %.3f× sysbench'"'"'s QPS", sn, label, gm("q" g))
+                    line = line sprintf("; server CPU per statement %.3f× ", gm("s" g))
+                    if (SN["s" g] < 2) line = line "(one repeat: no CI)"
+                    else if (!has1("s" g)) line = line "(**differs**: CI " rci("s" g) " excludes 1)"
+                    else if (hw("s" g) <= log(1.05)) line = line "(**same server CPU per statement within noise**, CI " pm("s" g) ")"
+                    else line = line "(no difference detected, but the CI " pm("s" g) " is too wide to call it the same)"
+                    line = line sprintf("; client CPU %.3f× %s; client+server %.1f vs %.1f us/stmt predicts %.3f×, measured/predicted %s",
+                        gm("c" g), SN["c" g] < 2 ? "" : "[" sprintf("%.3f, %.3f", lo("c" g), hi("c" g)) "]", TS[g] / m, TD[g] / m, gm("p" g), rci("m" g))
+                    if (SN["m" g] >= 2) {
+                        if (!has1("m" g)) line = line ": **not explained** by CPU per statement alone"
+                        else if (hw("m" g) <= log(1.05)) line = line ": **explained by CPU per statement** (within ±5 %)"
+                        else line = line ": consistent with the CPU explanation, but the CI " pm("m" g) " is wide"
+                    }
+                    if (IS[g] / m > 15 || ID[g] / m > 15) line = line sprintf(" (host idle %.0f / %.0f %%: not CPU-bound, the prediction is only a bound)", IS[g] / m, ID[g] / m)
+                    print line "." >>xf
+                }
                 END {
                     for (i = 1; i <= n; i++) {
                         k = order[i]
@@ -706,33 +733,14 @@ function f(x, p) { return x < 0 ? "n/a" : sprintf(p, x) }
                             qs = Q[k, r, "sysbench"]; qd = Q[k, r, "dbdelta"]; cs = C[k, r, "sysbench"]; cd = C[k, r, "dbdelta"]
                             ss = S[k, r, "sysbench"]; sd = S[k, r, "dbdelta"]
                             if (!(num(qs) && num(qd) && num(cs) && num(cd) && num(ss) && num(sd))) continue
-                            acc("q", qd / qs); acc("c", cd / cs); acc("s", sd / ss)
-                            p = (cs + ss) / (cd + sd); acc("p", p); acc("m", qd / qs / p)
-                            ts += cs + ss; td += cd + sd; us += qs * (cs + ss) / 1e6; ud += qd * (cd + sd) / 1e6; m++
-                            is += I[k, r, "sysbench"]; id += I[k, r, "dbdelta"]
+                            add(k, qs, qd, cs, cd, ss, sd, I[k, r, "sysbench"], I[k, r, "dbdelta"])
+                            # pooled over the thread counts > 1, where client and server compete for the cores
+                            if (k > 1) add("P", qs, qd, cs, cd, ss, sd, I[k, r, "sysbench"], I[k, r, "dbdelta"])
                         }
-                        if (m)
-                            printf "| %s | %s | %d | %s | %s | %s | %.1f / %.1f | %.2f / %.2f | %.0f / %.0f | %s | **%s** |\n", sn, k, m, rci("q"), rci("c"), rci("s"),
-                                ts / m, td / m, us / m, ud / m, is / m, id / m, rci("p"), rci("m")
-                        if (m) {
-                            line = sprintf("- %s, %s thread(s): dbdelta reaches %.3f× sysbench'"'"'s QPS", sn, k, gm("q"))
-                            line = line sprintf("; server CPU per statement %.3f× ", gm("s"))
-                            if (SN["s"] < 2) line = line "(one repeat: no CI)"
-                            else if (!has1("s")) line = line "(**differs**: CI " rci("s") " excludes 1)"
-                            else if (hw("s") <= log(1.05)) line = line "(**same server CPU per statement within noise**, CI " pm("s") ")"
-                            else line = line "(no difference detected, but the CI " pm("s") " is too wide to call it the same)"
-                            line = line sprintf("; client CPU %.3f× %s; client+server %.1f vs %.1f us/stmt predicts %.3f×, measured/predicted %s", gm("c"), SN["c"] < 2 ? "" : "[" sprintf("%.3f, %.3f", lo("c"), hi("c")) "]", ts / m, td / m, gm("p"), rci("m"))
-                            if (SN["m"] >= 2) {
-                                if (!has1("m")) line = line ": **not explained** by CPU per statement alone"
-                                else if (hw("m") <= log(1.05)) line = line ": **explained by CPU per statement** (within ±5 %)"
-                                else line = line ": consistent with the CPU explanation, but the CI " pm("m") " is wide"
-                            }
-                            if (is / m > 15 || id / m > 15) line = line sprintf(" (host idle %.0f / %.0f %%: not CPU-bound, the prediction is only a bound)", is / m, id / m)
-                            L[i] = line "."
-                        }
-                        delete SN; delete SL; delete SL2; ts = td = us = ud = is = id = m = 0
+                        if (M[k]) row(k, k, k " thread(s)")
                     }
-                    for (i = 1; i <= n; i++) if (i in L) print L[i] >>xf
+                    ncpu = 0; for (i = 1; i <= n; i++) if (order[i] > 1) ncpu++
+                    if (ncpu > 1 && M["P"]) row("P", "2+ pooled", "2+ threads pooled")
                 }' "$RES"
         done
         echo

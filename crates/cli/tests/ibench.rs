@@ -12,7 +12,6 @@ use dbdelta_runner::ibench::{create_tables, run_step, StepContext};
 use dbdelta_runner::StopFlag;
 use dbdelta_workload::ibench::statements::{point_query, range_queries};
 use dbdelta_workload::ibench::steps::builtin;
-use std::path::Path;
 
 const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 const MEASURED: [&str; 10] = [
