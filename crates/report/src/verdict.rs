@@ -295,10 +295,10 @@ fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
         });
     match repeats {
         Some((n, _, true)) if reused => format!(
-            "95 % confidence intervals of target/base from {n} paired rounds (A B, A B, …) that shared one server and load per target (--reuse-load; t-test on the per-round log ratios); load-to-load variation is not included"
+            "95 % confidence intervals of target/base from {n} paired rounds (base and target measured back to back in each) that shared one server and load per target (--reuse-load; t-test on the per-round log ratios); load-to-load variation is not included"
         ),
         Some((n, _, true)) => format!(
-            "95 % confidence intervals of target/base from {n} paired rounds (A B, A B, …; t-test on the per-round log ratios, so drift that hits both sides of a round cancels)"
+            "95 % confidence intervals of target/base from {n} paired rounds (base and target back to back in each, A B then B A; t-test on the per-round log ratios, so drift that hits both sides of a round cancels)"
         ),
         Some((b, t, false)) if reused => format!(
             "95 % confidence intervals of target/base from repeated runs that shared one server and load per target (--reuse-load: {b} of the base, {t} of each target; Welch test on log QPS); load-to-load variation is not included"

@@ -83,7 +83,7 @@ fn repeats_give_intervals_and_verdicts() {
     assert!(a_pq.across_repeats && (a_pq.cv.unwrap() - 0.01).abs() < 0.001);
 
     let text = render(&data, Format::Text, &ReportOptions::default()).unwrap();
-    assert!(text.contains("from 3 paired rounds (A B, A B"));
+    assert!(text.contains("from 3 paired rounds (base and target back to back in each"));
     assert!(text.contains("1 regression(s), 0 improvement(s), 1 without significant change"));
     assert!(text.contains("▼"));
     let md = render(&data, Format::Markdown, &ReportOptions::default()).unwrap();

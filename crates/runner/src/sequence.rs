@@ -245,7 +245,7 @@ pub struct TargetUnderTest<'a> {
 }
 
 /// Runs the suite on every target at once, item by item: each load and settle on every
-/// target in turn, and each measured step (at each thread count) `rounds` times as A B, A B,
+/// target in turn, and each measured step (at each thread count) `rounds` times as A B, B A,
 /// … so every pair of a ratio is measured minutes apart at most and host drift hits both
 /// sides. Every target sees the suite's items in the suite's order, so the state each step
 /// finds (rows written by earlier steps, settle points) is the same on all of them. With

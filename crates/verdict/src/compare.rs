@@ -1,6 +1,6 @@
 //! Relative values with a confidence interval and the verdict of one report cell.
 //!
-//! With repeats measured in rounds (A B, A B, …: interleaved steps or interleaved runs), the
+//! With repeats measured in rounds (A B, B A, … interleaved steps, or A B, A B, … interleaved runs), the
 //! interval of target/base comes from the paired per-round ratios, so drift of the host that
 //! hits both sides of a round cancels. Unpaired repeats get a Welch test on the logarithms of
 //! the per-repeat values. With one run per target, the per-second samples give a within-run
@@ -29,7 +29,7 @@ pub enum Evidence {
         /// Runs of the target.
         target: usize,
     },
-    /// Rounds that measured base and target minutes apart at most (A B, A B, …): the
+    /// Rounds that measured base and target minutes apart at most (A B, B A, …): the
     /// interval comes from the per-round ratios.
     Paired {
         /// Rounds (pairs).
