@@ -61,7 +61,7 @@ pub(crate) fn beyond(value: f64, opts: &ReportOptions) -> Option<bool> {
 }
 
 /// Renders the whole page.
-pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
+pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) -> String {
     let mut o = String::new();
     let names: Vec<&str> = data.columns.iter().map(|c| c.name()).collect();
     let title = if names.len() >= 2 {
@@ -81,11 +81,9 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
         esc(&title),
         esc(&title)
     );
-    // Every cell's 95 % comparison, computed once: colors and counts depend on it.
-    let verdicts = crate::verdict::verdicts(data);
-    intro(&mut o, data, &verdicts);
+    intro(&mut o, data, verdicts);
     toc(&mut o, data, opts);
-    glance(&mut o, data, &verdicts);
+    glance(&mut o, data, verdicts);
     summary(&mut o, data);
     legend(&mut o, opts);
     if !data.warnings.is_empty() {
@@ -97,7 +95,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     }
     if data.columns.len() >= 2 {
         for table in &data.tables {
-            relative(&mut o, data, table, opts, &verdicts);
+            relative(&mut o, data, table, opts, verdicts);
         }
     }
     for table in &data.tables {

@@ -187,17 +187,22 @@ pub fn render(
     }
     Ok(match format {
         Format::Text => {
-            let floor = verdict::noise_floor(data, &verdict::verdicts(data))
-                .map_or(String::new(), |l| format!("{l}.\n\n"));
-            floor + &text::render(data, opts) + &verdict::render_text(data)
+            let cells = verdict::verdicts(data);
+            let floor =
+                verdict::noise_floor(data, &cells).map_or(String::new(), |l| format!("{l}.\n\n"));
+            floor + &text::render(data, opts) + &verdict::render_text(data, &cells)
         }
-        Format::Markdown => markdown::render(data, opts) + &verdict::render_markdown(data),
+        Format::Markdown => {
+            let cells = verdict::verdicts(data);
+            markdown::render(data, opts, &cells) + &verdict::render_markdown(data, &cells)
+        }
         Format::Csv => csv::render(data, opts),
         Format::Json => json::render(data, opts),
         Format::Ycsb => ycsb::render(data),
         Format::Html => {
-            let page = html::render(data, opts);
-            let section = verdict::render_html(data);
+            let cells = verdict::verdicts(data);
+            let page = html::render(data, opts, &cells);
+            let section = verdict::render_html(data, &cells);
             match page.rfind("</body>") {
                 Some(at) => format!("{}{section}{}", &page[..at], &page[at..]),
                 None => page + &section,

@@ -20,16 +20,15 @@ use std::fmt::Write;
 const REASON_CHARS: usize = 40;
 
 /// Renders the legend, the tables of every thread count and the load table.
-pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
+pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) -> String {
     let mut out = String::new();
-    let verdicts = crate::verdict::verdicts(data);
-    if let Some(line) = crate::verdict::noise_floor(data, &verdicts) {
+    if let Some(line) = crate::verdict::noise_floor(data, verdicts) {
         let _ = writeln!(out, "**{line}.**\n");
     }
     legend(&mut out, data);
     for table in &data.tables {
         if data.columns.len() >= 2 {
-            relative_table(&mut out, data, table, &verdicts);
+            relative_table(&mut out, data, table, verdicts);
             group_table(&mut out, data, table);
         }
         absolute_table(&mut out, data, table);

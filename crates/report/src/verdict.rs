@@ -394,18 +394,17 @@ fn noise_rows(data: &ReportData) -> Vec<(u32, String, Vec<String>)> {
 }
 
 /// The plain-text verdict and noise sections (empty without any interval: one target, or no per-second samples).
-pub fn render_text(data: &ReportData) -> String {
-    let cells = verdicts(data);
+pub fn render_text(data: &ReportData, cells: &[VerdictCell]) -> String {
     if cells.iter().all(|c| c.comparison.is_none()) {
         return String::new();
     }
     let ts = targets(data);
     let mut o = String::new();
     let _ = writeln!(o, "\nVerdicts relative to: {}", data.base());
-    let _ = writeln!(o, "{}", evidence_note(data, &cells));
+    let _ = writeln!(o, "{}", evidence_note(data, cells));
     let _ = writeln!(o, "▲ significant improvement, ▼ significant regression");
-    let _ = writeln!(o, "{}", summary_line(&cells));
-    for t in by_dop(&cells, &ts) {
+    let _ = writeln!(o, "{}", summary_line(cells));
+    for t in by_dop(cells, &ts) {
         let _ = writeln!(o, "\ndop={}\tstep\t{}", t.dop, ts.join("\t"));
         for (label, cs) in t.rows {
             let vals: Vec<String> = cs.iter().map(|c| cell_text(c)).collect();
@@ -425,8 +424,7 @@ pub fn render_text(data: &ReportData) -> String {
 }
 
 /// The Markdown verdict and noise sections (empty without any interval: one target, or no per-second samples).
-pub fn render_markdown(data: &ReportData) -> String {
-    let cells = verdicts(data);
+pub fn render_markdown(data: &ReportData, cells: &[VerdictCell]) -> String {
     if cells.iter().all(|c| c.comparison.is_none()) {
         return String::new();
     }
@@ -436,10 +434,10 @@ pub fn render_markdown(data: &ReportData) -> String {
     let _ = writeln!(
         o,
         "{}. **Bold ▲/▼** = significant improvement/regression; others are within the noise.\n\n{}\n",
-        evidence_note(data, &cells),
-        summary_line(&cells)
+        evidence_note(data, cells),
+        summary_line(cells)
     );
-    for t in by_dop(&cells, &ts) {
+    for t in by_dop(cells, &ts) {
         let _ = writeln!(o, "\n### dop={}\n", t.dop);
         let _ = writeln!(o, "| step | {} |", ts.join(" | "));
         let _ = writeln!(o, "|---|{}", "---:|".repeat(ts.len()));
@@ -470,8 +468,7 @@ pub fn render_markdown(data: &ReportData) -> String {
 }
 
 /// The HTML verdict and noise sections: only significant cells are colored.
-pub fn render_html(data: &ReportData) -> String {
-    let cells = verdicts(data);
+pub fn render_html(data: &ReportData, cells: &[VerdictCell]) -> String {
     if cells.iter().all(|c| c.comparison.is_none()) {
         return String::new();
     }
@@ -481,10 +478,10 @@ pub fn render_html(data: &ReportData) -> String {
         o,
         "<h2 id=\"verdicts\">Verdicts relative to {}</h2>\n<p>{}. Only significant cells are colored.</p>\n<p>{}</p>",
         esc(data.base()),
-        esc(&evidence_note(data, &cells)),
-        esc(&summary_line(&cells))
+        esc(&evidence_note(data, cells)),
+        esc(&summary_line(cells))
     );
-    for t in by_dop(&cells, &ts) {
+    for t in by_dop(cells, &ts) {
         let _ = write!(
             o,
             "<h3>dop={}</h3>\n<table class=\"verdicts\"><tr><th>step</th>",
