@@ -211,6 +211,13 @@ pub trait Connection: Send {
         ))
     }
 
+    /// The on-disk size of `table` from the engine's catalog, for query-set reports;
+    /// `Ok(None)` when the engine cannot tell.
+    fn table_size(&mut self, table: &str) -> Result<Option<TableSize>, EngineError> {
+        let _ = table;
+        Ok(None)
+    }
+
     /// Executes one operation of any family.
     #[inline]
     fn run(&mut self, op: &Op<'_>) -> Result<Outcome, EngineError> {
@@ -225,6 +232,18 @@ pub trait Connection: Send {
     /// that multiplex many connections per thread. Embedded engines (and connections that
     /// cannot be split, such as TLS ones) give themselves back.
     fn into_session(self: Box<Self>) -> Result<SessionParts, Box<dyn Connection>>;
+}
+
+/// The size of one table as its engine's catalog reports it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableSize {
+    /// Bytes of the table's data (heap, clustered index, column files), compressed as stored.
+    pub data_bytes: u64,
+    /// Bytes of its secondary indexes (full-text indexes included); `None` when the engine
+    /// does not split them out.
+    pub index_bytes: Option<u64>,
+    /// Bytes of the data before compression, where the engine keeps them (ClickHouse).
+    pub uncompressed_bytes: Option<u64>,
 }
 
 /// How one connection is opened; the defaults are the engine's own.

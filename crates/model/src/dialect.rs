@@ -16,6 +16,9 @@ pub enum Dialect {
     Mock,
     /// Embedded RocksDB: key-value operations only, no SQL.
     Rocksdb,
+    /// ClickHouse (embedded chdb or a server over HTTP): analytic SQL, used by query-set
+    /// suites; the OLTP workloads do not run on it.
+    Clickhouse,
 }
 
 impl Dialect {
@@ -24,7 +27,7 @@ impl Dialect {
         match self {
             Dialect::Sqlite => "id INTEGER PRIMARY KEY",
             Dialect::Postgres => "id SERIAL",
-            Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb => {
+            Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => {
                 "id INTEGER NOT NULL AUTO_INCREMENT"
             }
         }

@@ -198,7 +198,7 @@ pub fn create_table_sql(dialect: Dialect, table: &str) -> Result<String, EngineE
     let ts = match dialect {
         Dialect::Mysql => "datetime",
         Dialect::Postgres => "timestamp",
-        Dialect::Sqlite | Dialect::Mock | Dialect::Rocksdb => "text",
+        Dialect::Sqlite | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => "text",
     };
     let mut sql = format!("CREATE TABLE {} (", d.name);
     for (i, (name, ty)) in d.columns.iter().enumerate() {
