@@ -131,6 +131,9 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
         move || close_interrupted(&dir, &base, ibench, keep_data)
     });
     let progress = Bars::new(args.quiet);
+    if let Some(set) = &plan.queryset {
+        return crate::queryset_cmd::run(&plan, set, args, &dir, &stop, &progress, &mut manifest);
+    }
     let mut failures = Vec::new();
     let asked = crate::verdict_cmd::repeats(args)?;
     // Interleaved rounds are cheap (one load per target): the scale's default gives every
@@ -524,6 +527,9 @@ fn close_interrupted(dir: &RunDir, base: &str, ibench: bool, keep_data: bool) {
 }
 
 fn write_reports(dir: &RunDir, base: &str, ibench: bool) -> Result<()> {
+    if crate::queryset_cmd::write_reports(dir.path(), Some(base))? {
+        return Ok(());
+    }
     let run = load_run(dir.path()).context("reading back the run's results")?;
     let data = ReportData::from_runs(vec![run], Some(base))?;
     for w in &data.warnings {
@@ -571,6 +577,11 @@ fn parse_thresholds(text: &str) -> Result<(f64, f64)> {
 }
 
 fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
+    if let [one] = args.runs.as_slice() {
+        if let Some(result) = crate::queryset_cmd::load(one)? {
+            return query_set_report(args, result);
+        }
+    }
     let mut runs = Vec::new();
     for dir in &args.runs {
         if !dir.join("run.json").is_file() {
@@ -624,6 +635,34 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
         FormatArg::Ycsb => Format::Ycsb,
     };
     let text = render(&data, format, &opts)?;
+    match &args.output {
+        Some(path) => write_output(path, &text)?,
+        None => print_out(&text)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dbdelta report DIR` of a query-set run.
+fn query_set_report(
+    args: &ReportArgs,
+    result: dbdelta_model::queryset::QuerySetResult,
+) -> Result<ExitCode> {
+    use dbdelta_report::queryset as qs;
+    let report = qs::QuerySetReport::new(result, args.base.as_deref());
+    let text = match args.format {
+        FormatArg::Text => qs::text(&report),
+        FormatArg::Md => qs::markdown(&report),
+        FormatArg::Json => qs::json(&report),
+        FormatArg::Html => qs::html(&report),
+        FormatArg::Csv | FormatArg::Ycsb => bail!(
+            "--format {}: a query-set run has text, md, json and html reports",
+            if matches!(args.format, FormatArg::Csv) {
+                "csv"
+            } else {
+                "ycsb"
+            }
+        ),
+    };
     match &args.output {
         Some(path) => write_output(path, &text)?,
         None => print_out(&text)?,

@@ -416,6 +416,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", help_heading = "Verdicts")]
     pub repeat: Option<u32>,
 
+    /// Query-set suites (--suite DIR): runs of each query per target, the first (cold) one
+    /// reported apart (default: the suite's `repeat`, else 5).
+    #[arg(long, value_name = "N", help_heading = "Verdicts")]
+    pub repeat_query: Option<u32>,
+
     /// Run the targets one after another (each target's whole suite, then the next), instead
     /// of the default for two or more targets: all loaded up front and every step measured on
     /// A, B, A, B, … with --repeat rounds. Sequential repeats start a fresh server and load.

@@ -17,6 +17,7 @@ mod interleave;
 mod interrupt;
 mod profile_cmd;
 mod progress;
+mod queryset_cmd;
 mod registry;
 mod rundir;
 mod spec;

@@ -5,6 +5,7 @@ use crate::flags::{RunArgs, ScaleArg};
 use anyhow::{bail, Result};
 use dbdelta_engine::OpenOptions;
 use dbdelta_model::{IbenchOptions, RunOptions, Scale, SettleTime, TargetSpec};
+use dbdelta_workload::queryset::QuerySet;
 use dbdelta_workload::Suite;
 use std::path::PathBuf;
 
@@ -37,6 +38,8 @@ pub struct RunPlan {
     pub keep_data: bool,
     /// The Insert Benchmark's options when the suite is `ibench`.
     pub ibench: Option<IbenchOptions>,
+    /// The query-set suite when `--suite` names a directory.
+    pub queryset: Option<QuerySet>,
     /// Interleaved rounds when `--repeat` is not given (the scale's, or the suite's quick
     /// preset).
     pub rounds: u32,
@@ -103,17 +106,42 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         }
         None
     };
-    let suite = match &ibench {
-        Some(_) => Suite {
-            name: IBENCH.to_string(),
-            description: "Insert Benchmark (spec workloads.md Part B)".to_string(),
+    // A directory is a query-set suite (suite.toml, setup/, queries/).
+    let queryset = if ibench.is_none() && std::path::Path::new(&suite_name).is_dir() {
+        let qs = QuerySet::load(std::path::Path::new(&suite_name), scale)
+            .map_err(|e| anyhow::anyhow!("--suite: {e}"))?;
+        Some(qs)
+    } else {
+        if args.repeat_query.is_some() {
+            bail!("--repeat-query only applies to query-set suites: give --suite DIR (a directory with suite.toml) or drop --repeat-query");
+        }
+        None
+    };
+    if args.repeat_query == Some(0) {
+        bail!("--repeat-query 0 is invalid: give 1 or more runs per query (the first is the cold run)");
+    }
+    let suite = match (&ibench, &queryset) {
+        (None, Some(qs)) => Suite {
+            name: qs.name.clone(),
+            description: qs.description.clone(),
             items: Vec::new(),
             families: vec![dbdelta_engine::Family::Sql],
             dataset: Default::default(),
             table_size: None,
             quick: None,
         },
-        None => Suite::load(&suite_name).map_err(|e| anyhow::anyhow!("--suite: {e}"))?,
+        _ => match &ibench {
+            Some(_) => Suite {
+                name: IBENCH.to_string(),
+                description: "Insert Benchmark (spec workloads.md Part B)".to_string(),
+                items: Vec::new(),
+                families: vec![dbdelta_engine::Family::Sql],
+                dataset: Default::default(),
+                table_size: None,
+                quick: None,
+            },
+            None => Suite::load(&suite_name).map_err(|e| anyhow::anyhow!("--suite: {e}"))?,
+        },
     };
     // A suite's own quick preset (sysbench: many short interleaved rounds).
     let d = match (scale, &suite.quick) {
@@ -295,6 +323,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         out,
         keep_data: args.keep_data,
         ibench,
+        queryset,
         rounds: d.rounds,
     })
 }

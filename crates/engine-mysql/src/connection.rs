@@ -178,6 +178,49 @@ impl Connection for MysqlConnection {
         }
     }
 
+    /// InnoDB's `data_length` and `index_length` after `ANALYZE TABLE` (fresh statistics),
+    /// plus the tablespaces of the table's FULLTEXT auxiliary tables (`FTS_<table id>_…`),
+    /// which `index_length` leaves out; `None` when the table does not exist.
+    fn table_size(
+        &mut self,
+        table: &str,
+    ) -> Result<Option<dbdelta_engine::TableSize>, EngineError> {
+        let lit = table.replace('\'', "''").replace('\\', "\\\\");
+        let Some(sizes) = self.query_scalar(&format!(
+            "SELECT CONCAT(data_length, ' ', index_length) FROM information_schema.tables \
+             WHERE table_schema = DATABASE() AND table_name = '{lit}'"
+        ))?
+        else {
+            return Ok(None);
+        };
+        let _ = self.query(&format!("ANALYZE TABLE `{}`", table.replace('`', "``")));
+        let sizes = self
+            .query_scalar(&format!(
+                "SELECT CONCAT(data_length, ' ', index_length) FROM information_schema.tables \
+                 WHERE table_schema = DATABASE() AND table_name = '{lit}'"
+            ))?
+            .unwrap_or(sizes);
+        let mut it = sizes.split(' ').map(|v| v.parse::<u64>().unwrap_or(0));
+        let (data, index) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+        // FULLTEXT indexes live in auxiliary tables named after the table id in hex.
+        let fts = self
+            .query_scalar(&format!(
+                "SELECT COALESCE(SUM(s.allocated_size), 0) FROM information_schema.innodb_sys_tables t \
+                 JOIN information_schema.innodb_sys_tablespaces s ON s.name LIKE \
+                 CONCAT(DATABASE(), '/FTS\\_', LPAD(LOWER(HEX(t.table_id)), 16, '0'), '\\_%') \
+                 WHERE t.name = CONCAT(DATABASE(), '/', '{lit}')"
+            ))
+            .ok()
+            .flatten()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        Ok(Some(dbdelta_engine::TableSize {
+            data_bytes: data,
+            index_bytes: Some(index + fts),
+            uncompressed_bytes: None,
+        }))
+    }
+
     fn query_scalar(&mut self, sql: &str) -> Result<Option<String>, EngineError> {
         let rows = self.rows(sql)?;
         Ok(rows

@@ -582,6 +582,28 @@ impl Connection for PgConnection {
         }
     }
 
+    /// `pg_table_size` (heap, TOAST, free-space and visibility maps) and
+    /// `pg_indexes_size`; `None` when no such table is visible.
+    fn table_size(
+        &mut self,
+        table: &str,
+    ) -> Result<Option<dbdelta_engine::TableSize>, EngineError> {
+        let lit = table.replace('\'', "''");
+        let Some(sizes) = self.query_scalar(&format!(
+            "SELECT pg_table_size(c.oid) || ' ' || pg_indexes_size(c.oid) FROM pg_class c \
+             WHERE c.oid = to_regclass('{lit}')"
+        ))?
+        else {
+            return Ok(None);
+        };
+        let mut it = sizes.split(' ').map(|v| v.parse::<u64>().unwrap_or(0));
+        Ok(Some(dbdelta_engine::TableSize {
+            data_bytes: it.next().unwrap_or(0),
+            index_bytes: it.next(),
+            uncompressed_bytes: None,
+        }))
+    }
+
     fn query_scalar(&mut self, sql: &str) -> Result<Option<String>, EngineError> {
         let rows = self.query_rows(sql)?;
         Ok(rows

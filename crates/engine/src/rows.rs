@@ -65,6 +65,18 @@ impl Rows {
         self.starts.is_empty()
     }
 
+    /// Number of values in row `row` (0 when out of range).
+    pub fn width(&self, row: usize) -> usize {
+        let Some(&start) = self.starts.get(row) else {
+            return 0;
+        };
+        let end = self
+            .starts
+            .get(row + 1)
+            .map_or(self.cells.len(), |&s| s as usize);
+        end - start as usize
+    }
+
     /// Value `col` of row `row`; `None` when it is NULL or out of range.
     pub fn get(&self, row: usize, col: usize) -> Option<&str> {
         let start = *self.starts.get(row)? as usize;

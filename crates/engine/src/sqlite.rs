@@ -413,6 +413,53 @@ impl Connection for SqliteConnection {
         self.conn.execute_batch(sql).map_err(sql_err)
     }
 
+    /// Pages of the table (and its indexes) from the `dbstat` virtual table. A virtual
+    /// table (FTS5) is the sum of its shadow tables (`name_data`, `name_idx`, …).
+    fn table_size(&mut self, table: &str) -> Result<Option<crate::TableSize>, EngineError> {
+        let kind: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })
+            .map_err(sql_err)?;
+        let Some(create) = kind else {
+            return Ok(None);
+        };
+        let pages = |sql: &str| -> Result<u64, EngineError> {
+            self.conn
+                .query_row(sql, [table], |r| r.get::<_, Option<i64>>(0))
+                .map(|v| v.unwrap_or(0).max(0) as u64)
+                .map_err(sql_err)
+        };
+        if create.to_ascii_uppercase().starts_with("CREATE VIRTUAL") {
+            let shadow = pages(
+                "SELECT sum(pgsize) FROM dbstat WHERE name IN \
+                 (SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?1 || '\\_%' ESCAPE '\\')",
+            )?;
+            return Ok(Some(crate::TableSize {
+                data_bytes: shadow,
+                ..Default::default()
+            }));
+        }
+        let data = pages("SELECT sum(pgsize) FROM dbstat WHERE name = ?1")?;
+        let index = pages(
+            "SELECT sum(pgsize) FROM dbstat WHERE name IN \
+             (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1)",
+        )?;
+        Ok(Some(crate::TableSize {
+            data_bytes: data,
+            index_bytes: Some(index),
+            uncompressed_bytes: None,
+        }))
+    }
+
     fn query_scalar(&mut self, sql: &str) -> Result<Option<String>, EngineError> {
         let mut st = self.conn.prepare(sql).map_err(sql_err)?;
         let mut rows = st.raw_query();

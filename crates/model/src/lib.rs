@@ -12,6 +12,7 @@ pub mod ibench;
 pub mod manifest;
 pub mod options;
 pub mod os;
+pub mod queryset;
 pub mod result;
 pub mod target;
 

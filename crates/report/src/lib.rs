@@ -32,6 +32,7 @@ pub mod markdown;
 pub mod merge;
 mod order;
 pub mod profiles;
+pub mod queryset;
 pub mod summary;
 pub mod svg;
 pub mod table;

@@ -16,6 +16,7 @@ pub mod measure;
 mod mux;
 mod op_types;
 pub mod progress;
+pub mod queryset;
 pub mod recorder;
 pub mod schedule;
 pub mod sequence;

@@ -5,6 +5,7 @@
 pub mod counters;
 pub mod dbbench;
 pub mod ibench;
+pub mod queryset;
 pub mod rng;
 pub mod schema;
 pub mod suite;

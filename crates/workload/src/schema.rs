@@ -12,7 +12,9 @@ pub fn create_table_sql(dialect: Dialect, t: u32) -> String {
     let tail = match dialect {
         Dialect::Sqlite => "",
         Dialect::Postgres => ",\n  PRIMARY KEY (id)",
-        Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => ",\n  PRIMARY KEY (id)",
+        Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => {
+            ",\n  PRIMARY KEY (id)"
+        }
     };
     let engine = if dialect == Dialect::Mysql {
         " /*! ENGINE = innodb */"

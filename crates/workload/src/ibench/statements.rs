@@ -20,7 +20,9 @@ pub fn delete_sql(dialect: Dialect, table: &str, min_id: i64, rows: u64) -> Stri
 /// exclusive upper bound of that parameter's `randrange(0, n)`.
 pub fn range_queries(dialect: Dialect, table: &str) -> [(String, i64); 3] {
     let hint = |ix: &str| match dialect {
-        Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => format!(" FORCE INDEX ({table}_{ix})"),
+        Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => {
+            format!(" FORCE INDEX ({table}_{ix})")
+        }
         Dialect::Sqlite => format!(" INDEXED BY {table}_{ix}"),
         Dialect::Postgres => String::new(),
     };

@@ -1,0 +1,1 @@
+SELECT count(*) FROM docs WHERE MATCH(body) AGAINST('+{{word:1}}' IN BOOLEAN MODE)

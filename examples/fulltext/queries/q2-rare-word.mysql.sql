@@ -1,0 +1,1 @@
+SELECT count(*) FROM docs WHERE MATCH(body) AGAINST('+{{word:3000}}' IN BOOLEAN MODE)
