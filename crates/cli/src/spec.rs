@@ -290,6 +290,21 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         ),
         None => targets[0].name.clone(),
     };
+    if queryset.is_some() {
+        // The suite's setup is arbitrary SQL (it drops and creates its tables): on a server
+        // dbdelta did not start, only with the owner's word.
+        if !args.i_own_this_database {
+            if let Some(t) = targets
+                .iter()
+                .find(|t| matches!(t.location, dbdelta_model::Location::Url { .. }))
+            {
+                bail!(
+                    "--target {}: a query-set suite runs its own setup SQL (it may drop and create tables) in the target's database; on an external server give --i-own-this-database to allow it",
+                    t.name
+                );
+            }
+        }
+    }
     let database = args
         .database
         .clone()
