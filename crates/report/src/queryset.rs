@@ -171,7 +171,12 @@ impl QuerySetReport {
 
     /// The report's sections in order.
     pub fn grids(&self) -> Vec<Grid> {
-        let mut out = vec![self.speed_grid(), self.times_grid()];
+        // With one target there is nothing to be relative to.
+        let mut out = Vec::new();
+        if self.result.targets.len() > 1 {
+            out.push(self.speed_grid());
+        }
+        out.push(self.times_grid());
         out.extend(self.setup_grid());
         out.extend(self.size_grid());
         out
