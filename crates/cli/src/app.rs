@@ -121,6 +121,9 @@ fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     }
     dir.write_manifest(&manifest)?;
     eprintln!("run directory: {}", dir.path().display());
+    for w in &manifest.host.warnings {
+        eprintln!("warning: {w}");
+    }
     let profiling = crate::profile_cmd::setup(profile_settings, dir.path())?;
     let stop = crate::interrupt::install();
     crate::interrupt::set_closer({

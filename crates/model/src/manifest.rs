@@ -33,6 +33,22 @@ pub struct HostInfo {
     pub governor: Option<String>,
     /// Transparent huge pages setting, if exposed.
     pub thp: Option<String>,
+    /// Simultaneous multithreading: `on`, `off`, `notsupported` (`/sys/devices/system/cpu/smt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smt: Option<String>,
+    /// Turbo/boost: `on` or `off`, where the kernel exposes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boost: Option<String>,
+    /// CPU time stolen by the hypervisor in a short sample at the start, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_percent: Option<f64>,
+    /// One-minute load average at the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_average: Option<f64>,
+    /// Settings of this host known to make numbers noisy, each with its fix (also printed
+    /// when the run starts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One target as it was measured.

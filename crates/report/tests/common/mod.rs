@@ -87,6 +87,7 @@ pub fn manifest(targets: &[&str], status: RunStatus) -> RunManifest {
             kernel: "6.1.0".into(),
             governor: Some("performance".into()),
             thp: Some("madvise".into()),
+            ..HostInfo::default()
         },
         started: "2025-01-02T03:04:05Z".into(),
         finished: Some("2025-01-02T03:34:05Z".into()),
