@@ -211,6 +211,7 @@ mod tests {
                 database: None,
                 tls: None,
                 compress: false,
+                key_exchange: crate::auth::KeyExchange::default(),
             },
         }
     }
