@@ -692,6 +692,77 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
     }
 
+    /// The error a crafted stream gives and the read buffer's size then, with a read
+    /// timeout so a client that waited for bytes the stream never sends fails the test
+    /// instead of hanging. The writer stays open until the read returns: the error comes
+    /// from the bytes, not from an early end of the stream.
+    fn read_error(bytes: Vec<u8>, setup: impl FnOnce(&mut Wire)) -> (io::Error, usize) {
+        let (mut a, b) = UnixStream::pair().unwrap();
+        b.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let mut r = Wire::new(Stream::Unix(b));
+        setup(&mut r);
+        let writer = std::thread::spawn(move || {
+            a.write_all(&bytes).unwrap();
+            a
+        });
+        let e = r.read_packet().map(|_| ()).unwrap_err();
+        drop(writer.join().unwrap());
+        (e, r.inb.buf.len())
+    }
+
+    fn violation_text(e: &io::Error) -> String {
+        e.get_ref()
+            .and_then(|i| i.downcast_ref::<Violation>())
+            .map(|v| v.0.clone())
+            .unwrap_or_else(|| panic!("not a framing violation: {e:?}"))
+    }
+
+    /// A payload over the limit is refused from the header that claims it: the first of a
+    /// split payload, or a later one that would pass the limit.
+    #[test]
+    fn a_payload_over_the_limit_is_refused_from_its_header() {
+        let (e, buffered) = read_error(vec![0xFF, 0xFF, 0xFF, 0], |r| r.max_payload = 1000);
+        assert_eq!(buffered, 4 * 1024, "the buffer never grew");
+        let m = violation_text(&e);
+        assert!(
+            m.contains("more than 16777215 bytes") && m.contains("limit is 1000"),
+            "{m}"
+        );
+        // Under the default limit a first chunk of 16 MiB − 1 is fine, and the second
+        // header is checked against what was joined so far.
+        let mut s = vec![0xFF, 0xFF, 0xFF, 0];
+        s.resize(4 + MAX_CHUNK, b'a');
+        s.extend_from_slice(&[0xFF, 0xFF, 0xFF, 1]);
+        let (e, _) = read_error(s, |r| r.max_payload = MAX_CHUNK + 100);
+        let m = violation_text(&e);
+        assert!(
+            m.contains(&format!("more than {} bytes", 2 * MAX_CHUNK)),
+            "{m}"
+        );
+        assert_eq!(MAX_PAYLOAD, 1 << 30);
+    }
+
+    /// The continuation of a split payload must carry the next sequence id too.
+    #[test]
+    fn a_split_payload_out_of_sequence_is_refused() {
+        let mut s = vec![0xFF, 0xFF, 0xFF, 0];
+        s.resize(4 + MAX_CHUNK, b'a');
+        s.extend_from_slice(&[1, 0, 0, 7, b'z']);
+        let m = violation_text(&read_error(s, |_| {}).0);
+        assert_eq!(m, "packet sequence id 7 where 1 was due");
+    }
+
+    /// With compression the frames' sequence ids are checked.
+    #[test]
+    fn a_compressed_frame_out_of_sequence_is_refused() {
+        let mut z = Zlib::new();
+        z.seq = 4;
+        z.push_frame(&[2, 0, 0, 0, b'h', b'i']).unwrap();
+        let m = violation_text(&read_error(z.out.clone(), |r| r.enable_compression()).0);
+        assert_eq!(m, "compressed packet sequence id 4 where 0 was due");
+    }
+
     #[test]
     fn split_packets_roundtrip() {
         let (a, b) = UnixStream::pair().unwrap();
