@@ -11,7 +11,8 @@ use crate::wire::Cur;
 use dbdelta_model::Secret;
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
+use std::os::unix::net::UnixListener;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -19,8 +20,12 @@ use std::time::Duration;
 const PASSWORD: &str = "Pa55-w0rd, longer than twenty bytes";
 const SCRAMBLE: [u8; 20] = *b"0123456789abcdefghij";
 
+/// A socket the scripted server speaks over (TCP, or a Unix socket for a secure channel).
+trait Io: Read + Write + Send {}
+impl<T: Read + Write + Send> Io for T {}
+
 /// The server's end of one connection.
-struct Peer(TcpStream);
+struct Peer(Box<dyn Io>);
 
 impl Peer {
     fn send(&mut self, seq: u8, payload: &[u8]) {
@@ -110,9 +115,22 @@ fn serve<T: Send + 'static>(
     let h = std::thread::spawn(move || {
         let (s, _) = listener.accept().unwrap();
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        script(&mut Peer(s))
+        script(&mut Peer(Box::new(s)))
     });
     (port, h)
+}
+
+/// Like [`serve`] on a Unix socket at `path`.
+fn serve_unix<T: Send + 'static>(
+    path: &std::path::Path,
+    script: impl FnOnce(&mut Peer) -> T + Send + 'static,
+) -> JoinHandle<T> {
+    let listener = UnixListener::bind(path).unwrap();
+    std::thread::spawn(move || {
+        let (s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        script(&mut Peer(Box::new(s)))
+    })
 }
 
 fn connect(port: u16, password: &str, kx: KeyExchange) -> Result<RawConn, ClientError> {
@@ -365,4 +383,32 @@ fn a_reply_out_of_sequence_is_a_protocol_error() {
         "{e:?}"
     );
     server.join().unwrap();
+}
+
+/// mysql_clear_password over a Unix socket (a secure channel, like TLS): the password
+/// goes with its NUL, and the login succeeds.
+#[test]
+fn clear_password_over_a_unix_socket_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scripted.sock");
+    let server = serve_unix(&path, |s| {
+        s.greet("mysql_native_password");
+        s.response();
+        s.switch(2, "mysql_clear_password");
+        let pw = s.recv(3);
+        s.ok(4);
+        s.quit();
+        pw
+    });
+    let p = ConnectParams {
+        addr: Addr::Unix(path.clone()),
+        user: "bench".into(),
+        password: Some(Secret::new(PASSWORD.to_string())),
+        database: None,
+        tls: None,
+        compress: false,
+        key_exchange: KeyExchange::default(),
+    };
+    drop(RawConn::connect(&p, Duration::from_secs(20), None, None).unwrap());
+    assert_eq!(server.join().unwrap(), password_nul());
 }
