@@ -468,8 +468,8 @@ impl Wire {
         self.fill(4)?;
         let h = &self.inb.buf[self.inb.pos..self.inb.pos + 4];
         let (len, seq) = (u24(h), h[3]);
-        // With compression the frames carry the checked sequence; libmysqlclient does not
-        // check the packets inside them either.
+        // With compression the frames carry the checked sequence ids (`Zlib::read_frame`);
+        // the packets inside them are not checked.
         if self.zlib.is_none() && seq != self.seq {
             return Err(out_of_sequence("packet", seq, self.seq));
         }

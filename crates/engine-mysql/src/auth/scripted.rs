@@ -412,3 +412,38 @@ fn clear_password_over_a_unix_socket_is_sent() {
     drop(RawConn::connect(&p, Duration::from_secs(20), None, None).unwrap());
     assert_eq!(server.join().unwrap(), password_nul());
 }
+
+/// Through the engine: the refusal is a Config error that names the target, the plugin and
+/// the fix, and never the password.
+#[test]
+fn the_engine_reports_the_refusal_as_a_config_error() {
+    for (plugin, fix) in [
+        ("mysql_clear_password", "--tls"),
+        ("sha256_password", "get-server-public-key=true"),
+    ] {
+        let (port, server) = serve(move |s| {
+            s.greet("mysql_native_password");
+            s.recv(1);
+            s.switch(2, plugin);
+            s.rest()
+        });
+        let spec = dbdelta_model::TargetSpec::parse(&format!(
+            "x=mysql://bench:{}@127.0.0.1:{port}/dbdelta",
+            "Pw-in-url-1"
+        ))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let e =
+            crate::open(&spec, dir.path(), &dbdelta_engine::OpenOptions::default()).unwrap_err();
+        assert_eq!(e.kind, dbdelta_engine::ErrorKind::Config, "{e}");
+        assert!(
+            e.message.contains("target 'x'")
+                && e.message.contains(plugin)
+                && e.message.contains(fix),
+            "{e}"
+        );
+        assert!(!format!("{e:?}").contains("Pw-in-url-1"), "{e:?}");
+        let sent = server.join().unwrap();
+        assert!(!sent.windows(11).any(|w| w == b"Pw-in-url-1"));
+    }
+}
