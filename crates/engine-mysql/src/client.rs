@@ -1,5 +1,5 @@
-//! A small blocking client of the MySQL client/server protocol: handshake v10 with
-//! `mysql_native_password` and `caching_sha2_password` (fast path), COM_QUERY (text) and
+//! A small blocking client of the MySQL client/server protocol: handshake v10 with the
+//! authentication plugins of [`crate::auth`], COM_QUERY (text) and
 //! COM_STMT_PREPARE/EXECUTE (binary), optionally over TLS and with protocol compression. Result rows are counted, not decoded, unless the caller
 //! asks for text values (settings, scalars).
 
@@ -73,6 +73,8 @@ pub(crate) struct ConnectParams {
     pub tls: Option<Arc<TlsClient>>,
     /// Protocol compression (CLIENT_COMPRESS, zlib).
     pub compress: bool,
+    /// How a password the server needs in full may go over plain TCP (RSA key exchange).
+    pub key_exchange: auth::KeyExchange,
 }
 
 /// How to run TLS with one server: the verifying client configuration and the name the
@@ -110,8 +112,16 @@ pub(crate) enum ClientError {
 }
 
 impl From<io::Error> for ClientError {
+    /// A break of the packet framing by the server ([`crate::wire::Violation`]) becomes a
+    /// protocol error; other socket errors stay I/O errors.
     fn from(e: io::Error) -> Self {
-        ClientError::Io(e)
+        match e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<crate::wire::Violation>())
+        {
+            Some(v) => ClientError::Protocol(v.0.clone()),
+            None => ClientError::Io(e),
+        }
     }
 }
 
@@ -330,7 +340,7 @@ impl RawConn {
             let part2 = c.take(n).unwrap_or_else(|| c.rest());
             nonce.extend_from_slice(part2.strip_suffix(&[0]).unwrap_or(part2));
         }
-        let mut plugin = if server_caps & CLIENT_PLUGIN_AUTH != 0 {
+        let plugin = if server_caps & CLIENT_PLUGIN_AUTH != 0 {
             String::from_utf8_lossy(c.cstr()).into_owned()
         } else {
             "mysql_native_password".to_string()
@@ -394,14 +404,8 @@ impl RawConn {
                     ))
                 })?;
         }
-        let scramble = match auth::scramble(&plugin, password, &nonce) {
-            Some(s) => s,
-            None => {
-                // Answer with native; the server switches us to its plugin if it must.
-                plugin = "mysql_native_password".into();
-                auth::native_password(password, &nonce)
-            }
-        };
+        let mut auth = auth::Auth::new(password, self.wire.is_secure(), &p.key_exchange);
+        let (plugin, scramble) = auth.first(&plugin, &nonce)?;
         let b = self.wire.begin_packet();
         b.extend_from_slice(&caps.to_le_bytes());
         b.extend_from_slice(&(1u32 << 30).to_le_bytes());
@@ -424,7 +428,7 @@ impl RawConn {
             b.push(0);
         }
         self.wire.send()?;
-        self.auth_loop(plugin, password)?;
+        self.auth_loop(&mut auth)?;
         if caps & CLIENT_COMPRESS != 0 {
             self.wire.enable_compression();
         }
@@ -432,46 +436,25 @@ impl RawConn {
     }
 
     /// Follows auth-switch and auth-more-data packets until OK or ERR.
-    fn auth_loop(&mut self, mut plugin: String, password: &[u8]) -> Result<(), ClientError> {
-        let secure = self.wire.is_secure();
+    fn auth_loop(&mut self, auth: &mut auth::Auth<'_>) -> Result<(), ClientError> {
         for _ in 0..8 {
             let pkt = self.wire.read_packet()?;
-            match pkt.first() {
+            let reply = match pkt.first() {
                 Some(0x00) => return Ok(()),
                 Some(0xFF) => return Err(parse_err(pkt)),
-                Some(0xFE) => {
-                    let mut c = Cur::new(&pkt[1..]);
-                    plugin = String::from_utf8_lossy(c.cstr()).into_owned();
-                    let nonce = c.rest().to_vec();
-                    let reply = auth::scramble(&plugin, password, &nonce).ok_or_else(|| {
-                        ClientError::Unsupported(format!(
-                            "the server asks for authentication plugin '{plugin}', which dbdelta does not implement; give the benchmark user mysql_native_password or caching_sha2_password"
-                        ))
-                    })?;
-                    self.wire.begin_packet().extend_from_slice(&reply);
-                    self.wire.send()?;
-                }
-                Some(0x01) if plugin == "caching_sha2_password" => match pkt.get(1) {
-                    Some(3) => {} // fast auth succeeded; OK follows
-                    Some(4) if secure => {
-                        // Full authentication over TLS (or a Unix socket): the password
-                        // in clear, NUL-terminated.
-                        let b = self.wire.begin_packet();
-                        b.extend_from_slice(password);
-                        b.push(0);
-                        self.wire.send()?;
-                    }
-                    Some(4) => {
-                        return Err(ClientError::Unsupported(
-                            "caching_sha2_password asks for full authentication, which needs TLS (--tls) or RSA key exchange that dbdelta does not implement; use --tls, log in once with the mysql client (this fills the server's cache so the fast path works) or give the user mysql_native_password".into(),
-                        ))
-                    }
-                    _ => return Err(protocol("caching_sha2_password")),
-                },
+                Some(0xFE) => Some(auth.switch(&pkt[1..])?),
+                Some(0x01) => auth.more_data(&pkt[1..])?,
                 _ => return Err(protocol("authentication")),
+            };
+            if let Some(reply) = reply {
+                self.wire.begin_packet().extend_from_slice(&reply);
+                self.wire.send()?;
             }
         }
-        Err(protocol("authentication"))
+        Err(ClientError::Protocol(format!(
+            "authentication ({}) did not end after 8 exchanges",
+            auth.plugin()
+        )))
     }
 
     /// Sends COM_QUERY with `sql` and counts the result.
@@ -760,6 +743,7 @@ mod tests {
             database: None,
             tls: None,
             compress: false,
+            key_exchange: auth::KeyExchange::default(),
         };
         let conn = RawConn::connect(&p, Duration::from_secs(5), None, None).unwrap();
         assert_eq!(conn.server_version, "8.0.36");

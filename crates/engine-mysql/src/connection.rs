@@ -254,6 +254,7 @@ mod tests {
                 database: None,
                 tls: None,
                 compress: false,
+                key_exchange: crate::auth::KeyExchange::default(),
             },
         }
     }

@@ -1,5 +1,6 @@
 //! [`MysqlEngine`]: one MySQL/MariaDB target, managed (started from a basedir) or external.
 
+use crate::auth;
 use crate::binlog;
 use crate::client::{Addr, ConnectParams};
 use crate::connection::{Endpoint, MysqlConnection};
@@ -82,7 +83,7 @@ impl MysqlEngine {
             } => {
                 let mut ssl_ca = None;
                 for (k, v) in &spec.params {
-                    if binlog::is_param(k) {
+                    if binlog::is_param(k) || auth::is_param(k) {
                         continue;
                     }
                     if k == SSL_CA {
@@ -95,8 +96,10 @@ impl MysqlEngine {
                         continue;
                     }
                     return Err(EngineError::config(format!(
-                        "target '{target}': '{k}' cannot be applied to an external server; settings are for managed targets (mysql:/basedir?{k}=...); external targets take only {SSL_CA}=FILE (with --tls) and {}=true",
-                        binlog::PARAM
+                        "target '{target}': '{k}' cannot be applied to an external server; settings are for managed targets (mysql:/basedir?{k}=...); external targets take only {SSL_CA}=FILE (with --tls), {}=true, {}=true and {}=FILE",
+                        binlog::PARAM,
+                        auth::GET_SERVER_PUBLIC_KEY,
+                        auth::SERVER_PUBLIC_KEY
                     )));
                 }
                 let tls = if opts.tls {
@@ -114,6 +117,7 @@ impl MysqlEngine {
                     database: Some(database.clone().unwrap_or_else(|| opts.database.clone())),
                     tls,
                     compress: opts.compress,
+                    key_exchange: auth::key_exchange(spec)?,
                 };
                 Self::finish(spec, params, opts, None)
             }
@@ -127,6 +131,8 @@ impl MysqlEngine {
         opts: &OpenOptions,
     ) -> Result<Self, EngineError> {
         let target = spec.name.as_str();
+        // Checked (and the key file read) before a server starts.
+        let key_exchange = auth::key_exchange(spec)?;
         // Every parameter but dbdelta's own options is a my.cnf line.
         let mut settings = server_settings(spec);
         let tls = if opts.tls {
@@ -175,6 +181,7 @@ impl MysqlEngine {
             database: Some(opts.database.clone()),
             tls,
             compress: opts.compress,
+            key_exchange,
         };
         Self::finish(spec, params, opts, Some(server))
     }
@@ -258,7 +265,7 @@ impl MysqlEngine {
 fn server_settings(spec: &TargetSpec) -> Vec<(String, String)> {
     spec.params
         .iter()
-        .filter(|(k, _)| !binlog::is_param(k))
+        .filter(|(k, _)| !binlog::is_param(k) && !auth::is_param(k))
         .cloned()
         .collect()
 }

@@ -391,6 +391,7 @@ fn wait_ready(
         database: None,
         tls: None,
         compress: false,
+        key_exchange: crate::auth::KeyExchange::default(),
     };
     let deadline = Instant::now() + START_TIMEOUT;
     let failure = |why: String, srv: &ManagedServer| {

@@ -1064,6 +1064,7 @@ mod tests {
                 database: None,
                 tls: None,
                 compress: false,
+                key_exchange: crate::auth::KeyExchange::default(),
             },
         };
         let kill = KillQuery {

@@ -25,6 +25,32 @@ const MAX_CHUNK: usize = 0xFF_FFFF;
 const MIN_COMPRESS: usize = 50;
 /// Size of a compressed frame's header.
 const FRAME_HEADER: usize = 7;
+/// Largest payload accepted from the server, joined from split packets: 1 GiB, the largest
+/// `max_allowed_packet` MySQL and MariaDB allow. A longer claim is refused from the header
+/// of the packet that would pass it, before its bytes are read or buffered.
+pub(crate) const MAX_PAYLOAD: usize = 1 << 30;
+
+/// A break of the packet framing by the server (a wrong sequence id, a payload over the
+/// limit). It travels as the inner error of an [`io::Error`] of kind `InvalidData`, and the
+/// client reports it as a protocol error, not as a lost connection.
+#[derive(Debug)]
+pub(crate) struct Violation(pub String);
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Violation {}
+
+fn violation(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, Violation(msg))
+}
+
+fn out_of_sequence(what: &str, got: u8, due: u8) -> io::Error {
+    violation(format!("{what} sequence id {got} where {due} was due"))
+}
 
 /// A connected socket: TCP for clients, a Unix socket for the managed server's bootstrap.
 #[derive(Debug)]
@@ -202,6 +228,9 @@ impl Zlib {
         self.raw.fill(stream, FRAME_HEADER, None)?;
         let h = &self.raw.buf[self.raw.pos..self.raw.pos + FRAME_HEADER];
         let (clen, seq, ulen) = (u24(h), h[3], u24(&h[4..]));
+        if seq != self.seq {
+            return Err(out_of_sequence("compressed packet", seq, self.seq));
+        }
         self.raw.fill(stream, FRAME_HEADER + clen, None)?;
         self.seq = seq.wrapping_add(1);
         let src = self.raw.pos + FRAME_HEADER;
@@ -291,6 +320,8 @@ pub(crate) struct Wire {
     zlib: Option<Box<Zlib>>,
     /// The handshake's end: reads wait at most until then (`None` after the handshake).
     deadline: Option<Instant>,
+    /// Largest payload accepted from the server ([`MAX_PAYLOAD`] unless a test lowers it).
+    max_payload: usize,
 }
 
 impl Wire {
@@ -306,6 +337,7 @@ impl Wire {
             seq: 0,
             zlib: None,
             deadline: None,
+            max_payload: MAX_PAYLOAD,
         }
     }
 
@@ -402,19 +434,11 @@ impl Wire {
         }
     }
 
-    /// Reads one logical packet (joining split ones) and returns its payload. Outside the
-    /// compressed protocol the sequence id must be the one due.
+    /// Reads one logical packet (joining split ones) and returns its payload. Every packet
+    /// must carry the sequence id due (with compression, every frame does), and a payload
+    /// longer than the limit is refused from the header that claims it.
     pub(crate) fn read_packet(&mut self) -> io::Result<&[u8]> {
-        self.fill(4)?;
-        let h = &self.inb.buf[self.inb.pos..self.inb.pos + 4];
-        let len = u24(h);
-        if self.zlib.is_none() && h[3] != self.seq {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("packet sequence id {} where {} was due", h[3], self.seq),
-            ));
-        }
-        self.seq = h[3].wrapping_add(1);
+        let len = self.header(0)?;
         if len < MAX_CHUNK {
             self.fill(4 + len)?;
             let start = self.inb.pos + 4;
@@ -433,12 +457,31 @@ impl Wire {
             if len < MAX_CHUNK {
                 break;
             }
-            self.fill(4)?;
-            let h = &self.inb.buf[self.inb.pos..self.inb.pos + 4];
-            len = u24(h);
-            self.seq = h[3].wrapping_add(1);
+            len = self.header(self.big.len())?;
         }
         Ok(&self.big)
+    }
+
+    /// Reads the next packet header (`joined` payload bytes already received for this
+    /// packet), checks its sequence id and the payload limit, and returns its length.
+    fn header(&mut self, joined: usize) -> io::Result<usize> {
+        self.fill(4)?;
+        let h = &self.inb.buf[self.inb.pos..self.inb.pos + 4];
+        let (len, seq) = (u24(h), h[3]);
+        // With compression the frames carry the checked sequence ids (`Zlib::read_frame`);
+        // the packets inside them are not checked.
+        if self.zlib.is_none() && seq != self.seq {
+            return Err(out_of_sequence("packet", seq, self.seq));
+        }
+        if joined + len > self.max_payload {
+            return Err(violation(format!(
+                "the server sent a packet of more than {} bytes (the limit is {} bytes)",
+                joined + len,
+                self.max_payload
+            )));
+        }
+        self.seq = seq.wrapping_add(1);
+        Ok(len)
     }
 
     /// Starts a new command: sequence 0, empty payload to append to.
@@ -649,6 +692,77 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
     }
 
+    /// The error a crafted stream gives and the read buffer's size then, with a read
+    /// timeout so a client that waited for bytes the stream never sends fails the test
+    /// instead of hanging. The writer stays open until the read returns: the error comes
+    /// from the bytes, not from an early end of the stream.
+    fn read_error(bytes: Vec<u8>, setup: impl FnOnce(&mut Wire)) -> (io::Error, usize) {
+        let (mut a, b) = UnixStream::pair().unwrap();
+        b.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let mut r = Wire::new(Stream::Unix(b));
+        setup(&mut r);
+        let writer = std::thread::spawn(move || {
+            a.write_all(&bytes).unwrap();
+            a
+        });
+        let e = r.read_packet().map(|_| ()).unwrap_err();
+        drop(writer.join().unwrap());
+        (e, r.inb.buf.len())
+    }
+
+    fn violation_text(e: &io::Error) -> String {
+        e.get_ref()
+            .and_then(|i| i.downcast_ref::<Violation>())
+            .map(|v| v.0.clone())
+            .unwrap_or_else(|| panic!("not a framing violation: {e:?}"))
+    }
+
+    /// A payload over the limit is refused from the header that claims it: the first of a
+    /// split payload, or a later one that would pass the limit.
+    #[test]
+    fn a_payload_over_the_limit_is_refused_from_its_header() {
+        let (e, buffered) = read_error(vec![0xFF, 0xFF, 0xFF, 0], |r| r.max_payload = 1000);
+        assert_eq!(buffered, 4 * 1024, "the buffer never grew");
+        let m = violation_text(&e);
+        assert!(
+            m.contains("more than 16777215 bytes") && m.contains("limit is 1000"),
+            "{m}"
+        );
+        // Under the default limit a first chunk of 16 MiB − 1 is fine, and the second
+        // header is checked against what was joined so far.
+        let mut s = vec![0xFF, 0xFF, 0xFF, 0];
+        s.resize(4 + MAX_CHUNK, b'a');
+        s.extend_from_slice(&[0xFF, 0xFF, 0xFF, 1]);
+        let (e, _) = read_error(s, |r| r.max_payload = MAX_CHUNK + 100);
+        let m = violation_text(&e);
+        assert!(
+            m.contains(&format!("more than {} bytes", 2 * MAX_CHUNK)),
+            "{m}"
+        );
+        assert_eq!(MAX_PAYLOAD, 1 << 30);
+    }
+
+    /// The continuation of a split payload must carry the next sequence id too.
+    #[test]
+    fn a_split_payload_out_of_sequence_is_refused() {
+        let mut s = vec![0xFF, 0xFF, 0xFF, 0];
+        s.resize(4 + MAX_CHUNK, b'a');
+        s.extend_from_slice(&[1, 0, 0, 7, b'z']);
+        let m = violation_text(&read_error(s, |_| {}).0);
+        assert_eq!(m, "packet sequence id 7 where 1 was due");
+    }
+
+    /// With compression the frames' sequence ids are checked.
+    #[test]
+    fn a_compressed_frame_out_of_sequence_is_refused() {
+        let mut z = Zlib::new();
+        z.seq = 4;
+        z.push_frame(&[2, 0, 0, 0, b'h', b'i']).unwrap();
+        let m = violation_text(&read_error(z.out.clone(), |r| r.enable_compression()).0);
+        assert_eq!(m, "compressed packet sequence id 4 where 0 was due");
+    }
+
     #[test]
     fn split_packets_roundtrip() {
         let (a, b) = UnixStream::pair().unwrap();
@@ -703,6 +817,8 @@ mod tests {
             w
         });
         for m in &msgs {
+            // Each message answers a new command: its frames start again at 0.
+            r.zlib.as_mut().unwrap().seq = 0;
             assert!(r.read_packet().unwrap() == m.as_slice());
         }
         let w = sender.join().unwrap();

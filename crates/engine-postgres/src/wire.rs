@@ -181,10 +181,16 @@ impl Wire {
             self.rbuf[p + 3],
             self.rbuf[p + 4],
         ]) as usize;
-        if len < 4 {
+        // A length below 4 cannot hold itself; one above the bound is refused before the
+        // buffer grows to it (a broken or hostile server could claim 4 GiB).
+        if !(4..=crate::session::MAX_MESSAGE).contains(&len) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("protocol error: message '{}' has length {len}", tag as char),
+                format!(
+                    "protocol error: message '{}' claims length {len} (allowed: 4 to {} bytes)",
+                    tag as char,
+                    crate::session::MAX_MESSAGE
+                ),
             ));
         }
         self.fill(1 + len)?;
@@ -318,6 +324,42 @@ mod tests {
             assert_eq!(std::str::from_utf8(&b).unwrap(), v.to_string());
             assert_eq!(int_len(v), v.to_string().len());
         }
+    }
+
+    /// A claimed length above the bound (or below 4) is refused from the 5-byte header
+    /// alone: nothing more is read, so the buffer never grows to the claimed size.
+    #[test]
+    fn message_lengths_out_of_bounds_are_refused_before_reading() {
+        let too_long = (crate::session::MAX_MESSAGE + 1) as u32;
+        for len in [too_long, u32::MAX, 3, 0] {
+            let (mut server, client) = UnixStream::pair().unwrap();
+            let mut w = Wire::new(Stream::Unix(client));
+            let mut h = vec![b'D'];
+            h.extend_from_slice(&len.to_be_bytes());
+            // The server stays connected and sends nothing more: a client that waited for
+            // the body would block here, so bound the test by a read timeout.
+            server.write_all(&h).unwrap();
+            if let Stream::Unix(s) = &w.stream {
+                s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            }
+            let e = w.next().map(|_| ()).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{len}: {e}");
+            assert!(e.to_string().contains(&format!("length {len}")), "{e}");
+            assert!(
+                w.rbuf.len() <= READ_BUF,
+                "{len}: buffer grew to {}",
+                w.rbuf.len()
+            );
+        }
+        // The bound itself is allowed: the header is accepted and the body awaited.
+        let (mut server, client) = UnixStream::pair().unwrap();
+        let mut w = Wire::new(Stream::Unix(client));
+        let mut m = vec![b'Z'];
+        m.extend_from_slice(&5u32.to_be_bytes());
+        m.push(b'I');
+        server.write_all(&m).unwrap();
+        let msg = w.next().unwrap();
+        assert_eq!((msg.tag, w.body(msg)), (b'Z', &b"I"[..]));
     }
 
     #[test]
