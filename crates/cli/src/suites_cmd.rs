@@ -3,6 +3,7 @@
 use crate::flags::{DialectArg, SuitesAction, SuitesArgs};
 use anyhow::Result;
 use dbdelta_model::Dialect;
+use dbdelta_workload::queryset::{QuerySet, VARIANT_ENGINES};
 use dbdelta_workload::suite::{SuiteItem, BUILTIN};
 use dbdelta_workload::sysbench::{
     sent_as_text, statements, statements_per_event, uses_transactions,
@@ -29,6 +30,10 @@ pub fn run(args: &SuitesArgs) -> Result<String> {
                 "{:<12} {n:>3} reported steps  Insert Benchmark: l.i0, l.x, l.i1, l.i2, settle, qr/qp at 100/500/1000 inserts/s per client",
                 crate::spec::IBENCH
             );
+            let _ = writeln!(
+                out,
+                "\nQuery-set suites are directories (suite.toml, setup/, queries/): --suite DIR; shipped: examples/fulltext, examples/clickhouse-types"
+            );
             Ok(out)
         }
         Some(SuitesAction::Show { suite, dialect }) if suite == crate::spec::IBENCH => {
@@ -37,6 +42,13 @@ pub fn run(args: &SuitesArgs) -> Result<String> {
                 DialectArg::Postgres => Dialect::Postgres,
                 DialectArg::Mysql => Dialect::Mysql,
             }))
+        }
+        Some(SuitesAction::Show { suite, .. })
+            if QuerySet::is_query_set(std::path::Path::new(suite)) =>
+        {
+            let set = QuerySet::load(std::path::Path::new(suite), dbdelta_model::Scale::Quick)
+                .map_err(|e| anyhow::anyhow!("suites show: {e}"))?;
+            Ok(show_query_set(&set))
         }
         Some(SuitesAction::Show { suite, dialect }) => {
             let s = Suite::load(suite).map_err(|e| anyhow::anyhow!("suites show: {e}"))?;
@@ -50,6 +62,43 @@ pub fn run(args: &SuitesArgs) -> Result<String> {
             ))
         }
     }
+}
+
+/// A query set's setup files and queries, with the file each engine runs.
+fn show_query_set(set: &QuerySet) -> String {
+    let mut out = format!("query set {}: {}\n", set.name, set.description);
+    for (k, v) in &set.params {
+        let _ = writeln!(out, "  param {k} = {v} (quick)");
+    }
+    let files = |out: &mut String, f: &dbdelta_workload::queryset::SqlFile| {
+        let per_engine: Vec<String> = VARIANT_ENGINES
+            .iter()
+            .map(|e| match f.for_engine(e) {
+                Some(v) => format!("{e}: {}", v.file),
+                None => format!("{e}: -"),
+            })
+            .collect();
+        let _ = writeln!(out, "  {:<24} {}", f.name, per_engine.join("  "));
+    };
+    out.push_str("\nsetup (in order):\n");
+    for f in &set.setup {
+        files(&mut out, f);
+        if let Some(l) = set.loader.as_ref().filter(|l| l.after == f.name) {
+            let _ = writeln!(
+                out,
+                "  {:<24} zipf-corpus: {} documents of {} words into {}",
+                format!("loader:{}", l.spec.table),
+                l.spec.docs,
+                l.spec.words_per_doc,
+                l.spec.table
+            );
+        }
+    }
+    out.push_str("\nqueries:\n");
+    for q in &set.queries {
+        files(&mut out, &q.sql);
+    }
+    out
 }
 
 /// The Insert Benchmark's steps with their parameters and statements.

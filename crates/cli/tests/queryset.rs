@@ -223,3 +223,21 @@ fn bad_suite_directories_exit_2_naming_the_file() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat-query 0"));
 }
+
+#[test]
+fn suites_show_lists_each_engine_s_file() {
+    let out = dbdelta()
+        .args(["suites", "show"])
+        .arg(example("fulltext"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("02-index")
+            && text.contains("mysql: setup/02-index.mysql.sql")
+            && text.contains("clickhouse: -"),
+        "{text}"
+    );
+    assert!(text.contains("zipf-corpus: 5000 documents"), "{text}");
+}
