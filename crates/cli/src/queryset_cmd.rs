@@ -140,9 +140,15 @@ pub(crate) fn load(run: &Path) -> Result<Option<QuerySetResult>> {
 /// Writes report.{txt,md,json,html} of a query-set run and prints the text report.
 /// `Ok(false)` when the run is not a query set.
 pub(crate) fn write_reports(run: &Path, base: Option<&str>) -> Result<bool> {
-    let Some(result) = load(run)? else {
+    let Some(mut result) = load(run)? else {
         return Ok(false);
     };
+    // A run cut at the interrupt deadline never got to mark its result.
+    let status = std::fs::read(run.join("run.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<RunManifest>(&b).ok())
+        .map(|m| m.status);
+    result.interrupted |= status == Some(dbdelta_model::RunStatus::Interrupted);
     let report = QuerySetReport::new(result, base);
     let text = queryset::text(&report);
     for (name, body) in [

@@ -241,3 +241,56 @@ fn suites_show_lists_each_engine_s_file() {
     );
     assert!(text.contains("zipf-corpus: 5000 documents"), "{text}");
 }
+
+#[test]
+fn ctrl_c_during_a_long_query_exits_130_with_the_report_of_what_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite");
+    write(&suite, "suite.toml", "name = \"slow\"\n");
+    write(
+        &suite,
+        "setup/01.sql",
+        "CREATE TABLE t (a int); INSERT INTO t VALUES (1);",
+    );
+    write(&suite, "queries/a-fast.sql", "SELECT count(*) FROM t");
+    write(
+        &suite,
+        "queries/b-slow.sql",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 4000000000) SELECT count(*) FROM c",
+    );
+    let rd = dir.path().join("run");
+    let mut child = common::spawn_dbdelta([
+        "run".as_ref(),
+        "--quiet".as_ref(),
+        "--no-store".as_ref(),
+        "--suite".as_ref(),
+        suite.as_os_str(),
+        "-t".as_ref(),
+        "a=sqlite".as_ref(),
+        "-t".as_ref(),
+        "b=sqlite".as_ref(),
+        "--run-dir".as_ref(),
+        rd.as_os_str(),
+    ]);
+    // Wait until the fast query's results are written, then interrupt the slow one.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        let done = std::fs::read(rd.join("queryset.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v["targets"][1]["queries"][0]["name"] == "a-fast");
+        if done {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let asked = std::time::Instant::now();
+    common::interrupt(&child);
+    let status = child.wait().unwrap();
+    assert!(asked.elapsed().as_secs_f64() < 3.0, "{:?}", asked.elapsed());
+    assert_eq!(status.code(), Some(130));
+    let report = std::fs::read_to_string(rd.join("report.txt")).unwrap();
+    assert!(report.contains("INTERRUPTED"), "{report}");
+    assert!(report.contains("a-fast  a"), "{report}");
+}
