@@ -62,6 +62,7 @@ fn steps_run_through_a_managed_pgbouncer_in_transaction_mode() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let mut measured = 0;
     for e in std::fs::read_dir(rd.join("results/pgb")).unwrap().flatten() {
         let r = read_json(&e.path());
         assert_eq!(
@@ -71,7 +72,18 @@ fn steps_run_through_a_managed_pgbouncer_in_transaction_mode() {
             e.path().display(),
             r["status"]
         );
+        // pgbouncer's own CPU per operation: a process group beside server and client.
+        // The load goes to the server directly; measured steps go through pgbouncer.
+        let load = e.file_name().to_string_lossy().contains("load");
+        if r["costs"].is_object() && !load {
+            let proxy = r["costs"]["proxy_cpu_us_op"].as_f64().unwrap_or(0.0);
+            assert!(proxy > 0.0, "{}: proxy CPU {}", e.path().display(), r["costs"]);
+            measured += 1;
+        }
     }
+    assert!(measured >= 3, "{measured} steps with costs");
+    let report = std::fs::read_to_string(rd.join("report.txt")).unwrap();
+    assert!(report.contains("host\tserver\tproxy\tclient"), "{report}");
     let settings = read_json(&rd.join("targets/pgb/settings.json"));
     assert_eq!(settings["pgbouncer.pool_mode"], "transaction");
     assert!(settings["dbdelta.statements"]

@@ -111,6 +111,9 @@ pub struct OsInterval {
     pub disk: Option<DiskRates>,
     /// Server process tree (or embedded-engine worker threads), when known.
     pub server: Option<ProcCost>,
+    /// A proxy between client and server (a managed pgbouncer), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<ProcCost>,
     /// The dbdelta process (minus worker threads when those are the server).
     pub client: ProcCost,
 }
@@ -130,6 +133,9 @@ pub struct OsSummary {
     pub disk: Option<DiskRates>,
     /// Server processes over the window; `None` when no server was given.
     pub server: Option<ProcCost>,
+    /// The proxy's processes over the window; `None` without a proxy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<ProcCost>,
     /// The client over the window.
     pub client: ProcCost,
     /// Caveats: unresolved device and why, counters that went backwards, vanished
@@ -171,6 +177,9 @@ pub struct OpCosts {
     pub server_cpu_us_op: Option<f64>,
     /// Client (dbdelta) CPU µs per op.
     pub client_cpu_us_op: f64,
+    /// CPU µs per op of a proxy between client and server (a managed pgbouncer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_cpu_us_op: Option<f64>,
     /// Server context switches (voluntary + involuntary) per op.
     pub server_cs_op: Option<f64>,
     /// KiB the server read from storage per op (`/proc/PID/io`).

@@ -31,6 +31,7 @@ pub fn op_costs(s: &OsSummary, ops_per_s: f64) -> Option<OpCosts> {
         host_cpu_us_op: cpu_o * f64::from(s.ncpu) / 100.0 * 1e6,
         server_cpu_us_op: server.map(|p| per_op(p.cpu_s()) * 1e6),
         client_cpu_us_op: per_op(s.client.cpu_s()) * 1e6,
+        proxy_cpu_us_op: s.proxy.as_ref().map(|p| per_op(p.cpu_s()) * 1e6),
         server_cs_op: server.map(|p| per_op((p.vcs + p.ivcs) as f64)),
         server_rkb_op: server
             .and_then(|p| p.read_bytes)
@@ -77,6 +78,11 @@ mod tests {
                 write_bytes: None,
                 ..ProcCost::default()
             }),
+            proxy: Some(ProcCost {
+                cpu_user_s: 0.8,
+                cpu_sys_s: 0.2,
+                ..ProcCost::default()
+            }),
             client: ProcCost {
                 cpu_user_s: 1.5,
                 cpu_sys_s: 0.5,
@@ -100,6 +106,9 @@ mod tests {
         let ops = 129_625.6;
         assert!((c.server_cpu_us_op.unwrap() - 8.0 / ops * 1e6).abs() < 1e-9);
         assert!((c.client_cpu_us_op - 2.0 / ops * 1e6).abs() < 1e-9);
+        // The proxy is a third group: 1 s of its CPU over the window.
+        let proxy = c.proxy_cpu_us_op.unwrap();
+        assert!((proxy - 1.0 / ops * 1e6).abs() < 1e-9, "{proxy}");
         assert!((c.server_cs_op.unwrap() - 200_000.0 / ops).abs() < 1e-12);
         assert!((c.server_rkb_op.unwrap() - 1000.0 / ops).abs() < 1e-12);
         assert_eq!(c.server_wkb_op, None);

@@ -48,6 +48,9 @@ pub struct SamplerConfig {
     /// Root PIDs of the server (e.g. the postmaster); their descendants at each sample are
     /// included. Empty: no server process tree.
     pub server_pids: Vec<u32>,
+    /// Root PIDs of a proxy between client and server (a managed pgbouncer): a third
+    /// process group beside server and client. Empty: no proxy.
+    pub proxy_pids: Vec<u32>,
     /// Worker threads that are the server (embedded engines); `None`: no such threads.
     pub worker_tids: Option<WorkerTids>,
     /// The client process (default: this process).
@@ -64,6 +67,7 @@ impl Default for SamplerConfig {
             period: Duration::from_secs(1),
             device: DeviceChoice::None,
             server_pids: Vec::new(),
+            proxy_pids: Vec::new(),
             worker_tids: None,
             client_pid: std::process::id(),
             proc_root: PathBuf::from("/proc"),
@@ -78,6 +82,7 @@ impl std::fmt::Debug for SamplerConfig {
             .field("period", &self.period)
             .field("device", &self.device)
             .field("server_pids", &self.server_pids)
+            .field("proxy_pids", &self.proxy_pids)
             .field("worker_tids", &self.worker_tids.is_some())
             .field("client_pid", &self.client_pid)
             .field("proc_root", &self.proc_root)
@@ -98,6 +103,8 @@ pub struct Snapshot {
     pub disks: Vec<DiskCounters>,
     /// The server process tree.
     pub tree: Option<ProcSet>,
+    /// The proxy's process tree.
+    pub proxy: Option<ProcSet>,
     /// The worker threads (server side of an embedded engine).
     pub workers: ProcSet,
     /// The client's other threads.
@@ -117,6 +124,8 @@ pub struct RawDelta {
     pub disk: Option<DiskDelta>,
     /// Server tree plus worker threads.
     pub server: Option<ProcDelta>,
+    /// The proxy's tree.
+    pub proxy: Option<ProcDelta>,
     /// Client process minus worker threads.
     pub client: ProcDelta,
 }
@@ -139,13 +148,18 @@ impl RawDelta {
             }
             (a, b) => a.or(b),
         };
-        self.server = match (self.server, later.server) {
-            (Some(mut a), Some(b)) => {
-                a.add(&b);
-                Some(a)
-            }
-            (a, b) => a.or(b),
-        };
+        for (mine, theirs) in [
+            (&mut self.server, later.server),
+            (&mut self.proxy, later.proxy),
+        ] {
+            *mine = match (*mine, theirs) {
+                (Some(mut a), Some(b)) => {
+                    a.add(&b);
+                    Some(a)
+                }
+                (a, b) => a.or(b),
+            };
+        }
         self.client.add(&later.client);
     }
 }
@@ -156,6 +170,7 @@ pub struct Collector {
     units: KernelUnits,
     device: Option<ResolvedDevice>,
     server_pids: Vec<u32>,
+    proxy_pids: Vec<u32>,
     worker_tids: Option<WorkerTids>,
     client_pid: u32,
     period: Duration,
@@ -186,6 +201,7 @@ impl Collector {
             units: KernelUnits::detect(&cfg.proc_root),
             device,
             server_pids: cfg.server_pids.clone(),
+            proxy_pids: cfg.proxy_pids.clone(),
             worker_tids: cfg.worker_tids.clone(),
             client_pid: cfg.client_pid,
             period: cfg.period,
@@ -215,6 +231,9 @@ impl Collector {
         s.uptime_ticks = self.sets.uptime_ticks(self.units);
         if !self.server_pids.is_empty() {
             s.tree = Some(self.sets.tree(&self.server_pids));
+        }
+        if !self.proxy_pids.is_empty() {
+            s.proxy = Some(self.sets.tree(&self.proxy_pids));
         }
         let workers = self.worker_tids.as_ref().map(|f| f()).unwrap_or_default();
         s.client = self.sets.process(self.client_pid);
@@ -259,6 +278,10 @@ impl Collector {
             (Some(x), Some(y)) => Some(ProcDelta::between("server process", x, y, up, notes)),
             _ => None,
         };
+        let proxy = match (&a.proxy, &b.proxy) {
+            (Some(x), Some(y)) => Some(ProcDelta::between("proxy process", x, y, up, notes)),
+            _ => None,
+        };
         let server = match (tree, self.worker_tids.is_some()) {
             (Some(mut t), true) => {
                 t.merge(&workers);
@@ -294,6 +317,7 @@ impl Collector {
             stat,
             disk,
             server,
+            proxy,
             client,
         }
     }
@@ -310,6 +334,7 @@ impl Collector {
             host: Self::host(d),
             disk: self.disk_rates(d),
             server: d.server.map(|p| p.cost(self.units)),
+            proxy: d.proxy.map(|p| p.cost(self.units)),
             client: d.client.cost(self.units),
         }
     }
@@ -339,6 +364,7 @@ impl Collector {
             host: Self::host(total),
             disk: self.disk_rates(total),
             server: total.server.map(|p| p.cost(self.units)),
+            proxy: total.proxy.map(|p| p.cost(self.units)),
             client: total.client.cost(self.units),
             notes,
         }
@@ -466,6 +492,7 @@ impl SamplerHandle {
                     host: HostCpu::default(),
                     disk: None,
                     server: None,
+                    proxy: None,
                     client: ProcCost::default(),
                     notes: vec!["OS sampler thread failed; no OS metrics".to_string()],
                 },

@@ -64,6 +64,7 @@ fn costs(cpu_o: f64, cs_o: f64, disk: Option<(f64, f64, f64)>, o_s: f64) -> OpCo
         host_cpu_us_op: 0.0,
         server_cpu_us_op: None,
         client_cpu_us_op: 0.0,
+        proxy_cpu_us_op: None,
         server_cs_op: None,
         server_rkb_op: None,
         server_wkb_op: None,

@@ -122,37 +122,48 @@ pub fn met_text(out: &mut String, data: &ReportData, globs: &[String]) {
 /// host, the server and the client (dbdelta), server context switches and KB written per op.
 pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
     for table in &data.tables {
-        let mut lines = Vec::new();
+        let mut cells = Vec::new();
         for row in &table.rows {
             if !selected(globs, &row.step, &row.label) {
                 continue;
             }
             for col in &data.columns {
-                let Some(c) = result_of(data, col.name(), &row.label, table.dop)
+                if let Some(c) = result_of(data, col.name(), &row.label, table.dop)
                     .and_then(|r| r.costs.as_ref())
-                else {
-                    continue;
-                };
-                let opt = |v: Option<f64>, d: usize| {
-                    v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into())
-                };
-                let server = if data.is_remote(col.name()) {
+                {
+                    cells.push((c, col.name(), row.label.as_str()));
+                }
+            }
+        }
+        // A proxy (managed pgbouncer) is a third process group: its column only when present.
+        let has_proxy = cells.iter().any(|(c, _, _)| c.proxy_cpu_us_op.is_some());
+        let opt =
+            |v: Option<f64>, d: usize| v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into());
+        let lines: Vec<String> = cells
+            .iter()
+            .map(|(c, target, label)| {
+                let server = if data.is_remote(target) {
                     "remote".to_string()
                 } else {
                     opt(c.server_cpu_us_op, 1)
                 };
-                lines.push(format!(
-                    "{:.1}\t{}\t{:.1}\t{}\t{}\t{}\t{}",
+                let proxy = if has_proxy {
+                    format!("{}\t", opt(c.proxy_cpu_us_op, 1))
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{:.1}\t{}\t{proxy}{:.1}\t{}\t{}\t{}\t{}",
                     c.host_cpu_us_op,
                     server,
                     c.client_cpu_us_op,
                     opt(c.server_cs_op, 3),
                     opt(c.server_wkb_op, 3),
-                    col.name(),
-                    row.label
-                ));
-            }
-        }
+                    target,
+                    label
+                )
+            })
+            .collect();
         if lines.is_empty() {
             continue;
         }
@@ -171,7 +182,17 @@ pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
         if let Some(note) = remote_note(data) {
             let _ = writeln!(out, "{note}\n");
         }
-        let _ = writeln!(out, "host\tserver\tclient\tsrv-cs\tsrv-wKB\ttarget\tstep");
+        if has_proxy {
+            let _ = writeln!(
+                out,
+                "proxy = the proxy between them (pgbouncer), a process group of its own.\n"
+            );
+        }
+        let proxy_head = if has_proxy { "proxy\t" } else { "" };
+        let _ = writeln!(
+            out,
+            "host\tserver\t{proxy_head}client\tsrv-cs\tsrv-wKB\ttarget\tstep"
+        );
         for l in lines {
             let _ = writeln!(out, "{l}");
         }

@@ -276,6 +276,7 @@ pub(crate) fn start_sampler(
     Sampler::start(SamplerConfig {
         device,
         server_pids: engine.server_pids(),
+        proxy_pids: engine.proxy_pids(),
         worker_tids,
         ..SamplerConfig::default()
     })

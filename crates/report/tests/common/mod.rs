@@ -209,6 +209,7 @@ pub fn result(
             host_cpu_us_op: 80.0 / value * 2.0 / 100.0 * 1e6,
             server_cpu_us_op: Some(60.0 / value * 2.0 / 100.0 * 1e6),
             client_cpu_us_op: 12.5,
+            proxy_cpu_us_op: None,
             server_cs_op: Some(2.0),
             server_rkb_op: Some(0.0),
             server_wkb_op: Some(if label.starts_with("update") {
