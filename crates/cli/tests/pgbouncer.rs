@@ -77,13 +77,22 @@ fn steps_run_through_a_managed_pgbouncer_in_transaction_mode() {
         let load = e.file_name().to_string_lossy().contains("load");
         if r["costs"].is_object() && !load {
             let proxy = r["costs"]["proxy_cpu_us_op"].as_f64().unwrap_or(0.0);
-            assert!(proxy > 0.0, "{}: proxy CPU {}", e.path().display(), r["costs"]);
+            assert!(
+                proxy > 0.0,
+                "{}: proxy CPU {}",
+                e.path().display(),
+                r["costs"]
+            );
             measured += 1;
         }
     }
     assert!(measured >= 3, "{measured} steps with costs");
     let report = std::fs::read_to_string(rd.join("report.txt")).unwrap();
     assert!(report.contains("host\tserver\tproxy\tclient"), "{report}");
+    let md = std::fs::read_to_string(rd.join("report.md")).unwrap();
+    assert!(md.contains("| client µs/op | proxy µs/op |"), "{md}");
+    let html = std::fs::read_to_string(rd.join("report.html")).unwrap();
+    assert!(html.contains("<th>proxy µs/op</th>"));
     let settings = read_json(&rd.join("targets/pgb/settings.json"));
     assert_eq!(settings["pgbouncer.pool_mode"], "transaction");
     assert!(settings["dbdelta.statements"]

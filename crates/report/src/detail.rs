@@ -379,6 +379,18 @@ pub(crate) struct CostRow {
     pub relative: [Option<f64>; 3],
 }
 
+/// True when a step of `table` measured a proxy between client and server: the cost tables
+/// then get a proxy column.
+pub(crate) fn table_has_proxy(data: &ReportData, table: &crate::Table) -> bool {
+    table.rows.iter().any(|row| {
+        data.columns.iter().any(|col| {
+            result_of(data, col.name(), &row.label, table.dop)
+                .and_then(|r| r.costs.as_ref())
+                .is_some_and(|c| c.proxy_cpu_us_op.is_some())
+        })
+    })
+}
+
 /// The server µs/op column of [`CostRow::absolute`], which reads "remote" for a server on
 /// another host (its cost is not measured).
 pub(crate) const SERVER_CPU: usize = 7;

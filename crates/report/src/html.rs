@@ -905,6 +905,7 @@ fn costs(o: &mut String, data: &ReportData, opts: &ReportOptions) {
     o.push_str("<h2 id=\"cost\">Hardware cost per operation</h2>\n<p class=\"note\">The sb.met figures (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s; scan: per thousand rows) and CPU µs per operation. OS metrics cover the measured window only. Relative columns are target / base of the same step: more is worse, so red = costlier, green = cheaper.</p>\n");
     let mut any = false;
     for table in &data.tables {
+        let proxy = crate::detail::table_has_proxy(data, table);
         let mut body = String::new();
         let mut last = None;
         for row in &table.rows {
@@ -926,8 +927,9 @@ fn costs(o: &mut String, data: &ReportData, opts: &ReportOptions) {
                 if let Cell::Failed { .. } = cell {
                     let _ = writeln!(
                         lines,
-                        "{head}{}<td colspan=\"11\"></td></tr>",
-                        td(cell, 0, None)
+                        "{head}{}<td colspan=\"{}\"></td></tr>",
+                        td(cell, 0, None),
+                        if proxy { 12 } else { 11 }
                     );
                     continue;
                 }
@@ -945,6 +947,12 @@ fn costs(o: &mut String, data: &ReportData, opts: &ReportOptions) {
                             line.push_str("<td class=\"na\">remote</td>")
                         }
                         Some(v) => line.push_str(&format!("<td class=\"n\">{v:.d$}</td>")),
+                        None => line.push_str("<td class=\"na\">-</td>"),
+                    }
+                }
+                if proxy {
+                    match c.proxy_cpu_us_op {
+                        Some(v) => line.push_str(&format!("<td class=\"n\">{v:.1}</td>")),
                         None => line.push_str("<td class=\"na\">-</td>"),
                     }
                 }
@@ -978,8 +986,9 @@ fn costs(o: &mut String, data: &ReportData, opts: &ReportOptions) {
         any = true;
         let _ = writeln!(
             o,
-            "<h3>dop={}</h3>\n<table class=\"cost\">\n<tr><th>step</th><th>target</th><th>cpu/o</th><th>cs/o</th><th>r/o</th><th>rKB/o</th><th>wKB/o</th><th>o/s</th><th>host µs/op</th><th>server µs/op</th><th>client µs/op</th><th>rel host CPU</th><th>rel cs/o</th><th>rel wKB/o</th></tr>\n{body}</table>",
-            table.dop
+            "<h3>dop={}</h3>\n<table class=\"cost\">\n<tr><th>step</th><th>target</th><th>cpu/o</th><th>cs/o</th><th>r/o</th><th>rKB/o</th><th>wKB/o</th><th>o/s</th><th>host µs/op</th><th>server µs/op</th><th>client µs/op</th>{}<th>rel host CPU</th><th>rel cs/o</th><th>rel wKB/o</th></tr>\n{body}</table>",
+            table.dop,
+            if proxy { "<th>proxy µs/op</th>" } else { "" }
         );
     }
     if !any {

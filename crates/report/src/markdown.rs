@@ -144,6 +144,7 @@ fn latency_tables(out: &mut String, data: &ReportData) {
 /// relative columns (target / base) marked: for costs more is worse, so ▲ = costlier.
 fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
     for table in &data.tables {
+        let proxy = crate::detail::table_has_proxy(data, table);
         let mut body = String::new();
         for row in &table.rows {
             if !selected(&opts.metrics, &row.step, &row.label) {
@@ -157,7 +158,8 @@ fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
             for (col, c) in data.columns.iter().zip(&row.cells) {
                 let head = format!("| {} | {} |", escape(&row.label), escape(col.name()));
                 if let Cell::Failed { .. } = c {
-                    let _ = writeln!(body, "{head} {} |{}", cell(c, 0, None), " |".repeat(11));
+                    let empty = if proxy { 12 } else { 11 };
+                    let _ = writeln!(body, "{head} {} |{}", cell(c, 0, None), " |".repeat(empty));
                     continue;
                 }
                 let Some(k) = result_of(data, col.name(), &row.label, table.dop)
@@ -172,6 +174,12 @@ fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
                     match v {
                         _ if remote && i == crate::detail::SERVER_CPU => line.push_str(" remote |"),
                         Some(v) => line.push_str(&format!(" {v:.d$} |")),
+                        None => line.push_str(" - |"),
+                    }
+                }
+                if proxy {
+                    match k.proxy_cpu_us_op {
+                        Some(v) => line.push_str(&format!(" {v:.1} |")),
                         None => line.push_str(" - |"),
                     }
                 }
@@ -200,11 +208,12 @@ fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
             .unwrap_or_default();
         let _ = write!(
             out,
-            "\n### Hardware cost per operation, dop={}\n\nOS metrics of the measured window; scan: per thousand rows. rel = target / base: more is worse, so ▲ = costlier, ▼ = cheaper, at fixed thresholds ≥ {:.2} / ≤ {:.2} (costs have no interval).{note}\n\n| step | target | cpu/o | cs/o | r/o | rKB/o | wKB/o | o/s | host µs/op | server µs/op | client µs/op | rel host CPU | rel cs/o | rel wKB/o |\n|---|---|{}\n{body}",
+            "\n### Hardware cost per operation, dop={}\n\nOS metrics of the measured window; scan: per thousand rows. rel = target / base: more is worse, so ▲ = costlier, ▼ = cheaper, at fixed thresholds ≥ {:.2} / ≤ {:.2} (costs have no interval).{note}\n\n| step | target | cpu/o | cs/o | r/o | rKB/o | wKB/o | o/s | host µs/op | server µs/op | client µs/op |{} rel host CPU | rel cs/o | rel wKB/o |\n|---|---|{}\n{body}",
             table.dop,
             opts.high,
             opts.low,
-            "---:|".repeat(12)
+            if proxy { " proxy µs/op |" } else { "" },
+            "---:|".repeat(if proxy { 13 } else { 12 })
         );
     }
 }
