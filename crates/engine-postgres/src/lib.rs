@@ -162,20 +162,27 @@ pub fn open(
     }
 }
 
+/// The TLS setup of `spec`: `sslmode=` when given, else verify-full with `--tls`, else none.
 #[cfg(feature = "tls")]
 fn tls_setup(spec: &TargetSpec, opts: &OpenOptions) -> Result<TlsOpt, EngineError> {
-    Ok(if opts.tls {
-        Some(std::sync::Arc::new(tls::setup(spec)?))
+    let mode = tls::mode(spec, opts.tls)?;
+    Ok(if mode.wants_tls() {
+        Some(std::sync::Arc::new(tls::setup(spec, mode)?))
     } else {
         None
     })
 }
 
+/// Without TLS support only `sslmode=disable` and `prefer` (which then stays plain) work.
 #[cfg(not(feature = "tls"))]
 fn tls_setup(spec: &TargetSpec, opts: &OpenOptions) -> Result<TlsOpt, EngineError> {
-    if opts.tls {
+    let plain = match spec.param("sslmode") {
+        Some(v) => matches!(v.to_ascii_lowercase().as_str(), "disable" | "prefer"),
+        None => !opts.tls,
+    };
+    if !plain {
         return Err(EngineError::config(format!(
-            "target '{}': TLS is not supported by this build (the 'tls' feature of dbdelta-engine-postgres is off)",
+            "target '{}': TLS is not supported by this build (the 'tls' feature of dbdelta-engine-postgres is off); use sslmode=disable",
             spec.name
         )));
     }
