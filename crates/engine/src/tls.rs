@@ -94,6 +94,16 @@ impl TlsMode {
         self != TlsMode::Disable
     }
 
+    /// The check of the server certificate when the target names a CA file (`has_ca`) or
+    /// not: as in libpq, a CA makes `prefer` and `require` check the chain too (a CA given
+    /// and silently unused would be a trap).
+    pub fn check_with_ca(self, has_ca: bool) -> CertCheck {
+        match self.check() {
+            CertCheck::None if has_ca => CertCheck::Chain,
+            c => c,
+        }
+    }
+
     /// The check of the server certificate this mode asks for.
     pub fn check(self) -> CertCheck {
         match self {
@@ -483,6 +493,9 @@ mod tests {
             "{e}"
         );
         assert_eq!(TlsMode::Require.check(), CertCheck::None);
+        assert_eq!(TlsMode::Require.check_with_ca(true), CertCheck::Chain);
+        assert_eq!(TlsMode::Prefer.check_with_ca(true), CertCheck::Chain);
+        assert_eq!(TlsMode::VerifyFull.check_with_ca(true), CertCheck::Full);
         assert_eq!(TlsMode::VerifyCa.check(), CertCheck::Chain);
         assert!(!TlsMode::Disable.wants_tls());
     }
