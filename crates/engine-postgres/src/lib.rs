@@ -31,6 +31,7 @@ pub use conn::PgConnection;
 pub use session::PgSession;
 
 use conn::{connect, connect_with, ConnParams, TlsOpt};
+use dbdelta_engine::tls::{TlsMode, PG_MODES};
 use dbdelta_engine::{
     ConnectOptions, Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo,
     ErrorKind, OpenOptions, SettleReport, SettleWait, StatsConnection,
@@ -56,6 +57,17 @@ pub struct PostgresEngine {
     /// The side connection the server's counters are read over (straight to the server,
     /// never through pgbouncer).
     stats: StatsConnection<PgConnection>,
+}
+
+/// Checks a postgres target's client parameters before anything starts: `sslmode` and
+/// `channel_binding` must be one of their values (the error names the parameter and lists
+/// them).
+pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
+    auth::channel_binding(spec)?;
+    if let Some(v) = spec.param("sslmode") {
+        TlsMode::parse(&spec.name, "sslmode", v, PG_MODES)?;
+    }
+    Ok(())
 }
 
 /// Opens a postgres target. A path location is a managed server started from that bin
@@ -176,11 +188,12 @@ fn tls_setup(spec: &TargetSpec, opts: &OpenOptions) -> Result<TlsOpt, EngineErro
 /// Without TLS support only `sslmode=disable` and `prefer` (which then stays plain) work.
 #[cfg(not(feature = "tls"))]
 fn tls_setup(spec: &TargetSpec, opts: &OpenOptions) -> Result<TlsOpt, EngineError> {
-    let plain = match spec.param("sslmode") {
-        Some(v) => matches!(v.to_ascii_lowercase().as_str(), "disable" | "prefer"),
-        None => !opts.tls,
+    let mode = match spec.param("sslmode") {
+        Some(v) => TlsMode::parse(&spec.name, "sslmode", v, PG_MODES)?,
+        None if opts.tls => TlsMode::VerifyFull,
+        None => TlsMode::Disable,
     };
-    if !plain {
+    if !matches!(mode, TlsMode::Disable | TlsMode::Prefer) {
         return Err(EngineError::config(format!(
             "target '{}': TLS is not supported by this build (the 'tls' feature of dbdelta-engine-postgres is off); use sslmode=disable",
             spec.name

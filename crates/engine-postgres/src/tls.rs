@@ -7,7 +7,7 @@
 use crate::auth::Binding;
 use crate::pgerror::{io_error, protocol_error};
 use crate::wire::{Stream, Wire};
-use dbdelta_engine::tls::{CertCheck, TlsFiles, TlsMode, PG_MODES};
+use dbdelta_engine::tls::{TlsFiles, TlsMode, PG_MODES};
 use dbdelta_engine::EngineError;
 use dbdelta_model::TargetSpec;
 use postgres_protocol::message::frontend;
@@ -38,11 +38,8 @@ pub(crate) fn mode(spec: &TargetSpec, tls_flag: bool) -> Result<TlsMode, EngineE
 pub(crate) fn setup(spec: &TargetSpec, mode: TlsMode) -> Result<TlsSetup, EngineError> {
     let path = |k: &str| spec.param(k).map(PathBuf::from);
     let (ca, cert, key) = (path("sslrootcert"), path("sslcert"), path("sslkey"));
-    let check = match mode.check() {
-        // libpq: with a root certificate, prefer and require check the chain.
-        CertCheck::None if ca.is_some() => CertCheck::Chain,
-        c => c,
-    };
+    // libpq: with a root certificate, prefer and require check the chain.
+    let check = mode.check_with_ca(ca.is_some());
     let files = TlsFiles {
         ca: ca.as_deref(),
         ca_param: "sslrootcert",

@@ -437,3 +437,26 @@ fn sslmodes_client_certificates_and_channel_binding() {
     let e = ext_open("dbdelta", port, "sslmode=require").unwrap_err();
     assert!(e.message.contains("does not accept TLS"), "{e}");
 }
+
+/// Bad values are caught before anything starts, naming the parameter and the valid values.
+#[test]
+fn bad_sslmode_and_channel_binding_values_name_the_parameter() {
+    let e = dbdelta_engine_postgres::check_spec(&managed("?sslmode=verify_full")).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config);
+    assert!(
+        e.message.contains("sslmode=verify_full")
+            && e.message
+                .contains("disable, prefer, require, verify-ca, verify-full"),
+        "{e}"
+    );
+    let t = TargetSpec::parse("x=postgres://u@h/db?channel_binding=always").unwrap();
+    let e = dbdelta_engine_postgres::check_spec(&t).unwrap_err();
+    assert!(
+        e.message.contains("channel_binding=always")
+            && e.message.contains("disable, prefer, require"),
+        "{e}"
+    );
+    let t =
+        TargetSpec::parse("x=postgres://u@h/db?sslmode=verify-ca&channel_binding=require").unwrap();
+    dbdelta_engine_postgres::check_spec(&t).unwrap();
+}

@@ -17,17 +17,25 @@
 //! peer holds the private key of the certificate it shows: that is what channel binding needs
 //! to detect a man in the middle. Roots come from the CA file the target names, else the system
 //! bundle (`SSL_CERT_FILE` or the usual distribution paths).
+//!
+//! Without the `tls` feature only the modes are here (to check target parameters); the
+//! rustls parts need it.
 
 use crate::EngineError;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::WebPkiSupportedAlgorithms;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+#[cfg(feature = "tls")]
+use rustls::{
+    client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
+    crypto::WebPkiSupportedAlgorithms,
+    pki_types::pem::PemObject,
+    pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime},
+    ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
+use std::path::Path;
+#[cfg(feature = "tls")]
+use std::{path::PathBuf, sync::Arc};
 
 /// System CA bundles, first found wins.
+#[cfg(feature = "tls")]
 const SYSTEM_BUNDLES: &[&str] = &[
     "/etc/ssl/certs/ca-certificates.crt",
     "/etc/pki/tls/certs/ca-bundle.crt",
@@ -145,6 +153,7 @@ pub struct TlsFiles<'a> {
 /// Builds the client configuration of target `target`: the certificate check `check`, roots
 /// from `files.ca` or the system (only loaded when the check needs them), and the client
 /// certificate and key when both are given.
+#[cfg(feature = "tls")]
 pub fn client_config(
     target: &str,
     check: CertCheck,
@@ -189,11 +198,18 @@ pub fn client_config(
                     cert.display()
                 )));
             }
-            // The key's bytes never reach a message: only its file name and the parser's
-            // description of what is wrong.
+            // The key's bytes never reach a message (the PEM parser's errors can quote a
+            // line or a base64 fault): only the file name and the kind of fault.
             let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+                let why = match e {
+                    rustls::pki_types::pem::Error::Io(io) => io.to_string(),
+                    rustls::pki_types::pem::Error::NoItemsFound => {
+                        "it holds no PEM private key".to_string()
+                    }
+                    _ => "it is not a valid PEM private key".to_string(),
+                };
                 err(format!(
-                    "{}: cannot read a private key from {}: {e}",
+                    "{}: cannot read a private key from {}: {why}",
                     files.key_param,
                     key.display()
                 ))
@@ -213,6 +229,7 @@ pub fn client_config(
 }
 
 /// The trusted roots: the CA file, else the system bundle.
+#[cfg(feature = "tls")]
 fn roots(files: &TlsFiles<'_>) -> Result<RootCertStore, String> {
     let file: PathBuf = match files.ca {
         Some(p) => p.to_path_buf(),
@@ -239,6 +256,7 @@ fn roots(files: &TlsFiles<'_>) -> Result<RootCertStore, String> {
     Ok(roots)
 }
 
+#[cfg(feature = "tls")]
 fn load_certs(file: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     CertificateDer::pem_file_iter(file)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?
@@ -247,12 +265,14 @@ fn load_certs(file: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
 }
 
 /// verify-ca: the chain to a trusted root, without the host name.
+#[cfg(feature = "tls")]
 #[derive(Debug)]
 struct ChainOnly {
     roots: Arc<RootCertStore>,
     algs: WebPkiSupportedAlgorithms,
 }
 
+#[cfg(feature = "tls")]
 impl ServerCertVerifier for ChainOnly {
     fn verify_server_cert(
         &self,
@@ -297,11 +317,13 @@ impl ServerCertVerifier for ChainOnly {
 }
 
 /// require/prefer: any certificate, but the handshake must be signed with its key.
+#[cfg(feature = "tls")]
 #[derive(Debug)]
 struct AnyCert {
     algs: WebPkiSupportedAlgorithms,
 }
 
+#[cfg(feature = "tls")]
 impl ServerCertVerifier for AnyCert {
     fn verify_server_cert(
         &self,
@@ -341,6 +363,7 @@ impl ServerCertVerifier for AnyCert {
 /// certificate `cert` (DER): its hash with the certificate's signature hash, SHA-256 when
 /// that is MD5 or SHA-1. `None` when the signature algorithm names no single hash (Ed25519,
 /// RSA-PSS, unknown) or the certificate does not parse; channel binding is then impossible.
+#[cfg(feature = "tls")]
 pub fn tls_server_end_point(cert: &[u8]) -> Option<Vec<u8>> {
     use ring::digest;
     // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue }
@@ -375,6 +398,7 @@ pub fn tls_server_end_point(cert: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// One DER element: (tag, contents, the bytes after it). Definite lengths only.
+#[cfg(feature = "tls")]
 fn der(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     let tag = *b.first()?;
     let first = *b.get(1)?;
@@ -395,7 +419,7 @@ fn der(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     Some((tag, b.get(at..end)?, b.get(end..)?))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "tls"))]
 mod tests {
     use super::*;
 
@@ -461,16 +485,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cert = dir.path().join("c.pem");
         let key = dir.path().join("k.pem");
-        // Not PEM at all; the secret-looking text must not be echoed.
-        std::fs::write(&cert, "x").unwrap();
-        std::fs::write(&key, "SECRETKEYBYTES").unwrap();
+        // A certificate section (its DER is not checked here) and a broken key: the
+        // secret-looking text must not be echoed.
+        std::fs::write(
+            &cert,
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        std::fs::write(
+            &key,
+            "-----BEGIN PRIVATE KEY-----\nSECRETKEYBYTES!!\n-----END PRIVATE KEY-----\n",
+        )
+        .unwrap();
         let mut f = files(None);
         f.cert = Some(&cert);
         f.key = Some(&key);
         let e = client_config("t", CertCheck::None, &f)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("sslcert"), "{e}");
+        assert!(
+            e.contains("sslkey") && e.contains("k.pem") && e.contains("not a valid PEM"),
+            "{e}"
+        );
         assert!(!e.contains("SECRETKEYBYTES"), "{e}");
     }
 
