@@ -409,6 +409,49 @@ fn sslmodes_client_certificates_and_channel_binding() {
     // trust authenticates without SCRAM: require refuses that too.
     let e = ext_open("dbdelta", port, "sslmode=require&channel_binding=require").unwrap_err();
     assert!(e.message.contains("channel_binding=require"), "{e}");
+    // The end-point hash follows the certificate's signature hash (RFC 5929): re-sign the
+    // server certificate with ECDSA-SHA384 and bind again; a wrong hash would make the
+    // server refuse ("channel binding check failed").
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-sha384",
+            "-in",
+            "wrong.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "wrong384.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "wrong.ext",
+        ],
+    );
+    let sig = Command::new("openssl")
+        .args(["x509", "-noout", "-text", "-in"])
+        .arg(d.join("wrong384.crt"))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&sig.stdout).contains("ecdsa-with-SHA384"),
+        "the test certificate is not signed with SHA-384"
+    );
+    admin
+        .query(&format!(
+            "ALTER SYSTEM SET ssl_cert_file = '{}'",
+            p("wrong384.crt")
+        ))
+        .unwrap();
+    admin.query("SELECT pg_reload_conf()").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let e = ext_open(scram, port, "sslmode=require&channel_binding=require").unwrap();
+    assert_eq!(scalar(&e, SSL_OF_ME), "t");
     // prefer binds when it can and still connects without TLS.
     ext_open(scram, port, "sslmode=require&channel_binding=prefer").unwrap();
     ext_open(scram, port, "sslmode=disable").unwrap();
