@@ -423,6 +423,190 @@ fn der(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
 mod tests {
     use super::*;
 
+    use rustls::server::{ClientHello, ResolvesServerCert};
+    use rustls::sign::CertifiedKey;
+    use rustls::{ClientConnection, ServerConfig, ServerConnection};
+    use std::process::Command;
+
+    /// Runs `openssl args` in `dir`; false (skip) when openssl is missing, which fails
+    /// under CI.
+    fn openssl(dir: &Path, args: &[&str]) -> bool {
+        let Ok(out) = Command::new("openssl").current_dir(dir).args(args).output() else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "openssl is missing and CI is set: it makes the test certificates"
+            );
+            eprintln!("SKIPPED: openssl is needed to make test certificates");
+            return false;
+        };
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        true
+    }
+
+    /// A server that presents `cert` and signs the handshake with `key` (which need not
+    /// match: a man in the middle with a copied certificate).
+    #[derive(Debug)]
+    struct Presents(Arc<CertifiedKey>);
+
+    impl ResolvesServerCert for Presents {
+        fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+            Some(Arc::clone(&self.0))
+        }
+    }
+
+    fn server(
+        dir: &Path,
+        cert: &str,
+        key: &str,
+        versions: &[&'static rustls::SupportedProtocolVersion],
+    ) -> Arc<ServerConfig> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let chain = load_certs(&dir.join(cert)).unwrap();
+        let key = PrivateKeyDer::from_pem_file(dir.join(key)).unwrap();
+        let signer = provider.key_provider.load_private_key(key).unwrap();
+        let ck = Arc::new(CertifiedKey::new(chain, signer));
+        Arc::new(
+            ServerConfig::builder_with_provider(provider)
+                .with_protocol_versions(versions)
+                .unwrap()
+                .with_no_client_auth()
+                .with_cert_resolver(Arc::new(Presents(ck))),
+        )
+    }
+
+    /// A whole handshake in memory; the client's error if it refuses.
+    fn handshake(client: Arc<ClientConfig>, server: Arc<ServerConfig>) -> Result<(), String> {
+        let name = ServerName::try_from("127.0.0.1").unwrap();
+        let mut c = ClientConnection::new(client, name).unwrap();
+        let mut s = ServerConnection::new(server).unwrap();
+        for _ in 0..20 {
+            let mut buf = Vec::new();
+            while c.wants_write() {
+                c.write_tls(&mut buf).unwrap();
+            }
+            if !buf.is_empty() {
+                s.read_tls(&mut &buf[..]).unwrap();
+                // A server-side failure shows up as the client's alert next round.
+                let _ = s.process_new_packets();
+            }
+            let mut buf = Vec::new();
+            while s.wants_write() {
+                s.write_tls(&mut buf).unwrap();
+            }
+            if !buf.is_empty() {
+                c.read_tls(&mut &buf[..]).unwrap();
+                c.process_new_packets().map_err(|e| e.to_string())?;
+            }
+            if !c.is_handshaking() && !s.is_handshaking() {
+                return Ok(());
+            }
+        }
+        Err("the handshake did not finish".into())
+    }
+
+    /// The certificates of the verifier tests in `dir`: a CA, a server certificate it signed
+    /// for `wrong.example` (`srv`), another key (`mitm.key`) and another CA (`other`).
+    fn make_certs(dir: &Path) -> bool {
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        for ca in ["ca", "other"] {
+            let subj = format!("/CN={ca}");
+            let (key, crt) = (format!("{ca}.key"), format!("{ca}.crt"));
+            let mut args = vec!["req", "-x509"];
+            args.extend(ec);
+            args.extend(["-keyout", &key, "-out", &crt, "-days", "2", "-subj", &subj]);
+            if !openssl(dir, &args) {
+                return false;
+            }
+        }
+        let mut args = vec!["req"];
+        args.extend(ec);
+        args.extend([
+            "-keyout",
+            "srv.key",
+            "-out",
+            "srv.csr",
+            "-subj",
+            "/CN=wrong.example",
+        ]);
+        openssl(dir, &args);
+        std::fs::write(
+            dir.join("srv.ext"),
+            "subjectAltName=DNS:wrong.example\nbasicConstraints=CA:FALSE\n",
+        )
+        .unwrap();
+        openssl(
+            dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "srv.csr",
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "srv.crt",
+                "-days",
+                "2",
+                "-extfile",
+                "srv.ext",
+            ],
+        );
+        let mut args = vec!["req"];
+        args.extend(ec);
+        args.extend([
+            "-keyout", "mitm.key", "-out", "mitm.csr", "-subj", "/CN=mitm",
+        ]);
+        openssl(dir, &args);
+        true
+    }
+
+    #[test]
+    fn each_check_against_a_wrong_name_a_wrong_ca_and_a_wrong_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        if !make_certs(d) {
+            return;
+        }
+        let ca = d.join("ca.crt");
+        let other = d.join("other.crt");
+        let client = |check, ca: Option<&Path>| client_config("t", check, &files(ca)).unwrap();
+        for versions in [
+            &[&rustls::version::TLS13][..],
+            &[&rustls::version::TLS12][..],
+        ] {
+            let good = server(d, "srv.crt", "srv.key", versions);
+            // require: any certificate…
+            handshake(client(CertCheck::None, None), Arc::clone(&good)).unwrap();
+            // …but the handshake must be signed by its key: a copied certificate fails.
+            let mitm = server(d, "srv.crt", "mitm.key", versions);
+            for check in [CertCheck::None, CertCheck::Chain] {
+                let e = handshake(client(check, Some(&ca)), Arc::clone(&mitm)).unwrap_err();
+                assert!(e.to_lowercase().contains("signature"), "{check:?}: {e}");
+            }
+            // verify-ca: the trusted chain, any name.
+            handshake(client(CertCheck::Chain, Some(&ca)), Arc::clone(&good)).unwrap();
+            let e =
+                handshake(client(CertCheck::Chain, Some(&other)), Arc::clone(&good)).unwrap_err();
+            assert!(e.to_lowercase().contains("issuer"), "{e}");
+            // verify-full: the name must match too.
+            let e = handshake(client(CertCheck::Full, Some(&ca)), Arc::clone(&good)).unwrap_err();
+            assert!(e.contains("not valid for name"), "{e}");
+        }
+    }
+
     fn files(ca: Option<&Path>) -> TlsFiles<'_> {
         TlsFiles {
             ca,
