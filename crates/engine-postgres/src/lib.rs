@@ -301,6 +301,17 @@ impl Engine for PostgresEngine {
             "dbdelta.managed".into(),
             if self.is_managed() { "yes" } else { "no" }.into(),
         );
+        // Whether connections really run over TLS (sslmode=prefer may have gone plain).
+        let ssl = conn
+            .query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            .ok()
+            .flatten();
+        let tls = match ssl.as_deref() {
+            Some("t") => "on",
+            Some("f") => "off",
+            _ => "unknown",
+        };
+        settings.insert("dbdelta.tls".into(), tls.into());
         if let (Some(b), Some(bench)) = (&self.bouncer, &self.bench) {
             settings.extend(b.manifest());
             settings.insert(

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use dbdelta_engine::{ErrorKind, OpenOptions, Value};
+use dbdelta_engine::{Engine, ErrorKind, OpenOptions, Value};
 use dbdelta_model::TargetSpec;
 use std::path::Path;
 use std::process::Command;
@@ -321,6 +321,7 @@ fn sslmodes_client_certificates_and_channel_binding() {
     // require: encrypted, and neither the issuer nor the name is checked.
     let e = ext_open("dbdelta", port, "sslmode=require").unwrap();
     assert_eq!(scalar(&e, SSL_OF_ME), "t");
+    assert_eq!(Engine::info(&e).unwrap().settings["dbdelta.tls"], "on");
     // prefer against a TLS server: TLS.
     let e = ext_open("dbdelta", port, "sslmode=prefer").unwrap();
     assert_eq!(scalar(&e, SSL_OF_ME), "t");
@@ -477,6 +478,7 @@ fn sslmodes_client_certificates_and_channel_binding() {
     let (_, port) = addr.rsplit_once(':').unwrap();
     let e = ext_open("dbdelta", port, "sslmode=prefer").unwrap();
     assert_eq!(scalar(&e, SSL_OF_ME), "f");
+    assert_eq!(Engine::info(&e).unwrap().settings["dbdelta.tls"], "off");
     let e = ext_open("dbdelta", port, "sslmode=require").unwrap_err();
     assert!(e.message.contains("does not accept TLS"), "{e}");
 }
