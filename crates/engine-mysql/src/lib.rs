@@ -23,7 +23,8 @@
 //! [`OpenOptions::tls`], VERIFY_IDENTITY) runs the protocol over TLS (rustls): external
 //! targets name the CA with `?ssl-ca=FILE` (else the system roots are used) and may present
 //! a client certificate (`ssl-cert`, `ssl-key`); managed servers get a throwaway CA and
-//! certificate made with `openssl` in the scratch directory. [`OpenOptions::compress`] turns on the zlib-compressed protocol.
+//! certificate made with `openssl` in the scratch directory. [`OpenOptions::compress`]
+//! turns on the zlib-compressed protocol.
 //!
 //! For event-loop drivers a plain TCP or Unix connection splits
 //! ([`dbdelta_engine::Connection::into_session`]) into its socket and a [`MysqlSession`]:
