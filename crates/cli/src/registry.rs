@@ -43,7 +43,8 @@ pub fn check(t: &TargetSpec) -> Result<()> {
             _ if t.engine == "mysql" => {
                 dbdelta_engine_mysql::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))
             }
-            _ => Ok(()),
+            _ => dbdelta_engine_postgres::check_spec(t)
+                .map_err(|e| anyhow::anyhow!("--target: {e}")),
         },
         other => bail!(
             "--target {}: unknown engine '{other}': known engines are {}",

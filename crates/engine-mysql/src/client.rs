@@ -77,14 +77,16 @@ pub(crate) struct ConnectParams {
     pub key_exchange: auth::KeyExchange,
 }
 
-/// How to run TLS with one server: the verifying client configuration and the name the
-/// server's certificate must carry.
+/// How to run TLS with one server: the client configuration (its certificate check follows
+/// the target's ssl-mode) and the name the server's certificate must carry.
 #[derive(Debug)]
 pub(crate) struct TlsClient {
     /// rustls configuration with the trusted roots.
     pub config: Arc<rustls::ClientConfig>,
     /// The host name or IP address to verify.
     pub name: rustls::pki_types::ServerName<'static>,
+    /// `ssl-mode=PREFERRED`: a server without TLS gets a plain connection.
+    pub optional: bool,
 }
 
 /// A client-side failure.
@@ -379,10 +381,15 @@ impl RawConn {
             }
             caps |= CLIENT_COMPRESS;
         }
-        if let Some(tls) = &p.tls {
+        // ssl-mode=PREFERRED goes plain when the server offers no TLS.
+        let tls = p
+            .tls
+            .as_ref()
+            .filter(|t| server_caps & CLIENT_SSL != 0 || !t.optional);
+        if let Some(tls) = tls {
             if server_caps & CLIENT_SSL == 0 {
                 return Err(ClientError::Tls(
-                    "the server does not accept TLS connections (have_ssl is not YES: give it ssl_cert and ssl_key); drop --tls or enable TLS on the server".into(),
+                    "the server does not accept TLS connections (have_ssl is not YES: give it ssl_cert and ssl_key); enable TLS on the server, or use ssl-mode=PREFERRED or DISABLED (or drop --tls)".into(),
                 ));
             }
             caps |= CLIENT_SSL;
@@ -400,7 +407,7 @@ impl RawConn {
                         return ClientError::Io(e);
                     }
                     ClientError::Tls(format!(
-                        "TLS handshake failed: {e}; check that the server certificate is signed by the trusted CA (ssl_ca) and names the host"
+                        "TLS handshake failed: {e}; check that the server certificate is signed by the trusted CA (ssl-ca) and, under VERIFY_IDENTITY, names the host (VERIFY_CA does not compare names)"
                     ))
                 })?;
         }

@@ -38,7 +38,8 @@ const REPORTED: [&str; 14] = [
     "version_comment",
 ];
 
-/// The target parameter naming the CA file that signs the server's certificate (`--tls`).
+/// The managed server's setting naming the CA file that signs its certificate (the client
+/// trusts it).
 const SSL_CA: &str = "ssl_ca";
 
 /// A provisioned MySQL or MariaDB target.
@@ -81,32 +82,22 @@ impl MysqlEngine {
                 port,
                 database,
             } => {
-                let mut ssl_ca = None;
-                for (k, v) in &spec.params {
-                    if binlog::is_param(k) || auth::is_param(k) {
-                        continue;
-                    }
-                    if k == SSL_CA {
-                        if !opts.tls {
-                            return Err(EngineError::config(format!(
-                                "target '{target}': '{SSL_CA}' is the CA for TLS connections; add --tls or drop it"
-                            )));
-                        }
-                        ssl_ca = Some(PathBuf::from(v));
+                for (k, _) in &spec.params {
+                    if binlog::is_param(k) || auth::is_param(k) || tls::is_external_param(k) {
                         continue;
                     }
                     return Err(EngineError::config(format!(
-                        "target '{target}': '{k}' cannot be applied to an external server; settings are for managed targets (mysql:/basedir?{k}=...); external targets take only {SSL_CA}=FILE (with --tls), {}=true, {}=true and {}=FILE",
+                        "target '{target}': '{k}' cannot be applied to an external server; settings are for managed targets (mysql:/basedir?{k}=...); external targets take only {}, {}=FILE, {}=FILE, {}=FILE, {}=true, {}=true and {}=FILE",
+                        tls::SSL_MODE,
+                        tls::SSL_CA,
+                        tls::SSL_CERT,
+                        tls::SSL_KEY,
                         binlog::PARAM,
                         auth::GET_SERVER_PUBLIC_KEY,
                         auth::SERVER_PUBLIC_KEY
                     )));
                 }
-                let tls = if opts.tls {
-                    Some(Arc::new(tls::client(target, host, ssl_ca.as_deref())?))
-                } else {
-                    None
-                };
+                let tls = tls::external(spec, host, opts.tls)?.map(Arc::new);
                 let password = password
                     .clone()
                     .or_else(|| std::env::var("MYSQL_PWD").ok().map(Secret::new));
@@ -135,7 +126,8 @@ impl MysqlEngine {
         let key_exchange = auth::key_exchange(spec)?;
         // Every parameter but dbdelta's own options is a my.cnf line.
         let mut settings = server_settings(spec);
-        let tls = if opts.tls {
+        let mode = tls::mode(spec, opts.tls)?;
+        let tls = if mode.wants_tls() {
             let ca = if setting(spec, "ssl_cert").is_some() || setting(spec, "ssl_key").is_some() {
                 // The target brings its own certificate: it must name the CA that signed it.
                 PathBuf::from(setting(spec, SSL_CA).ok_or_else(|| {
@@ -146,7 +138,7 @@ impl MysqlEngine {
             } else {
                 if setting(spec, SSL_CA).is_some() {
                     return Err(EngineError::config(format!(
-                        "target '{target}': '{SSL_CA}' on a managed target goes with ssl_cert and ssl_key; with --tls and none of them dbdelta makes the server's CA and certificate itself"
+                        "target '{target}': '{SSL_CA}' on a managed target goes with ssl_cert and ssl_key; with TLS on and none of them dbdelta makes the server's CA and certificate itself"
                     )));
                 }
                 fs::create_dir_all(scratch).map_err(|e| {
@@ -169,7 +161,12 @@ impl MysqlEngine {
                 }
                 certs.ca
             };
-            Some(Arc::new(tls::client(target, "127.0.0.1", Some(&ca))?))
+            Some(Arc::new(tls::client(
+                target,
+                "127.0.0.1",
+                mode,
+                &tls::managed_files(&ca),
+            )?))
         } else {
             None
         };
@@ -265,7 +262,7 @@ impl MysqlEngine {
 fn server_settings(spec: &TargetSpec) -> Vec<(String, String)> {
     spec.params
         .iter()
-        .filter(|(k, _)| !binlog::is_param(k) && !auth::is_param(k))
+        .filter(|(k, _)| !binlog::is_param(k) && !auth::is_param(k) && !tls::is_client_param(k))
         .cloned()
         .collect()
 }

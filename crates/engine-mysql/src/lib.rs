@@ -19,10 +19,12 @@
 //! statement path, and buffers are reused, so the client's CPU per statement stays below
 //! libmysqlclient's.
 //!
-//! [`OpenOptions::tls`] runs the protocol over TLS (rustls), verifying the server's
-//! certificate: external targets name its CA with `?ssl_ca=FILE` (else the system roots are
-//! used); managed servers get a throwaway CA and certificate made with `openssl` in the
-//! scratch directory. [`OpenOptions::compress`] turns on the zlib-compressed protocol.
+//! `?ssl-mode=DISABLED|PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY` (or
+//! [`OpenOptions::tls`], VERIFY_IDENTITY) runs the protocol over TLS (rustls): external
+//! targets name the CA with `?ssl-ca=FILE` (else the system roots are used) and may present
+//! a client certificate (`ssl-cert`, `ssl-key`); managed servers get a throwaway CA and
+//! certificate made with `openssl` in the scratch directory. [`OpenOptions::compress`]
+//! turns on the zlib-compressed protocol.
 //!
 //! For event-loop drivers a plain TCP or Unix connection splits
 //! ([`dbdelta_engine::Connection::into_session`]) into its socket and a [`MysqlSession`]:
@@ -78,9 +80,11 @@ impl Flavor {
 }
 
 /// Checks a `mysql` target's dbdelta options before anything starts (the server settings
-/// are checked by the server): `binlog_reset` must be true or false.
+/// are checked by the server): `binlog_reset` must be true or false, `ssl-mode` one of the
+/// modes.
 pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
-    binlog::wanted(spec).map(|_| ())
+    binlog::wanted(spec)?;
+    tls::mode(spec, false).map(|_| ())
 }
 
 /// Opens a `mysql` target: starts a managed server from a basedir in `scratch`, or connects

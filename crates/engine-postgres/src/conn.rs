@@ -2,7 +2,7 @@
 //! with Bind+Execute+Sync in one write, the Simple Query protocol, and result consumption
 //! that counts DataRows without decoding them.
 
-use crate::auth::Auth;
+use crate::auth::{Auth, Binding, ChannelBindingMode};
 use crate::pgerror::{io_error, protocol_error, ServerError};
 use crate::session::{
     check_params, encode_execute, encode_simple, CancelKey, PgSession, ResponseDecoder, Step, Stmt,
@@ -49,6 +49,8 @@ pub(crate) struct ConnParams {
     pub prepared: bool,
     pub connect_timeout: Duration,
     pub tls: TlsOpt,
+    /// The `channel_binding` parameter.
+    pub channel_binding: ChannelBindingMode,
 }
 
 /// TLS client configuration shared by all connections of a target (`None` = plain).
@@ -57,6 +59,20 @@ pub(crate) type TlsOpt = Option<Arc<crate::tls::TlsSetup>>;
 /// TLS client configuration shared by all connections of a target (`None` = plain).
 #[cfg(not(feature = "tls"))]
 pub(crate) type TlsOpt = Option<Arc<()>>;
+
+/// True when TLS is only preferred (`sslmode=prefer`): a transport without TLS, such as a
+/// Unix socket, then simply goes plain.
+#[cfg(feature = "tls")]
+pub(crate) fn tls_optional(tls: &TlsOpt) -> bool {
+    tls.as_ref()
+        .is_some_and(|t| t.mode == dbdelta_engine::tls::TlsMode::Prefer)
+}
+
+/// True when TLS is only preferred (never in a build without TLS).
+#[cfg(not(feature = "tls"))]
+pub(crate) fn tls_optional(_: &TlsOpt) -> bool {
+    false
+}
 
 impl fmt::Debug for ConnParams {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -67,6 +83,7 @@ impl fmt::Debug for ConnParams {
             .field("database", &self.database)
             .field("prepared", &self.prepared)
             .field("tls", &self.tls.is_some())
+            .field("channel_binding", &self.channel_binding)
             .finish()
     }
 }
@@ -143,6 +160,8 @@ fn handshake(p: &ConnParams, stream: Stream, peer: &str) -> Result<PgConnection,
     let peer = peer.to_string();
     #[allow(unused_mut)]
     let mut wire = Wire::new(stream);
+    #[allow(unused_mut)]
+    let mut binding = Binding::default();
     if let Some(_tls) = &p.tls {
         #[cfg(feature = "tls")]
         {
@@ -150,7 +169,7 @@ fn handshake(p: &ConnParams, stream: Stream, peer: &str) -> Result<PgConnection,
                 Addr::Tcp { host, .. } => host.as_str(),
                 Addr::Unix { .. } => "localhost",
             };
-            wire = crate::tls::start(wire, _tls, host, &peer)?;
+            (wire, binding) = crate::tls::start(wire, _tls, host, &peer)?;
         }
         #[cfg(not(feature = "tls"))]
         return Err(EngineError::config(
@@ -173,7 +192,8 @@ fn handshake(p: &ConnParams, stream: Stream, peer: &str) -> Result<PgConnection,
     })?;
     wire.send().map_err(|e| io_error("write", e))?;
 
-    let mut auth = Auth::new(&p.user, p.password.as_ref(), &peer);
+    binding.mode = p.channel_binding;
+    let mut auth = Auth::new(&p.user, p.password.as_ref(), &peer, binding);
     let mut backend_pid = 0;
     let mut secret_key = 0;
     let mut server_version = String::new();

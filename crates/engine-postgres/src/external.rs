@@ -3,20 +3,27 @@
 //! else `PGPASSWORD`, else the pgpass file; it is never printed.
 
 use crate::auth::{pgpass::PgpassQuery, resolve_password};
-use crate::conn::{Addr, ConnParams, TlsOpt};
+use crate::conn::{tls_optional, Addr, ConnParams, TlsOpt};
 use dbdelta_engine::{EngineError, OpenOptions};
 use dbdelta_model::{Location, TargetSpec};
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// Target parameters an external target accepts (they configure the client).
-const KNOWN: &[&str] = &["sslrootcert", "connect_timeout"];
+const KNOWN: &[&str] = &[
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "channel_binding",
+    "connect_timeout",
+];
 
 /// Connection parameters for an external target.
 pub(crate) fn params(
     spec: &TargetSpec,
     opts: &OpenOptions,
-    tls: TlsOpt,
+    mut tls: TlsOpt,
 ) -> Result<ConnParams, EngineError> {
     let Location::Url {
         user,
@@ -76,10 +83,15 @@ pub(crate) fn params(
         )
     };
     if tls.is_some() && matches!(addr, Addr::Unix { .. }) {
-        return Err(EngineError::config(format!(
-            "target '{}': TLS over a Unix socket is not supported; connect by host name or drop --tls",
-            spec.name
-        )));
+        if !tls_optional(&tls) {
+            return Err(EngineError::config(format!(
+                "target '{}': TLS over a Unix socket is not supported; connect by host name, \
+                 or use sslmode=prefer or sslmode=disable (or drop --tls)",
+                spec.name
+            )));
+        }
+        // sslmode=prefer: a Unix socket goes plain, as in libpq.
+        tls = None;
     }
     let password = resolve_password(
         password.as_ref(),
@@ -98,6 +110,7 @@ pub(crate) fn params(
         prepared: opts.prepared,
         connect_timeout,
         tls,
+        channel_binding: crate::auth::channel_binding(spec)?,
     })
 }
 

@@ -31,6 +31,7 @@ pub use conn::PgConnection;
 pub use session::PgSession;
 
 use conn::{connect, connect_with, ConnParams, TlsOpt};
+use dbdelta_engine::tls::{TlsMode, PG_MODES};
 use dbdelta_engine::{
     ConnectOptions, Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo,
     ErrorKind, OpenOptions, SettleReport, SettleWait, StatsConnection,
@@ -56,6 +57,17 @@ pub struct PostgresEngine {
     /// The side connection the server's counters are read over (straight to the server,
     /// never through pgbouncer).
     stats: StatsConnection<PgConnection>,
+}
+
+/// Checks a postgres target's client parameters before anything starts: `sslmode` and
+/// `channel_binding` must be one of their values (the error names the parameter and lists
+/// them).
+pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
+    auth::channel_binding(spec)?;
+    if let Some(v) = spec.param("sslmode") {
+        TlsMode::parse(&spec.name, "sslmode", v, PG_MODES)?;
+    }
+    Ok(())
 }
 
 /// Opens a postgres target. A path location is a managed server started from that bin
@@ -162,20 +174,28 @@ pub fn open(
     }
 }
 
+/// The TLS setup of `spec`: `sslmode=` when given, else verify-full with `--tls`, else none.
 #[cfg(feature = "tls")]
 fn tls_setup(spec: &TargetSpec, opts: &OpenOptions) -> Result<TlsOpt, EngineError> {
-    Ok(if opts.tls {
-        Some(std::sync::Arc::new(tls::setup(spec)?))
+    let mode = tls::mode(spec, opts.tls)?;
+    Ok(if mode.wants_tls() {
+        Some(std::sync::Arc::new(tls::setup(spec, mode)?))
     } else {
         None
     })
 }
 
+/// Without TLS support only `sslmode=disable` and `prefer` (which then stays plain) work.
 #[cfg(not(feature = "tls"))]
 fn tls_setup(spec: &TargetSpec, opts: &OpenOptions) -> Result<TlsOpt, EngineError> {
-    if opts.tls {
+    let mode = match spec.param("sslmode") {
+        Some(v) => TlsMode::parse(&spec.name, "sslmode", v, PG_MODES)?,
+        None if opts.tls => TlsMode::VerifyFull,
+        None => TlsMode::Disable,
+    };
+    if !matches!(mode, TlsMode::Disable | TlsMode::Prefer) {
         return Err(EngineError::config(format!(
-            "target '{}': TLS is not supported by this build (the 'tls' feature of dbdelta-engine-postgres is off)",
+            "target '{}': TLS is not supported by this build (the 'tls' feature of dbdelta-engine-postgres is off); use sslmode=disable",
             spec.name
         )));
     }
@@ -281,6 +301,17 @@ impl Engine for PostgresEngine {
             "dbdelta.managed".into(),
             if self.is_managed() { "yes" } else { "no" }.into(),
         );
+        // Whether connections really run over TLS (sslmode=prefer may have gone plain).
+        let ssl = conn
+            .query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            .ok()
+            .flatten();
+        let tls = match ssl.as_deref() {
+            Some("t") => "on",
+            Some("f") => "off",
+            _ => "unknown",
+        };
+        settings.insert("dbdelta.tls".into(), tls.into());
         if let (Some(b), Some(bench)) = (&self.bouncer, &self.bench) {
             settings.extend(b.manifest());
             settings.insert(

@@ -28,7 +28,13 @@ const TAIL_LINES: usize = 25;
 /// The superuser initdb creates; managed servers trust loopback connections.
 pub(crate) const SUPERUSER: &str = "dbdelta";
 /// Target parameters that configure the client, not the server.
-pub(crate) const CLIENT_PARAMS: &[&str] = &["sslrootcert"];
+pub(crate) const CLIENT_PARAMS: &[&str] = &[
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "channel_binding",
+];
 
 /// A running managed server.
 #[derive(Debug)]
@@ -198,6 +204,7 @@ pub(crate) fn start(
 ) -> Result<(Managed, ConnParams), EngineError> {
     check_bin_dir(spec, bin)?;
     let (settings, requested_port) = server_settings(spec)?;
+    let channel_binding = crate::auth::channel_binding(spec)?;
     if let Some(p) = requested_port.filter(|p| port_in_use(*p)) {
         return Err(port_busy(spec, p));
     }
@@ -249,6 +256,7 @@ pub(crate) fn start(
             prepared: opts.prepared,
             connect_timeout: Duration::from_secs(5),
             tls: tls.clone(),
+            channel_binding,
         };
         match wait_ready(spec, &mut server, &params, &log_path) {
             Ok(()) => {

@@ -20,7 +20,6 @@ pub mod sqlite;
 mod sqlite_pragma;
 pub mod stats_conn;
 pub mod text;
-#[cfg(feature = "tls")]
 pub mod tls;
 pub mod usertable;
 
