@@ -62,7 +62,35 @@ fn chdb_runs_the_types_workload_without_python() {
     let e = conn.query("SELEC 1").unwrap_err();
     assert_eq!(e.code.as_deref(), Some("ClickHouse 62"), "{e}");
     drop(conn);
+
+    // chDB keeps one storage path per process: a second target at another path is
+    // refused while the first is open, and opens once it is closed.
+    let other = TargetSpec::parse("f=chdb").unwrap();
+    let e = ChdbEngine::open(&other, dir.path(), &OpenOptions::default()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config);
+    assert!(e.message.contains("one storage path per process"), "{e}");
+    let mut again = engine.connect().unwrap();
+    assert_eq!(
+        again
+            .query_scalar("SELECT count() FROM logs")
+            .unwrap()
+            .as_deref(),
+        Some("10000"),
+        "the first target is untouched by the refused one"
+    );
+    drop(again);
     drop(engine);
+    let second = ChdbEngine::open(&other, dir.path(), &OpenOptions::default()).unwrap();
+    let mut c = second.connect().unwrap();
+    assert_eq!(
+        c.query_scalar("SELECT count() FROM system.tables WHERE database = 'dbdelta'")
+            .unwrap()
+            .as_deref(),
+        Some("0"),
+        "a new directory is a new database"
+    );
+    drop(c);
+    drop(second);
 
     // A directory dbdelta did not create is refused.
     let theirs = tempfile::tempdir().unwrap();

@@ -109,6 +109,16 @@ fn settings_sets_errors_and_info() {
         Some("3"),
         "{info:?}"
     );
+    if info.version.starts_with("ClickHouse 18.") {
+        // 18.x gates LowCardinality; dbdelta opens the gate and the manifest says so.
+        assert_eq!(
+            info.settings
+                .get("allow_experimental_low_cardinality_type")
+                .map(String::as_str),
+            Some("1"),
+            "{info:?}"
+        );
+    }
 
     let mut c = engine.connect().unwrap();
     // SET lasts for the rest of the connection (each HTTP request is its own session).
@@ -135,7 +145,8 @@ fn settings_sets_errors_and_info() {
         Some("2")
     );
 
-    // The server stops at shutdown.
+    // The server stops at shutdown (promptly: the idle keep-alive connection is closed).
+    drop(c);
     let pid = engine.server_pids()[0];
     engine.shutdown().unwrap();
     assert!(

@@ -140,6 +140,42 @@ impl ChdbOptions {
 struct Database {
     driver: &'static Driver,
     handle: Mutex<Handle>,
+    dir: PathBuf,
+}
+
+/// chDB keeps one storage path per process: the path open now and how many targets use it.
+static OPEN_PATH: Mutex<Option<(PathBuf, usize)>> = Mutex::new(None);
+
+/// Claims the process's chDB storage path for `dir` (shared by targets at the same path).
+fn claim_path(dir: &Path) -> Result<(), String> {
+    let mut open = OPEN_PATH
+        .lock()
+        .map_err(|_| "chDB path lock poisoned".to_string())?;
+    match open.as_mut() {
+        Some((p, n)) if p == dir => *n += 1,
+        Some((p, _)) => {
+            return Err(format!(
+                "chDB allows one storage path per process and {} is open (another chdb target); \
+                 give the chdb targets of one run the same directory (chdb:/path/dir) or run them in separate runs",
+                p.display()
+            ))
+        }
+        None => *open = Some((dir.to_path_buf(), 1)),
+    }
+    Ok(())
+}
+
+fn release_path(dir: &Path) {
+    if let Ok(mut open) = OPEN_PATH.lock() {
+        if let Some((p, n)) = open.as_mut() {
+            if p == dir {
+                *n -= 1;
+                if *n == 0 {
+                    *open = None;
+                }
+            }
+        }
+    }
 }
 
 // SAFETY: the database handle is only used under its mutex (connection init, release).
@@ -151,13 +187,17 @@ impl Drop for Database {
     fn drop(&mut self) {
         if let (Some(release), Ok(mut h)) = (self.driver.table.database_release, self.handle.lock())
         {
-            let mut err = AdbcError::new();
-            // SAFETY: the handle was initialized by database_init and is released once.
-            unsafe { release(&mut *h, &mut err) };
-            if !err.message.is_null() {
-                err.take();
+            // A null handle was never created (DatabaseNew failed or was not reached).
+            if !h.private_data.is_null() {
+                let mut err = AdbcError::new();
+                // SAFETY: the handle was created by database_new and is released once.
+                unsafe { release(&mut *h, &mut err) };
+                if !err.message.is_null() {
+                    err.take();
+                }
             }
         }
+        release_path(&self.dir);
     }
 }
 
@@ -281,27 +321,37 @@ impl ChdbEngine {
 }
 
 fn open_database(driver: &'static Driver, dir: &Path) -> Result<Database, String> {
+    claim_path(dir)?;
+    let db = Database {
+        driver,
+        handle: Mutex::new(Handle::new()),
+        dir: dir.to_path_buf(),
+    };
     let t = &driver.table;
-    let mut h = Handle::new();
     let mut err = AdbcError::new();
     let path = CString::new(dir.display().to_string()).map_err(|e| e.to_string())?;
-    // SAFETY: the functions were checked present at load; handle and error are valid.
-    unsafe {
-        if let (Some(new), Some(set), Some(init)) =
-            (t.database_new, t.database_set_option, t.database_init)
-        {
-            if new(&mut h, &mut err) != 0
-                || set(&mut h, c"path".as_ptr(), path.as_ptr(), &mut err) != 0
-                || init(&mut h, &mut err) != 0
+    {
+        let mut h = db
+            .handle
+            .lock()
+            .map_err(|_| "chDB database lock poisoned".to_string())?;
+        let h: &mut Handle = &mut h;
+        // SAFETY: the functions were checked present at load; handle and error are valid.
+        unsafe {
+            if let (Some(new), Some(set), Some(init)) =
+                (t.database_new, t.database_set_option, t.database_init)
             {
-                return Err(err.take());
+                if new(h, &mut err) != 0
+                    || set(h, c"path".as_ptr(), path.as_ptr(), &mut err) != 0
+                    || init(h, &mut err) != 0
+                {
+                    // Dropping `db` releases what was created and the path claim.
+                    return Err(err.take());
+                }
             }
         }
     }
-    Ok(Database {
-        driver,
-        handle: Mutex::new(h),
-    })
+    Ok(db)
 }
 
 impl Engine for ChdbEngine {
