@@ -121,13 +121,33 @@ impl HttpConnection {
         })
     }
 
-    /// Handles a `SET`: kept for the connection's later requests.
-    fn set(&mut self, settings: Vec<(String, String)>) {
-        for (k, v) in settings {
-            self.session.retain(|(n, _)| *n != k);
-            self.session.push((k, v));
+    /// Handles a `SET` (kept for the connection's later requests) or a `USE` (the database
+    /// of later requests); the server checks the change at once, and a refused one is
+    /// undone. `None` when `sql` is neither.
+    fn session_statement(&mut self, sql: &str) -> Option<Result<(), EngineError>> {
+        let (session, database) = (self.session.clone(), self.endpoint.database.clone());
+        if let Some(set) = sql::parse_set(sql) {
+            let settings = match set {
+                Ok(s) => s,
+                Err(e) => return Some(Err(e)),
+            };
+            for (k, v) in settings {
+                self.session.retain(|(n, _)| *n != k);
+                self.session.push((k, v));
+            }
+        } else if let Some(db) = sql::parse_use(sql) {
+            self.endpoint.database = db;
+        } else {
+            return None;
         }
         self.rebuild_path();
+        let checked = self.send("SELECT 1", &mut |_| {}).map(|_| ());
+        if checked.is_err() {
+            self.session = session;
+            self.endpoint.database = database;
+            self.rebuild_path();
+        }
+        Some(checked)
     }
 
     /// Runs `sql` and keeps the whole body in `self.body`.
@@ -171,9 +191,8 @@ impl Connection for HttpConnection {
 
     /// Runs `sql` and reads the whole result, counting its rows without keeping them.
     fn query(&mut self, sql: &str) -> Result<Outcome, EngineError> {
-        if let Some(set) = sql::parse_set(sql) {
-            self.set(set?);
-            return Ok(Outcome::default());
+        if let Some(done) = self.session_statement(sql) {
+            return done.map(|_| Outcome::default());
         }
         let mut rows = 0u64;
         let mut bytes = 0u64;
@@ -244,9 +263,8 @@ impl Connection for HttpConnection {
                 ))
             }
         };
-        if let Some(set) = sql::parse_set(sql) {
-            self.set(set?);
-            return Ok(Outcome::default());
+        if let Some(done) = self.session_statement(sql) {
+            return done.map(|_| Outcome::default());
         }
         let r = self.fetch(sql)?;
         let n = tsv::push_rows(&self.body, rows, &mut self.scratch);

@@ -86,6 +86,17 @@ pub(crate) fn parse_set(sql: &str) -> Option<Result<Vec<(String, String)>, Engin
     Some(Ok(out))
 }
 
+/// The database of a `USE name` statement; `None` when `sql` is not a `USE`.
+pub(crate) fn parse_use(sql: &str) -> Option<String> {
+    let t = sql.trim().trim_end_matches(';').trim();
+    let head = t.get(..4)?;
+    if !head.eq_ignore_ascii_case("use ") {
+        return None;
+    }
+    let name = t[4..].trim().trim_matches('`').trim_matches('"');
+    (!name.is_empty() && !name.contains(char::is_whitespace)).then(|| name.to_string())
+}
+
 fn split_outside_quotes(s: &str, sep: u8) -> Vec<&str> {
     let b = s.as_bytes();
     let mut out = Vec::new();
@@ -290,6 +301,9 @@ mod tests {
         assert!(parse_set("SETTINGS").is_none());
         assert!(parse_set("set x").unwrap().is_err());
         assert!(parse_set("set a-b = 1").unwrap().is_err());
+        assert_eq!(parse_use("USE `other`;"), Some("other".into()));
+        assert_eq!(parse_use("user"), None);
+        assert_eq!(parse_use("USE a b"), None);
     }
 
     #[test]

@@ -37,6 +37,16 @@ fn chdb_runs_the_types_workload_without_python() {
     let got = common::types_workload(&mut *conn);
     assert_eq!(got.len(), 3);
 
+    // ClickHouse's threads in this process are named so the sampler counts them as the
+    // engine's CPU.
+    let prefixes = engine.background_thread_prefixes();
+    let named = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|n| prefixes.iter().any(|p| n.starts_with(p)))
+        .count();
+    assert!(named > 0, "no thread named like {prefixes:?}");
+
     // The data lives in the target's directory.
     assert!(dir.path().join("e.chdb/metadata/dbdelta").exists());
 

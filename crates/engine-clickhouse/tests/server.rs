@@ -131,6 +131,30 @@ fn settings_sets_errors_and_info() {
     )
     .unwrap();
     assert_eq!((rows.get(0, 1), rows.get(1, 1)), (Some("1000"), Some("2")));
+    // A SET the server refuses fails at once and changes nothing.
+    let e = c.query("SET no_such_setting = 1").unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("ClickHouse 115"), "{e}");
+    assert_eq!(
+        c.query_scalar("SELECT value FROM system.settings WHERE name = 'max_threads'")
+            .unwrap()
+            .as_deref(),
+        Some("2")
+    );
+    // USE switches the database of later requests.
+    c.query("USE system").unwrap();
+    assert_eq!(
+        c.query_scalar("SELECT currentDatabase()")
+            .unwrap()
+            .as_deref(),
+        Some("system")
+    );
+    assert!(c.query("USE no_such_db").is_err());
+    assert_eq!(
+        c.query_scalar("SELECT currentDatabase()")
+            .unwrap()
+            .as_deref(),
+        Some("system")
+    );
 
     // An exception after the first rows were sent (status 200 already) is still an error.
     let e = c

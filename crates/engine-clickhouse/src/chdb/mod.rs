@@ -409,6 +409,35 @@ impl Engine for ChdbEngine {
     fn embedded(&self) -> bool {
         true
     }
+
+    /// ClickHouse's own thread pools inside the dbdelta process (names as ClickHouse sets
+    /// them, cut to 15 bytes by the kernel): query pipelines, merges, background schedules.
+    fn background_thread_prefixes(&self) -> &'static [&'static str] {
+        &[
+            "ThreadPool",
+            "QueryPipelineEx",
+            "QueryPullPipeEx",
+            "QueryPushPipeEx",
+            "QueryCompPipeEx",
+            "AggregatorPool",
+            "AggregDestruct",
+            "ParallelFormat",
+            "ParallelParse",
+            "BgSchPool",
+            "BgStrmSchPool",
+            "BgMBSchPool",
+            "BgDistSchPool",
+            "MergeMutate",
+            "Move",
+            "Fetch",
+            "Common",
+            "MemoryWorker",
+            "PoolDelayExec",
+            "IOThreadPool",
+            "IOWritePool",
+            "ThreadPoolRead",
+        ]
+    }
 }
 
 /// One ADBC connection to the embedded database, with one reused statement.
