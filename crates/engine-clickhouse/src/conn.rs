@@ -244,17 +244,14 @@ impl Connection for HttpConnection {
         let sql = match op {
             Op::Query(sql) => *sql,
             Op::Execute { stmt, params } => {
-                let mut sql = std::mem::take(&mut self.sql);
+                let mut sql = String::new();
                 text::interpolate(
                     self.texts.get(*stmt)?,
                     params,
                     Dialect::Clickhouse,
                     &mut sql,
                 )?;
-                self.sql = sql;
-                // Borrow checker: run on a copy of the rendered text.
-                let owned = self.sql.clone();
-                return self.run_rows(&Op::Query(&owned), rows);
+                return self.run_rows(&Op::Query(&sql), rows);
             }
             Op::Kv(kv) => {
                 return Err(EngineError::unsupported(

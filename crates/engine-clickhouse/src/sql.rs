@@ -132,7 +132,8 @@ pub(crate) fn literal(s: &str) -> String {
     out
 }
 
-/// True when `sql` starts (after comments) with one of `words`.
+/// True when `sql` starts (after comments) with one of `words` (a keyword in capitals, or
+/// `"("` for a parenthesized query).
 pub(crate) fn starts_with_word(sql: &str, words: &[&str]) -> bool {
     let mut s = sql.trim_start();
     loop {
@@ -143,6 +144,9 @@ pub(crate) fn starts_with_word(sql: &str, words: &[&str]) -> bool {
         } else {
             break;
         }
+    }
+    if s.starts_with('(') {
+        return words.contains(&"(");
     }
     let word: String = s
         .chars()

@@ -69,6 +69,13 @@ fn chdb_runs_the_types_workload_without_python() {
             .as_deref(),
         Some("logs")
     );
+    // A SELECT that cannot be wrapped (its own FORMAT clause) is read from Arrow too.
+    assert_eq!(
+        conn.query_scalar("SELECT 40 + 2 FORMAT TabSeparated")
+            .unwrap()
+            .as_deref(),
+        Some("42")
+    );
     let e = conn.query("SELEC 1").unwrap_err();
     assert_eq!(e.code.as_deref(), Some("ClickHouse 62"), "{e}");
     drop(conn);

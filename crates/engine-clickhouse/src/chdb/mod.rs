@@ -525,6 +525,42 @@ impl ChdbConnection {
         Ok(c)
     }
 
+    /// Runs a `SELECT` with chDB rendering its rows as `TabSeparated`, as a server does over
+    /// HTTP (enum names, dates, FixedString padding), and reads them into `rows`.
+    fn rows_as_text(&mut self, select: &str, rows: &mut Rows) -> Result<Outcome, EngineError> {
+        let wrapped = format!("SELECT formatRowNoNewline('TabSeparated', *) FROM ({select}\n)");
+        let mut body = std::mem::take(&mut self.body);
+        body.clear();
+        let mut cell = std::mem::take(&mut self.cell);
+        let r = self.execute_stream(&wrapped, &mut |array, formats| {
+            if array.n_children < 1 || formats.is_empty() {
+                return Err(EngineError::statement(
+                    "chDB returned no column for formatRowNoNewline",
+                ));
+            }
+            // SAFETY: child 0 is the String column of a valid batch of array.length rows.
+            let child = unsafe { &**array.children };
+            for row in 0..array.length.max(0) as usize {
+                // SAFETY: as above; row < length.
+                let some = unsafe { arrow::value(child, &formats[0], row, &mut cell) }
+                    .map_err(EngineError::statement)?;
+                if some {
+                    body.extend_from_slice(cell.as_bytes());
+                }
+                body.push(b'\n');
+            }
+            Ok(())
+        });
+        self.cell = cell;
+        let n = r.map(|_| tsv::push_rows(&body, rows, &mut self.scratch));
+        self.body = body;
+        Ok(Outcome {
+            rows: n?,
+            affected: 0,
+            has_result: true,
+        })
+    }
+
     /// Runs `sql`, handing each batch of the result to `each` (the batch's struct array and
     /// the column formats); returns the row count.
     fn execute_stream(
@@ -732,41 +768,22 @@ impl Connection for ChdbConnection {
             }
         };
         let body_sql = sql.trim().trim_end_matches(';');
-        if sql::starts_with_word(body_sql, &["SELECT", "WITH"]) {
-            // chDB renders the rows as the server does over HTTP.
-            let wrapped =
-                format!("SELECT formatRowNoNewline('TabSeparated', *) FROM ({body_sql}\n)");
-            let mut body = std::mem::take(&mut self.body);
-            body.clear();
-            let mut cell = std::mem::take(&mut self.cell);
-            let r = self.execute_stream(&wrapped, &mut |array, formats| {
-                for row in 0..array.length.max(0) as usize {
-                    // SAFETY: child 0 is the String column of a valid batch of array.length rows.
-                    let child = unsafe { &**array.children };
-                    let some = unsafe { arrow::value(child, &formats[0], row, &mut cell) }
-                        .map_err(EngineError::statement)?;
-                    if some {
-                        body.extend_from_slice(cell.as_bytes());
-                    }
-                    body.push(b'\n');
-                }
-                Ok(())
-            });
-            self.cell = cell;
-            let n = r.map(|_| tsv::push_rows(&body, rows, &mut self.scratch));
-            self.body = body;
-            let n = n?;
-            return Ok(Outcome {
-                rows: n,
-                affected: 0,
-                has_result: true,
-            });
+        if sql::starts_with_word(body_sql, &["SELECT", "WITH", "("]) {
+            match self.rows_as_text(body_sql, rows) {
+                // A SELECT that cannot be a subquery (a FORMAT clause): values from Arrow.
+                Err(e) if e.code.as_deref() == Some("ClickHouse 62") => rows.clear(),
+                other => return other,
+            }
         }
         let mut cell = std::mem::take(&mut self.cell);
         let r = self.execute_stream(body_sql, &mut |array, formats| {
             for row in 0..array.length.max(0) as usize {
                 rows.start_row();
-                for (c, f) in formats.iter().enumerate() {
+                for (c, f) in formats
+                    .iter()
+                    .enumerate()
+                    .take(array.n_children.max(0) as usize)
+                {
                     // SAFETY: children are the batch's columns, each of array.length rows.
                     let child = unsafe { &**array.children.add(c) };
                     let some = unsafe { arrow::value(child, f, row, &mut cell) }
