@@ -217,7 +217,8 @@ impl Connection for HttpConnection {
         Ok(Outcome {
             rows,
             affected: r.written_rows.unwrap_or(0),
-            has_result: bytes > 0,
+            // An empty result set sends no bytes: tell it by the statement.
+            has_result: bytes > 0 || sql::starts_with_word(sql, sql::RESULT_WORDS),
         })
     }
 
@@ -268,7 +269,7 @@ impl Connection for HttpConnection {
         Ok(Outcome {
             rows: n,
             affected: r.written_rows.unwrap_or(0),
-            has_result: !self.body.is_empty(),
+            has_result: !self.body.is_empty() || sql::starts_with_word(sql, sql::RESULT_WORDS),
         })
     }
 

@@ -184,7 +184,12 @@ impl HttpConn {
         r.extend_from_slice(b"POST ");
         r.extend_from_slice(path.as_bytes());
         r.extend_from_slice(b" HTTP/1.1\r\nHost: ");
-        r.extend_from_slice(self.target.host.as_bytes());
+        if self.target.host.contains(':') {
+            // An IPv6 literal.
+            r.extend_from_slice(format!("[{}]", self.target.host).as_bytes());
+        } else {
+            r.extend_from_slice(self.target.host.as_bytes());
+        }
         r.extend_from_slice(format!(":{}\r\n", self.target.port).as_bytes());
         r.extend_from_slice(self.auth.as_bytes());
         r.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());

@@ -132,6 +132,11 @@ pub(crate) fn literal(s: &str) -> String {
     out
 }
 
+/// The first words of statements that return a result set (empty or not).
+pub(crate) const RESULT_WORDS: &[&str] = &[
+    "SELECT", "WITH", "(", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "EXISTS",
+];
+
 /// True when `sql` starts (after comments) with one of `words` (a keyword in capitals, or
 /// `"("` for a parenthesized query).
 pub(crate) fn starts_with_word(sql: &str, words: &[&str]) -> bool {

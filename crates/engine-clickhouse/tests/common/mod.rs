@@ -52,6 +52,16 @@ pub fn types_workload(conn: &mut dyn Connection) -> Vec<Vec<Vec<Option<String>>>
     let all = conn.query("SELECT * FROM logs").unwrap();
     assert_eq!(all.rows, 10000);
     assert!(all.has_result);
+    let none = conn.query("SELECT * FROM logs WHERE id > 1e9").unwrap();
+    assert_eq!(
+        (none.rows, none.has_result),
+        (0, true),
+        "an empty result set"
+    );
+    let ddl = conn
+        .query("CREATE TABLE IF NOT EXISTS logs (a UInt8) ENGINE = Memory")
+        .unwrap();
+    assert_eq!((ddl.rows, ddl.has_result), (0, false));
     assert_eq!(
         conn.query_scalar("SELECT count() FROM logs")
             .unwrap()
