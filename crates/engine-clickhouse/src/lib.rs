@@ -248,12 +248,7 @@ impl Engine for ClickhouseEngine {
     ) -> Result<SettleReport, EngineError> {
         let started = Instant::now();
         let mut c = self.connect_http()?;
-        let mut actions = Vec::new();
-        for t in tables {
-            let stmt = format!("OPTIMIZE TABLE {t} FINAL");
-            c.query(&stmt)?;
-            actions.push(stmt);
-        }
+        let mut actions = merge_parts(&mut c, &self.endpoint.database, tables)?;
         actions.push(wait.wait_out(started));
         Ok(SettleReport { actions })
     }
@@ -280,6 +275,34 @@ impl Engine for ClickhouseEngine {
             None => Ok(()),
         }
     }
+}
+
+/// Merges the parts of each MergeTree table of `tables` (`OPTIMIZE TABLE … FINAL`, the
+/// settle of ClickHouse); other engines have no parts and are named as skipped.
+pub(crate) fn merge_parts(
+    c: &mut dyn Connection,
+    database: &str,
+    tables: &[String],
+) -> Result<Vec<String>, EngineError> {
+    let mut actions = Vec::new();
+    for t in tables {
+        let (db, name) = sql::qualified(t, database);
+        let engine = c.query_scalar(&sql::engine_query(db, name))?;
+        match engine {
+            Some(e) if e.contains("MergeTree") => {
+                let stmt = format!("OPTIMIZE TABLE {t} FINAL");
+                c.query(&stmt)?;
+                actions.push(stmt);
+            }
+            Some(e) => actions.push(format!("{t}: no parts to merge ({e} table)")),
+            None => {
+                return Err(EngineError::statement(format!(
+                    "settle: no table {name} in database {db}"
+                )))
+            }
+        }
+    }
+    Ok(actions)
 }
 
 /// Opens a `clickhouse` (server) or `chdb` (embedded) target.

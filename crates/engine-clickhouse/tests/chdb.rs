@@ -33,8 +33,8 @@ fn chdb_runs_the_types_workload_without_python() {
     let engine = ChdbEngine::open(&spec, dir.path(), &OpenOptions::default())
         .unwrap_or_else(|e| panic!("chdb failed to open: {e}"));
     assert!(dir.path().join("e.chdb").join(OWNED_MARKER).is_file());
+    let got = common::types_workload(&engine);
     let mut conn = engine.connect().unwrap();
-    let got = common::types_workload(&mut *conn);
     assert_eq!(got.len(), 3);
 
     // ClickHouse's threads in this process are named so the sampler counts them as the

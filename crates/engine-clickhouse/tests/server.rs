@@ -44,8 +44,7 @@ fn managed_server_runs_the_types_workload() {
     let Some(engine) = start(dir.path(), "") else {
         return;
     };
-    let mut conn = engine.connect().unwrap();
-    common::types_workload(&mut *conn);
+    common::types_workload(&engine);
 }
 
 #[test]

@@ -392,12 +392,7 @@ impl Engine for ChdbEngine {
         wait: &SettleWait<'_>,
     ) -> Result<SettleReport, EngineError> {
         let mut c = self.connect_chdb()?;
-        let mut actions = Vec::new();
-        for t in tables {
-            let stmt = format!("OPTIMIZE TABLE {t} FINAL");
-            c.query(&stmt)?;
-            actions.push(stmt);
-        }
+        let mut actions = crate::merge_parts(&mut c, &self.database, tables)?;
         actions.extend(wait.skipped());
         Ok(SettleReport { actions })
     }

@@ -3,7 +3,7 @@
 //! GROUP BY, row values as text and the table's size from the catalog.
 #![allow(dead_code)]
 
-use dbdelta_engine::{Connection, ErrorKind, Op, Rows, Value};
+use dbdelta_engine::{Connection, Engine, ErrorKind, Op, Rows, SettleWait, Value};
 
 /// The setup script (several statements, a comment holding a `;`).
 pub const SETUP: &str = "
@@ -45,7 +45,9 @@ fn s(v: &str) -> Option<String> {
 
 /// Runs the workload on `conn`; returns the values of the checked queries (to compare
 /// two engines).
-pub fn types_workload(conn: &mut dyn Connection) -> Vec<Vec<Vec<Option<String>>>> {
+pub fn types_workload(engine: &dyn Engine) -> Vec<Vec<Vec<Option<String>>>> {
+    let mut conn = engine.connect().unwrap();
+    let conn = &mut *conn;
     conn.batch(SETUP).expect("setup script");
 
     // query() reads the whole result and counts rows.
@@ -130,6 +132,32 @@ pub fn types_workload(conn: &mut dyn Connection) -> Vec<Vec<Vec<Option<String>>>
         None,
         "Memory tables keep no parts"
     );
+
+    // Settle merges a MergeTree table's parts (two INSERTs, two parts) and names the
+    // Memory table as skipped.
+    conn.batch(
+        "DROP TABLE IF EXISTS two_parts; \
+         CREATE TABLE two_parts (a UInt8) ENGINE = MergeTree ORDER BY a; \
+         INSERT INTO two_parts VALUES (1); INSERT INTO two_parts VALUES (2)",
+    )
+    .unwrap();
+    let parts = "SELECT count() FROM system.parts WHERE active AND database = currentDatabase() AND table = 'two_parts'";
+    assert_eq!(conn.query_scalar(parts).unwrap().as_deref(), Some("2"));
+    let report = engine
+        .settle(
+            &["two_parts".to_string(), "mem".to_string()],
+            &SettleWait::none(),
+        )
+        .unwrap();
+    assert_eq!(
+        report.actions[0], "OPTIMIZE TABLE two_parts FINAL",
+        "{report:?}"
+    );
+    assert!(report.actions[1].contains("Memory"), "{report:?}");
+    assert_eq!(conn.query_scalar(parts).unwrap().as_deref(), Some("1"));
+    assert!(engine
+        .settle(&["nope".to_string()], &SettleWait::none())
+        .is_err());
     let e = conn.table_size("no_such_table").unwrap_err();
     assert!(e.message.contains("no_such_table"), "{e}");
 
