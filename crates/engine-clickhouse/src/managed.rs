@@ -103,7 +103,7 @@ pub(crate) fn config_xml(scratch: &Path, data: &Path, port: u16) -> String {
     <default_database>default</default_database>
     <mark_cache_size>536870912</mark_cache_size>
     <max_concurrent_queries>1000</max_concurrent_queries>
-    <keep_alive_timeout>10</keep_alive_timeout>
+    <keep_alive_timeout>3</keep_alive_timeout>
 </yandex>
 "#,
         log = d(&scratch.join("server.log")),
