@@ -170,7 +170,7 @@ impl HttpConnection {
 }
 
 /// Bytes of the end of a streamed body kept to find an exception written after the rows.
-const TAIL: usize = 8 * 1024;
+const TAIL: usize = 64 * 1024;
 
 impl Connection for HttpConnection {
     fn dialect(&self) -> Dialect {
