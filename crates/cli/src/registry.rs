@@ -10,7 +10,18 @@ use dbdelta_model::{Location, TargetSpec};
 use std::path::Path;
 
 /// Engine names, for error messages.
-pub const KNOWN: &[&str] = &["sqlite", "postgres", "mysql", "rocksdb", "mock"];
+pub const KNOWN: &[&str] = &[
+    "sqlite",
+    "postgres",
+    "mysql",
+    "rocksdb",
+    "clickhouse",
+    "chdb",
+    "mock",
+];
+
+/// Engines that only run query-set suites: analytic SQL, no OLTP statements.
+pub const ANALYTIC: &[&str] = &["clickhouse", "chdb"];
 
 /// Cheap validation before anything runs: known engine, well-formed parameters.
 pub fn check(t: &TargetSpec) -> Result<()> {
@@ -28,6 +39,12 @@ pub fn check(t: &TargetSpec) -> Result<()> {
             .map(|_| ())
             .map_err(|e| anyhow::anyhow!("--target: {e}")),
         "mock" => MockConfig::from_spec(t)
+            .map(|_| ())
+            .map_err(|e| anyhow::anyhow!("--target: {e}")),
+        "clickhouse" => {
+            dbdelta_engine_clickhouse::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))
+        }
+        "chdb" => dbdelta_engine_clickhouse::ChdbEngine::check_spec(t)
             .map(|_| ())
             .map_err(|e| anyhow::anyhow!("--target: {e}")),
         "postgres" | "mysql" => match &t.location {
@@ -66,6 +83,7 @@ pub fn open(
         "mock" => Box::new(MockEngine::new(MockConfig::from_spec(t)?)),
         "postgres" => Box::new(dbdelta_engine_postgres::open(t, scratch, opts)?),
         "mysql" => Box::new(dbdelta_engine_mysql::open(t, scratch, opts)?),
+        "clickhouse" | "chdb" => dbdelta_engine_clickhouse::open(t, scratch, opts)?,
         other => {
             return Err(EngineError::config(format!(
                 "unknown engine '{other}': known engines are {}",
@@ -76,7 +94,26 @@ pub fn open(
 }
 
 /// Engines whose connections each need a thread of their own (no session form): embedded
-/// engines run statements on the caller's thread.
+/// engines run statements on the caller's thread, and ClickHouse's HTTP connections are
+/// blocking request/response pairs.
 pub fn thread_per_connection(t: &TargetSpec) -> bool {
-    matches!(t.engine.as_str(), "sqlite" | "rocksdb" | "mock")
+    matches!(
+        t.engine.as_str(),
+        "sqlite" | "rocksdb" | "mock" | "clickhouse" | "chdb"
+    )
+}
+
+/// Refuses a target whose engine cannot run `suite`: ClickHouse (server or chDB) runs
+/// query-set suites only, not the OLTP suites built into dbdelta.
+pub fn check_suite(t: &TargetSpec, suite: &str) -> Result<()> {
+    if ANALYTIC.contains(&t.engine.as_str()) {
+        bail!(
+            "--target {}: {} is an analytic engine and cannot run the {suite} suite (its OLTP statements: \
+             single-row updates, transactions, auto-increment keys); run a query-set suite on it \
+             (dbdelta run --suite ./my-queries/) or drop this target",
+            t.name,
+            t.engine
+        );
+    }
+    Ok(())
 }

@@ -40,6 +40,16 @@ const CASES: &[(&[&str], &str)] = &[
     (&["--max-error-rate", "banana"], "--max-error-rate"),
     (&["--table-size", "1000000000000000000"], "--table-size"),
     (&["--settle-secs", "-1"], "--settle-secs"),
+    (
+        &["-t", "ch=clickhouse://127.0.0.1:8123"],
+        "clickhouse is an analytic engine and cannot run the sysbench suite",
+    ),
+    (
+        &["-t", "e=chdb", "--suite", "ycsb"],
+        "chdb is an analytic engine and cannot run the ycsb suite",
+    ),
+    (&["-t", "ch=clickhouse"], "for embedded ClickHouse use chdb"),
+    (&["-t", "e=chdb://127.0.0.1"], "chdb is embedded"),
     (&["--settle-secs", "1e30"], "--settle-secs"),
     (
         &["-t", "my=mysql:/usr?binlog_reset=maybe"],

@@ -39,7 +39,9 @@ pub fn push_literal(out: &mut String, value: Value<'_>, dialect: Dialect) {
             for ch in s.chars() {
                 match ch {
                     '\'' => out.push_str("''"),
-                    '\\' if dialect == Dialect::Mysql => out.push_str("\\\\"),
+                    '\\' if matches!(dialect, Dialect::Mysql | Dialect::Clickhouse) => {
+                        out.push_str("\\\\")
+                    }
                     c => out.push(c),
                 }
             }
