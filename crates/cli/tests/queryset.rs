@@ -294,3 +294,73 @@ fn ctrl_c_during_a_long_query_exits_130_with_the_report_of_what_ran() {
     assert!(report.contains("INTERRUPTED"), "{report}");
     assert!(report.contains("a-fast  a"), "{report}");
 }
+
+/// The ClickHouse column-types write-up: Debian's clickhouse-server 18.16 (managed) and
+/// chDB 26.9 (embedded) run the shipped example and give the same answers; the catalog
+/// shows LowCardinality and Enum8 smaller than String.
+#[test]
+fn clickhouse_types_example_on_the_server_and_chdb() {
+    if !common::require(
+        &["/usr/sbin/clickhouse-server"],
+        "apt-get install clickhouse-server",
+    ) {
+        return;
+    }
+    let chdb = dbdelta_model::TargetSpec::parse("embedded=chdb").unwrap();
+    let o = dbdelta_engine_clickhouse::ChdbOptions::from_spec(&chdb).unwrap();
+    if !(o.lib.as_ref().is_some_and(|p| p.is_file()) && o.libpython.is_some()) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chDB missing under CI: pip install chdb-core into /opt/dbdelta-venv ({o:?})"
+        );
+        eprintln!("SKIPPED: chDB not found ({o:?})");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let suite = example("clickhouse-types");
+    let out = run(
+        &[
+            "--suite",
+            suite.to_str().unwrap(),
+            "-t",
+            "server=clickhouse:/usr/sbin",
+            "-t",
+            "embedded=chdb",
+            "--repeat-query",
+            "2",
+        ],
+        &rd,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = read_json(&rd.join("queryset.json"));
+    let targets = r["targets"].as_array().unwrap();
+    let queries = r["queries"].as_array().unwrap();
+    assert_eq!(queries.len(), 24);
+    for (qi, q) in queries.iter().enumerate() {
+        let sums: Vec<&serde_json::Value> = targets
+            .iter()
+            .map(|t| &t["queries"][qi]["checksum"])
+            .collect();
+        assert!(sums[0].is_string() && sums[0] == sums[1], "{q}: {sums:?}");
+    }
+    for t in targets {
+        let size = |table: &str| {
+            t["tables"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["table"] == table)
+                .unwrap()["bytes"]["data"]
+                .as_u64()
+                .unwrap()
+        };
+        let (string, lowcard, enum8) =
+            (size("logs_string"), size("logs_lowcard"), size("logs_enum"));
+        assert!(lowcard < string && enum8 < string, "{t}");
+    }
+}

@@ -1,0 +1,1 @@
+SELECT count() FROM logs_string WHERE level = 'error'

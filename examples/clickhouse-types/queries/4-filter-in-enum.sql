@@ -1,0 +1,1 @@
+SELECT count() FROM logs_enum WHERE service IN ('api', 'auth', 'search')

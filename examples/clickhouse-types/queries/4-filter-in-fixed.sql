@@ -1,0 +1,1 @@
+SELECT count() FROM logs_fixed WHERE service IN ('api', 'auth', 'search')

@@ -1,0 +1,1 @@
+SELECT count() FROM logs_lowcard WHERE service IN ('api', 'auth', 'search')

@@ -1,0 +1,1 @@
+SELECT uniqExact(service, path) FROM logs_enum WHERE status >= 400

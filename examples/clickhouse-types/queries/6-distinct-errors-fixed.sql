@@ -1,0 +1,1 @@
+SELECT uniqExact(service, path) FROM logs_fixed WHERE status >= 400

@@ -1,0 +1,1 @@
+SELECT uniqExact(service, path) FROM logs_lowcard WHERE status >= 400

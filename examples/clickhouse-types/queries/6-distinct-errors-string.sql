@@ -1,0 +1,1 @@
+SELECT uniqExact(service, path) FROM logs_string WHERE status >= 400
