@@ -78,7 +78,17 @@ impl ServerError {
 }
 
 /// An I/O failure on the connection: the connection is gone.
+/// A socket timeout (the bound on blocking reads and writes: connect, statement timeout) is
+/// a timeout, not a lost connection: the server stalled.
 pub(crate) fn io_error(what: &str, e: io::Error) -> EngineError {
+    if dbdelta_engine::net::is_timeout(&e) {
+        return EngineError::new(
+            ErrorKind::Timeout,
+            format!(
+                "timeout: postgres connection {what}: no answer within the connection's time limit (the server stalled)"
+            ),
+        );
+    }
     EngineError::connection(format!("postgres connection {what}: {e}"))
 }
 
@@ -100,6 +110,17 @@ mod tests {
         }
         b.push(0);
         b
+    }
+
+    #[test]
+    fn a_socket_timeout_is_a_timeout() {
+        let e = io_error("read", io::Error::from(io::ErrorKind::WouldBlock));
+        assert_eq!(e.kind, ErrorKind::Timeout);
+        assert!(e
+            .to_string()
+            .starts_with("timeout: postgres connection read"));
+        let e = io_error("read", io::Error::from(io::ErrorKind::ConnectionReset));
+        assert_eq!(e.kind, ErrorKind::Connection);
     }
 
     #[test]
