@@ -191,6 +191,11 @@ fn a_slow_link_makes_wide_ranges_network_bound_and_point_queries_barely_move() {
     let (free, _) = measured(&rd, "free", range);
     let (l200, bits200) = measured(&rd, "l200", range);
     let (l50, bits50) = measured(&rd, "l50", range);
+    eprintln!(
+        "{range}: free {free:.1} qps, 200mbit {l200:.1} qps ({:.1} Mbit/s of c), 50mbit {l50:.1} qps ({:.1} Mbit/s of c)",
+        bits200 / 1e6,
+        bits50 / 1e6
+    );
     // The payload alone stays within the link's rate, and fills much of it.
     for (bits, mbit) in [(bits200, 200e6), (bits50, 50e6)] {
         assert!(
@@ -214,6 +219,7 @@ fn a_slow_link_makes_wide_ranges_network_bound_and_point_queries_barely_move() {
     let point = "point-query_range=100";
     let (pfree, _) = measured(&rd, "free", point);
     let (p200, _) = measured(&rd, "l200", point);
+    eprintln!("{point}: free {pfree:.0} qps, 200mbit {p200:.0} qps");
     assert!(
         p200 > 0.5 * pfree,
         "point: {p200:.0} qps at 200 Mbit/s vs {pfree:.0} unshaped"
