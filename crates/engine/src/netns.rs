@@ -591,7 +591,7 @@ fn free_block(pid: u32, n: u32) -> Result<u32, String> {
         if let (Ok(ip), Ok(len)) = (a.parse::<Ipv4Addr>(), len.parse::<u32>()) {
             // Wider routes (a default, a 10/8) do not make a /30 of ours unusable: the
             // connected /30 is more specific.
-            if len >= 16 && len <= 32 {
+            if (16..=32).contains(&len) {
                 taken.push((u32::from(ip) & mask(len), len));
             }
         }

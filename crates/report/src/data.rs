@@ -176,3 +176,45 @@ mod remote_tests {
         assert!(!remote_spec("lite=sqlite:/tmp/x.db"));
     }
 }
+
+#[cfg(test)]
+mod link_tests {
+    use super::Column;
+    use dbdelta_model::TargetManifest;
+
+    fn column(settings: &[(&str, &str)]) -> Column {
+        Column {
+            target: TargetManifest {
+                name: "g1".into(),
+                engine: "mysql".into(),
+                spec: "g1=mysql:/usr?net=1gbit".into(),
+                version: None,
+                settings: settings
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                error: None,
+            },
+            run: 0,
+            load: None,
+        }
+    }
+
+    #[test]
+    fn a_target_is_described_with_its_measured_link() {
+        assert_eq!(column(&[("port", "3306")]).described(), "g1");
+        assert_eq!(
+            column(&[("net.link", "1gbit")]).described(),
+            "g1 (net 1gbit)"
+        );
+        assert_eq!(
+            column(&[
+                ("net.link", "1gbit"),
+                ("net.measured_mbit", "956.4"),
+                ("net.rtt_ms", "0.007")
+            ])
+            .described(),
+            "g1 (net 1gbit: measured 956.4 Mbit/s, RTT 0.007 ms)"
+        );
+    }
+}
