@@ -367,3 +367,46 @@ fn without_root_a_link_is_refused_with_exit_2() {
         assert!(err.contains(w), "no '{w}' in: {err}");
     }
 }
+
+#[test]
+fn a_managed_mariadb_runs_behind_a_link_with_tls_and_compression() {
+    if !can_run_links()
+        || !common::require(&["/usr/sbin/mariadbd"], "apt-get install mariadb-server")
+    {
+        return;
+    }
+    let (_dir, rd) = common::run_ok(&[
+        "--scale",
+        "quick",
+        "--tables",
+        "1",
+        "--table-size",
+        "1000",
+        "--read-secs",
+        "1",
+        "--tls",
+        "--compress",
+        "--steps",
+        "point-query_range=100",
+        "--target",
+        "m=mysql:/usr?net=100mbit&innodb_buffer_pool_size=64M",
+    ]);
+    let t = &read_json(&rd.join("run.json"))["targets"][0];
+    let s = &t["settings"];
+    assert_eq!(s["net.link"], "100mbit");
+    assert_eq!(s["tls"], "on");
+    assert_eq!(s["compression"], "on");
+    let mbit: f64 = s["net.measured_mbit"].as_str().unwrap().parse().unwrap();
+    assert!((70.0..130.0).contains(&mbit), "{mbit}");
+    // The server listened in the namespace: the client reached it over the link.
+    assert!(
+        s["net.namespace"]
+            .as_str()
+            .unwrap()
+            .contains("server 10.213."),
+        "{s}"
+    );
+    let (qps, _) = measured(&rd, "m", "point-query_range=100");
+    assert!(qps > 0.0);
+    assert_nothing_left_by_any_finished_run();
+}
