@@ -15,6 +15,8 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(m
 command -v sysbench >/dev/null 2>&1 || need_apt+=(sysbench)
 command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
 [ -x /usr/sbin/pgbouncer ] || need_apt+=(pgbouncer)
+# ip and tc for emulated network links (crates/cli/tests/netlink.rs; root only).
+{ [ -x /usr/sbin/ip ] && [ -x /usr/sbin/tc ]; } || need_apt+=(iproute2)
 # librocksdb (loaded at run time by the rocksdb: engine) and db_bench (bench/vs-db_bench.sh).
 [ -e /usr/lib/x86_64-linux-gnu/librocksdb.so ] || need_apt+=(librocksdb-dev)
 command -v db_bench >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
