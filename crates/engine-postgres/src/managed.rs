@@ -210,7 +210,8 @@ pub(crate) fn start(
 ) -> Result<(Managed, ConnParams), EngineError> {
     check_bin_dir(spec, bin)?;
     let (settings, requested_port) = server_settings(spec)?;
-    if netns::link_spec(spec)?.is_some()
+    let behind_link = netns::link_spec(spec)?.is_some();
+    if behind_link
         && spec
             .params
             .iter()
@@ -222,7 +223,8 @@ pub(crate) fn start(
              the server; drop one of them",
         ));
     }
-    if let Some(p) = requested_port.filter(|p| port_in_use(*p)) {
+    // Behind a link the port is the namespace's, free whatever this host's loopback holds.
+    if let Some(p) = requested_port.filter(|p| !behind_link && port_in_use(*p)) {
         return Err(port_busy(spec, p));
     }
     let owner = service_user()?;
