@@ -20,6 +20,8 @@ command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
 # libpython3 whose symbols chDB's library needs (no interpreter is started).
 [ -x /usr/sbin/clickhouse-server ] || need_apt+=(clickhouse-server)
 ls /usr/lib/x86_64-linux-gnu/libpython3.*.so.1.0 >/dev/null 2>&1 || need_apt+=(libpython3-dev)
+# ip and tc for emulated network links (crates/cli/tests/netlink.rs; root only).
+{ [ -x /usr/sbin/ip ] && [ -x /usr/sbin/tc ]; } || need_apt+=(iproute2)
 # librocksdb (loaded at run time by the rocksdb: engine) and db_bench (bench/vs-db_bench.sh).
 [ -e /usr/lib/x86_64-linux-gnu/librocksdb.so ] || need_apt+=(librocksdb-dev)
 command -v db_bench >/dev/null 2>&1 || need_apt+=(rocksdb-tools)

@@ -7,6 +7,7 @@
 //! the deadline passes: the registered closer marks the run directory interrupted and writes
 //! the reports, then the process exits with 130 (SIGINT) or 143 (SIGTERM). Managed servers
 //! die with dbdelta (`PR_SET_PDEATHSIG`); one frozen with SIGSTOP is sent SIGCONT so it can.
+//! The network namespaces of emulated links (`net=`) are deleted before the exit.
 //! A second signal closes at once.
 
 use dbdelta_runner::StopFlag;
@@ -138,6 +139,9 @@ fn close_and_exit() -> ! {
             close();
         }
     }
+    // The engines are not dropped on this path: delete the emulated links' namespaces
+    // (their servers die with dbdelta, and the veth pairs with the namespaces).
+    dbdelta_engine::netns::remove_all();
     std::process::exit(i32::from(exit_code().unwrap_or(130)));
 }
 

@@ -47,27 +47,35 @@ pub fn check(t: &TargetSpec) -> Result<()> {
         "chdb" => dbdelta_engine_clickhouse::ChdbEngine::check_spec(t)
             .map(|_| ())
             .map_err(|e| anyhow::anyhow!("--target: {e}")),
-        "postgres" | "mysql" => match &t.location {
-            Location::Default => bail!(
-                "--target {}: {} needs a bin/base directory (managed, e.g. {}:/usr/lib/postgresql/15/bin) or a URL (external, e.g. {}://user@host:port/db)",
-                t.name, t.engine, t.engine, t.engine
-            ),
-            Location::Path { path } if !path.is_dir() => bail!(
-                "--target {}: {} is not a directory: point at the server's bin (postgres) or base (mysql) directory",
-                t.name,
-                path.display()
-            ),
-            _ if t.engine == "mysql" => {
-                dbdelta_engine_mysql::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))
-            }
-            _ => dbdelta_engine_postgres::check_spec(t)
-                .map_err(|e| anyhow::anyhow!("--target: {e}")),
-        },
+        "postgres" | "mysql" => {
+            // net=…: valid, on a managed target, and buildable here (root, ip, tc, netem).
+            dbdelta_engine::netns::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
+            check_server(t)
+        }
         other => bail!(
             "--target {}: unknown engine '{other}': known engines are {}",
             t.name,
             KNOWN.join(", ")
         ),
+    }
+}
+
+/// [`check`] of a postgres or mysql target.
+fn check_server(t: &TargetSpec) -> Result<()> {
+    match &t.location {
+        Location::Default => bail!(
+            "--target {}: {} needs a bin/base directory (managed, e.g. {}:/usr/lib/postgresql/15/bin) or a URL (external, e.g. {}://user@host:port/db)",
+            t.name, t.engine, t.engine, t.engine
+        ),
+        Location::Path { path } if !path.is_dir() => bail!(
+            "--target {}: {} is not a directory: point at the server's bin (postgres) or base (mysql) directory",
+            t.name,
+            path.display()
+        ),
+        _ if t.engine == "mysql" => {
+            dbdelta_engine_mysql::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))
+        }
+        _ => dbdelta_engine_postgres::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}")),
     }
 }
 

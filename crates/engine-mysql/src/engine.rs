@@ -170,9 +170,13 @@ impl MysqlEngine {
         } else {
             None
         };
-        let (server, _) = managed::start(target, basedir, &settings, scratch, &opts.database)?;
+        // net=…: the server runs behind an emulated link (TLS still names 127.0.0.1, which
+        // its certificate is for).
+        let link = dbdelta_engine::netns::Link::for_spec(spec)?;
+        let (server, _) =
+            managed::start(target, basedir, &settings, scratch, &opts.database, link)?;
         let params = ConnectParams {
-            addr: Addr::Tcp("127.0.0.1".into(), server.port),
+            addr: Addr::Tcp(server.host(), server.port),
             user: "root".into(),
             password: None,
             database: Some(opts.database.clone()),
@@ -262,7 +266,12 @@ impl MysqlEngine {
 fn server_settings(spec: &TargetSpec) -> Vec<(String, String)> {
     spec.params
         .iter()
-        .filter(|(k, _)| !binlog::is_param(k) && !auth::is_param(k) && !tls::is_client_param(k))
+        .filter(|(k, _)| {
+            !binlog::is_param(k)
+                && !auth::is_param(k)
+                && !tls::is_client_param(k)
+                && !dbdelta_engine::netns::is_param(k)
+        })
         .cloned()
         .collect()
 }
@@ -356,6 +365,9 @@ impl Engine for MysqlEngine {
         if let Some(s) = &self.server {
             settings.insert("basedir".into(), s.basedir.display().to_string());
             settings.insert("port".into(), s.port.to_string());
+            if let Some(l) = &s.link {
+                settings.extend(l.settings());
+            }
         }
         if self.binlog_reset {
             let sql = binlog::reset_statement(self.flavor, &self.version);

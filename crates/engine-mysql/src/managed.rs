@@ -9,6 +9,7 @@ use crate::client::{Addr, ConnectParams, RawConn};
 use crate::connection::CONNECT_TIMEOUT;
 use crate::errors::statement_error;
 use crate::Flavor;
+use dbdelta_engine::netns::Link;
 use dbdelta_engine::server::{self, ServerProcess};
 use dbdelta_engine::EngineError;
 use std::fmt::Write as _;
@@ -26,6 +27,10 @@ const STOP_GRACE: Duration = Duration::from_secs(120);
 const LOG_LINES: usize = 25;
 /// Unix socket paths are limited to 108 bytes; keep a margin.
 const MAX_SOCKET_PATH: usize = 100;
+
+/// Numbers the sockets made outside a scratch directory whose path is too long (servers
+/// behind links all use port 3306).
+static SOCKETS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// Options dbdelta sets itself; a target may not override them.
 const RESERVED: [&str; 11] = [
@@ -52,13 +57,23 @@ pub(crate) struct ManagedServer {
     pub log_path: PathBuf,
     /// The Unix socket (used for the bootstrap only).
     socket: PathBuf,
-    /// The TCP port on 127.0.0.1.
+    /// The TCP port on 127.0.0.1 (on the namespace's address behind a `net=` link).
     pub port: u16,
     /// The basedir the binaries came from.
     pub basedir: PathBuf,
+    /// The emulated link (`net=`) the server sits behind; after `process`, so the
+    /// namespace is deleted once the server has stopped.
+    pub link: Option<Link>,
 }
 
 impl ManagedServer {
+    /// The address clients connect to: 127.0.0.1, or the namespace's behind a link.
+    pub(crate) fn host(&self) -> String {
+        self.link
+            .as_ref()
+            .map_or("127.0.0.1".to_string(), |l| l.server_addr().to_string())
+    }
+
     /// The server's pid while it runs.
     pub(crate) fn pid(&self) -> Option<u32> {
         self.process.pid()
@@ -148,11 +163,13 @@ fn check_params(target: &str, params: &[(String, String)]) -> Result<(), EngineE
 }
 
 /// The text of `my.cnf`.
+#[allow(clippy::too_many_arguments)]
 fn my_cnf(
     flavor: Flavor,
     params: &[(String, String)],
     data_dir: &Path,
     socket: &Path,
+    bind: &str,
     port: u16,
     log: &Path,
     pid: &Path,
@@ -161,7 +178,7 @@ fn my_cnf(
     let _ = writeln!(s, "datadir={}", data_dir.display());
     let _ = writeln!(s, "socket={}", socket.display());
     let _ = writeln!(s, "port={port}");
-    s.push_str("bind-address=127.0.0.1\n");
+    let _ = writeln!(s, "bind-address={bind}");
     let _ = writeln!(s, "log-error={}", log.display());
     let _ = writeln!(s, "pid-file={}", pid.display());
     if let Some(dir) = data_dir.parent() {
@@ -294,13 +311,15 @@ fn initialize(
     }
 }
 
-/// Starts a managed server for `target` from `basedir` in `scratch` and creates `database`.
+/// Starts a managed server for `target` from `basedir` in `scratch` and creates `database`;
+/// behind `link` (`net=`) the server runs in the link's namespace.
 pub(crate) fn start(
     target: &str,
     basedir: &Path,
     params: &[(String, String)],
     scratch: &Path,
     database: &str,
+    link: Option<Link>,
 ) -> Result<(ManagedServer, Flavor), EngineError> {
     let (bin, flavor, _) = find_server(target, basedir)?;
     check_params(target, params)?;
@@ -324,11 +343,21 @@ pub(crate) fn start(
     fs::create_dir_all(&tmp).map_err(|e| io_err(&tmp, e))?;
     let log = scratch.join("server.log");
     let _ = fs::remove_file(&log);
-    let port = server::free_loopback_port()?;
+    // Inside a link's namespace every port is free.
+    let port = match &link {
+        Some(_) => 3306,
+        None => server::free_loopback_port()?,
+    };
+    let bind = link
+        .as_ref()
+        .map_or("127.0.0.1".to_string(), |l| l.server_addr().to_string());
     let mut socket = scratch.join("mysqld.sock");
     if socket.as_os_str().len() > MAX_SOCKET_PATH {
-        socket =
-            std::env::temp_dir().join(format!("dbdelta-mysql-{}-{port}.sock", std::process::id()));
+        socket = std::env::temp_dir().join(format!(
+            "dbdelta-mysql-{}-{port}-{}.sock",
+            std::process::id(),
+            SOCKETS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
     }
     let cnf = scratch.join("my.cnf");
     let text = my_cnf(
@@ -336,6 +365,7 @@ pub(crate) fn start(
         params,
         &data_dir,
         &socket,
+        &bind,
         port,
         &log,
         &scratch.join("mysqld.pid"),
@@ -357,7 +387,7 @@ pub(crate) fn start(
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr);
-    server::prepare_command(&mut cmd, owner);
+    server::prepare_command_in(&mut cmd, owner, link.as_ref().and_then(Link::ns_fd));
     let child = cmd.spawn().map_err(|e| {
         EngineError::config(format!(
             "target '{target}': cannot start {}: {e}",
@@ -371,9 +401,11 @@ pub(crate) fn start(
         socket,
         port,
         basedir: basedir.to_path_buf(),
+        link,
     };
     let mut root = wait_ready(target, &mut srv, &bin, &scratch)?;
-    bootstrap(&mut root, database)?;
+    let client = srv.link.as_ref().map(|l| l.client_addr().to_string());
+    bootstrap(&mut root, database, client.as_deref())?;
     Ok((srv, flavor))
 }
 
@@ -430,16 +462,25 @@ fn wait_ready(
 
 /// Lets root connect over TCP from loopback without password and creates the database.
 /// All of 127.0.0.0/8 is loopback: many connections come from 127.0.0.2, .3, … so that
-/// ephemeral ports never run out (the server still listens on 127.0.0.1 only).
-fn bootstrap(root: &mut RawConn, database: &str) -> Result<(), EngineError> {
+/// ephemeral ports never run out (the server still listens on 127.0.0.1 only). Behind a
+/// `net=` link, root may also connect from `client`, the host's end of the link.
+fn bootstrap(root: &mut RawConn, database: &str, client: Option<&str>) -> Result<(), EngineError> {
     let db = quote_ident(database)?;
-    for sql in [
+    let mut stmts = vec![
         "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'".to_string(),
         "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION".to_string(),
         "CREATE USER IF NOT EXISTS 'root'@'127.%'".to_string(),
         "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.%' WITH GRANT OPTION".to_string(),
-        format!("CREATE DATABASE IF NOT EXISTS {db}"),
-    ] {
+    ];
+    if let Some(ip) = client {
+        // An IPv4 address from our own link: no quoting to worry about.
+        stmts.push(format!("CREATE USER IF NOT EXISTS 'root'@'{ip}'"));
+        stmts.push(format!(
+            "GRANT ALL PRIVILEGES ON *.* TO 'root'@'{ip}' WITH GRANT OPTION"
+        ));
+    }
+    stmts.push(format!("CREATE DATABASE IF NOT EXISTS {db}"));
+    for sql in stmts {
         root.query(sql.as_bytes()).map_err(|e| {
             let e = statement_error(e, &sql);
             EngineError::config(format!(
@@ -486,6 +527,7 @@ mod tests {
             &[("innodb_buffer_pool_size".into(), "1G".into())],
             Path::new("/s/mysqldata"),
             Path::new("/s/mysqld.sock"),
+            "127.0.0.1",
             3333,
             Path::new("/s/server.log"),
             Path::new("/s/mysqld.pid"),

@@ -297,6 +297,7 @@ impl Engine for PostgresEngine {
             }
         }
         settings.insert("dbdelta.address".into(), self.address());
+        settings.extend(self.managed.iter().flat_map(Managed::link_settings));
         settings.insert(
             "dbdelta.managed".into(),
             if self.is_managed() { "yes" } else { "no" }.into(),

@@ -7,9 +7,10 @@
 //! main thread).
 
 use crate::conn::{connect, Addr, ConnParams, TlsOpt};
+use dbdelta_engine::netns::{self, Link};
 use dbdelta_engine::server::{
-    chown_tree, free_loopback_port, log_tail, port_in_use, prepare_command, service_user,
-    ServerProcess, SERVICE_USER,
+    chown_tree, free_loopback_port, log_tail, port_in_use, prepare_command, prepare_command_in,
+    service_user, ServerProcess, SERVICE_USER,
 };
 use dbdelta_engine::{Connection, EngineError, ErrorKind, OpenOptions};
 use dbdelta_model::TargetSpec;
@@ -42,6 +43,9 @@ pub(crate) struct Managed {
     server: ServerProcess,
     pub data_dir: PathBuf,
     pub log_path: PathBuf,
+    /// The emulated link (`net=`) the server sits behind; after `server`, so the namespace
+    /// is deleted once the server has stopped.
+    link: Option<Link>,
 }
 
 impl Managed {
@@ -58,6 +62,11 @@ impl Managed {
     /// Fast shutdown (SIGINT), SIGKILL after the grace period. Idempotent.
     pub(crate) fn stop(&mut self) -> Result<(), EngineError> {
         self.server.stop()
+    }
+
+    /// The emulated link's settings (`net.*`) for the manifest; empty without `net=`.
+    pub(crate) fn link_settings(&self) -> Vec<(String, String)> {
+        self.link.as_ref().map(Link::settings).unwrap_or_default()
     }
 }
 
@@ -131,7 +140,10 @@ fn server_settings(spec: &TargetSpec) -> Result<(Settings, Option<u16>), EngineE
     let mut port = None;
     for (k, v) in &spec.params {
         let key = k.to_ascii_lowercase();
-        if CLIENT_PARAMS.contains(&key.as_str()) || crate::pgbouncer::is_bouncer_param(&key) {
+        if CLIENT_PARAMS.contains(&key.as_str())
+            || crate::pgbouncer::is_bouncer_param(&key)
+            || netns::is_param(&key)
+        {
             continue;
         }
         if key.is_empty()
@@ -205,7 +217,21 @@ pub(crate) fn start(
     check_bin_dir(spec, bin)?;
     let (settings, requested_port) = server_settings(spec)?;
     let channel_binding = crate::auth::channel_binding(spec)?;
-    if let Some(p) = requested_port.filter(|p| port_in_use(*p)) {
+    let behind_link = netns::link_spec(spec)?.is_some();
+    if behind_link
+        && spec
+            .params
+            .iter()
+            .any(|(k, _)| crate::pgbouncer::is_bouncer_param(k))
+    {
+        return Err(config_err(
+            spec,
+            "net= and pgbouncer= do not go together: the emulated link is between dbdelta and \
+             the server; drop one of them",
+        ));
+    }
+    // Behind a link the port is the namespace's, free whatever this host's loopback holds.
+    if let Some(p) = requested_port.filter(|p| !behind_link && port_in_use(*p)) {
         return Err(port_busy(spec, p));
     }
     let owner = service_user()?;
@@ -235,19 +261,31 @@ pub(crate) fn start(
     if !data_dir.join("PG_VERSION").exists() {
         initdb(spec, bin, &data_dir, owner)?;
     }
+    // net=…: the server runs in a namespace of its own behind a shaped link, listening on
+    // the namespace's address, where every port is free.
+    let mut link = Link::for_spec(spec)?;
+    if let Some(l) = &link {
+        allow_client(spec, &data_dir, l)?;
+    }
+    let listen = link
+        .as_ref()
+        .map_or("127.0.0.1".to_string(), |l| l.server_addr().to_string());
     let mut attempts = 0;
     loop {
         attempts += 1;
         let port = match requested_port {
+            Some(p) if link.is_some() => p,
             Some(p) if port_in_use(p) => return Err(port_busy(spec, p)),
             Some(p) => p,
+            None if link.is_some() => 5432,
             None => free_loopback_port()?,
         };
-        write_conf(spec, &data_dir, &scratch, port, &settings, owner)?;
-        let mut server = spawn(spec, bin, &data_dir, &log_path, owner)?;
+        write_conf(spec, &data_dir, &scratch, &listen, port, &settings, owner)?;
+        let netns_fd = link.as_ref().and_then(Link::ns_fd);
+        let mut server = spawn(spec, bin, &data_dir, &log_path, owner, netns_fd)?;
         let params = ConnParams {
             addr: Addr::Tcp {
-                host: "127.0.0.1".into(),
+                host: listen.clone(),
                 port,
             },
             user: SUPERUSER.into(),
@@ -265,6 +303,7 @@ pub(crate) fn start(
                     server,
                     data_dir,
                     log_path,
+                    link: link.take(),
                 };
                 create_database(&params, &opts.database)?;
                 params.database = opts.database.clone();
@@ -338,10 +377,27 @@ fn initdb(
     Ok(())
 }
 
+/// Lets the host's end of the link in (trust, as for loopback), once per data directory.
+fn allow_client(spec: &TargetSpec, data_dir: &Path, link: &Link) -> Result<(), EngineError> {
+    let hba = data_dir.join("pg_hba.conf");
+    let line = format!("host all all {}/32 trust", link.client_addr());
+    let text = fs::read_to_string(&hba)
+        .map_err(|e| config_err(spec, format!("cannot read {}: {e}", hba.display())))?;
+    if text.lines().any(|l| l == line) {
+        return Ok(());
+    }
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&hba)
+        .and_then(|mut f| writeln!(f, "{line}"))
+        .map_err(|e| config_err(spec, format!("cannot write {}: {e}", hba.display())))
+}
+
 fn write_conf(
     spec: &TargetSpec,
     data_dir: &Path,
     scratch: &Path,
+    listen: &str,
     port: u16,
     settings: &[(String, String)],
     owner: Option<(u32, u32)>,
@@ -359,8 +415,9 @@ fn write_conf(
         String::new()
     };
     text.push_str(&format!(
-        "listen_addresses = '127.0.0.1'\nport = {port}\nunix_socket_directories = {}\n\
+        "listen_addresses = {}\nport = {port}\nunix_socket_directories = {}\n\
          log_destination = 'stderr'\nlogging_collector = off\n",
+        conf_quote(listen),
         conf_quote(&socket_dir)
     ));
     let path = data_dir.join("dbdelta.conf");
@@ -375,6 +432,7 @@ fn spawn(
     data_dir: &Path,
     log_path: &Path,
     owner: Option<(u32, u32)>,
+    netns_fd: Option<i32>,
 ) -> Result<ServerProcess, EngineError> {
     let log = fs::OpenOptions::new()
         .create(true)
@@ -391,7 +449,7 @@ fn spawn(
         .stdout(log)
         .stderr(log2)
         .env_remove("PGDATA");
-    prepare_command(&mut cmd, owner);
+    prepare_command_in(&mut cmd, owner, netns_fd);
     let child = cmd.spawn().map_err(|e| {
         config_err(
             spec,

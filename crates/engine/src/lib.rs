@@ -12,6 +12,7 @@
 pub mod error;
 pub mod mock;
 pub mod net;
+pub mod netns;
 pub mod ops;
 pub mod rows;
 pub mod server;

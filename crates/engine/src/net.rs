@@ -31,7 +31,11 @@ pub fn connect_tcp(
             ));
         }
         let attempt = match (addr, source) {
-            (SocketAddr::V4(_), Some(src)) => connect_from(addr, src, left),
+            // A loopback source cannot reach another interface (a netns link's server):
+            // the kernel's own choice then.
+            (SocketAddr::V4(v4), Some(src)) if v4.ip().is_loopback() || !src.is_loopback() => {
+                connect_from(addr, src, left)
+            }
             _ => TcpStream::connect_timeout(&addr, left),
         };
         match attempt {

@@ -103,6 +103,39 @@ pub fn chown_tree(path: &Path, owner: Option<(u32, u32)>) -> Result<(), EngineEr
         .map_err(|e| EngineError::config(format!("cannot chown {}: {e}", path.display())))
 }
 
+/// [`prepare_command`], and the child enters the network namespace `netns` (a handle from
+/// [`crate::netns::Link::ns_fd`], open in this process until the spawn) before it drops
+/// privileges: `setns`, then the service user, then the death signal (which a change of
+/// user would clear).
+pub fn prepare_command_in(cmd: &mut Command, owner: Option<(u32, u32)>, netns: Option<i32>) {
+    let Some(fd) = netns else {
+        prepare_command(cmd, owner);
+        return;
+    };
+    if owner.is_some() {
+        cmd.env("HOME", "/tmp");
+    }
+    // SAFETY: setns, setgroups, setgid, setuid and prctl are plain system calls, safe
+    // between fork and exec; nothing else runs in the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some((uid, gid)) = owner {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(gid) != 0
+                    || libc::setuid(uid) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+}
+
 /// Makes `cmd` run as `owner` (when given) and die with SIGTERM when the spawning thread
 /// of dbdelta dies, so a killed dbdelta leaves no orphan server. Spawn from the main thread.
 pub fn prepare_command(cmd: &mut Command, owner: Option<(u32, u32)>) {

@@ -21,6 +21,22 @@ impl Column {
     pub fn name(&self) -> &str {
         &self.target.name
     }
+
+    /// The name with the target's emulated link when it has one (`net.*` settings), e.g.
+    /// `maria (net 10mbit: measured 9.6 Mbit/s, RTT 0.052 ms)`.
+    pub fn described(&self) -> String {
+        let s = &self.target.settings;
+        let Some(link) = s.get("net.link") else {
+            return self.name().to_string();
+        };
+        match (s.get("net.measured_mbit"), s.get("net.rtt_ms")) {
+            (Some(mbit), Some(rtt)) => format!(
+                "{} (net {link}: measured {mbit} Mbit/s, RTT {rtt} ms)",
+                self.name()
+            ),
+            _ => format!("{} (net {link})", self.name()),
+        }
+    }
 }
 
 /// Everything a report prints: columns (base first), tables per thread count, the runs and
@@ -158,5 +174,47 @@ mod remote_tests {
         assert!(!remote_spec("my=mysql://root@[::1]:3306/x"));
         assert!(!remote_spec("pg=postgres:/usr/lib/postgresql/15/bin"));
         assert!(!remote_spec("lite=sqlite:/tmp/x.db"));
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::Column;
+    use dbdelta_model::TargetManifest;
+
+    fn column(settings: &[(&str, &str)]) -> Column {
+        Column {
+            target: TargetManifest {
+                name: "g1".into(),
+                engine: "mysql".into(),
+                spec: "g1=mysql:/usr?net=1gbit".into(),
+                version: None,
+                settings: settings
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                error: None,
+            },
+            run: 0,
+            load: None,
+        }
+    }
+
+    #[test]
+    fn a_target_is_described_with_its_measured_link() {
+        assert_eq!(column(&[("port", "3306")]).described(), "g1");
+        assert_eq!(
+            column(&[("net.link", "1gbit")]).described(),
+            "g1 (net 1gbit)"
+        );
+        assert_eq!(
+            column(&[
+                ("net.link", "1gbit"),
+                ("net.measured_mbit", "956.4"),
+                ("net.rtt_ms", "0.007")
+            ])
+            .described(),
+            "g1 (net 1gbit: measured 956.4 Mbit/s, RTT 0.007 ms)"
+        );
     }
 }

@@ -39,18 +39,21 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
 
 fn section(out: &mut String, data: &ReportData, table: &Table) {
     let names: Vec<&str> = data.columns.iter().map(|c| c.name()).collect();
+    // `col-N :` lines describe the target: its name, and its emulated link if any.
+    let described: Vec<String> = data.columns.iter().map(|c| c.described()).collect();
+    let described: Vec<&str> = described.iter().map(String::as_str).collect();
     let _ = writeln!(out, "--- dop={} ---\n", table.dop);
     if names.len() >= 2 {
         let _ = writeln!(out, "Relative to: {}", names[0]);
         let rows = table.rows.iter().map(|r| (r.relative(), r.label.as_str()));
-        block(out, &names[1..], rows, 2);
+        block(out, &described[1..], rows, 2);
         out.push('\n');
     }
     let rows = table
         .rows
         .iter()
         .map(|r| (r.cells.clone(), r.label.as_str()));
-    block(out, &names, rows, 0);
+    block(out, &described, rows, 0);
     if data.columns.iter().any(|c| c.load.is_some()) {
         out.push('\n');
         load_lines(out, data);
