@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Once;
+use std::sync::{mpsc, Mutex, Once, OnceLock};
 
 /// Runs `client` against a server that accepts one connection on a fresh Unix socket,
 /// writes `script` to it, closes its sending side (the client then reads end of file) and
@@ -19,24 +19,57 @@ pub fn replay_server<T>(script: &[u8], client: impl FnOnce(&Path) -> T) -> T {
     let path = socket_path();
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path).expect("bind the replay socket");
-    let out = std::thread::scope(|s| {
-        s.spawn(|| {
-            if let Ok((mut sock, _)) = listener.accept() {
-                // The client may hang up early (an error in the first message): fine.
-                let _ = sock.write_all(script);
-                let _ = sock.shutdown(std::net::Shutdown::Write);
-                let mut sink = [0u8; 4096];
-                while matches!(sock.read(&mut sink), Ok(n) if n > 0) {}
-            }
-        });
-        let out = client(&path);
-        // When the client did not connect, the server still waits in accept: wake it. A
-        // connect queued behind an accepted one is discarded with the listener.
-        drop(UnixStream::connect(&path));
-        out
-    });
+    let (done, finished) = mpsc::channel();
+    server()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(Job {
+            listener,
+            script: script.to_vec(),
+            done,
+        })
+        .expect("the replay server runs");
+    let out = client(&path);
+    // When the client did not connect, the server still waits in accept: wake it. A
+    // connect queued behind an accepted one is discarded with the listener.
+    drop(UnixStream::connect(&path));
+    let _ = finished.recv();
     let _ = std::fs::remove_file(&path);
     out
+}
+
+/// One connection to serve.
+struct Job {
+    listener: UnixListener,
+    script: Vec<u8>,
+    done: mpsc::Sender<()>,
+}
+
+/// The server thread, started once and kept for the process: a thread per call would cost
+/// a spawn per fuzz input, and LeakSanitizer reports glibc's per-thread destructor list of
+/// every exited thread.
+fn server() -> &'static Mutex<mpsc::Sender<Job>> {
+    static SERVER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("replay-server".into())
+            .spawn(move || {
+                for job in rx {
+                    if let Ok((mut sock, _)) = job.listener.accept() {
+                        // The client may hang up early (an error in the first message).
+                        let _ = sock.write_all(&job.script);
+                        let _ = sock.shutdown(std::net::Shutdown::Write);
+                        let mut sink = [0u8; 4096];
+                        while matches!(sock.read(&mut sink), Ok(n) if n > 0) {}
+                    }
+                    drop(job.listener);
+                    let _ = job.done.send(());
+                }
+            })
+            .expect("spawn the replay server");
+        Mutex::new(tx)
+    })
 }
 
 /// A socket path unique to this process and call.
