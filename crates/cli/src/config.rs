@@ -106,7 +106,12 @@ impl TargetTable {
 pub fn load(path: &Path) -> Result<ConfigFile> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("--config {}: cannot read the file", path.display()))?;
-    toml::from_str(&text).map_err(|e| {
+    parse(&text, path)
+}
+
+/// Parses the text of config file `path` (named in errors).
+pub fn parse(text: &str, path: &Path) -> Result<ConfigFile> {
+    toml::from_str(text).map_err(|e| {
         anyhow::anyhow!(
             "--config {}: invalid configuration: {}",
             path.display(),

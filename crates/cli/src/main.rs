@@ -12,6 +12,10 @@ mod config;
 mod connections;
 mod disk_room;
 mod flags;
+#[cfg(test)]
+mod fuzz_corpus;
+#[cfg(test)]
+mod fuzzing;
 mod host;
 mod interleave;
 mod interrupt;

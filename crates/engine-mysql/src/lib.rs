@@ -46,6 +46,8 @@ mod connection;
 mod counters;
 mod engine;
 mod errors;
+#[doc(hidden)]
+pub mod fuzzing;
 mod managed;
 mod session;
 mod settle;

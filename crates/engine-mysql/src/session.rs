@@ -308,7 +308,8 @@ fn keep_binary_row(p: &[u8], columns: &[(u8, u16)], rows: &mut dbdelta_engine::R
                     let _ = write!(
                         t,
                         "{sign}{:02}:{:02}:{:02}",
-                        days * 24 + u32::from(g(5)),
+                        // u64: the server's days fit in u32, its hours may not.
+                        u64::from(days) * 24 + u64::from(g(5)),
                         g(6),
                         g(7)
                     );
@@ -800,6 +801,15 @@ mod tests {
             s.take_rows(&mut rows);
             assert!(rows.is_empty(), "capture is for one response only");
         }
+    }
+
+    #[test]
+    fn a_time_of_many_days_renders_without_overflow() {
+        // Found by fuzzing (fuzz/regressions/mysql_packets): days * 24 overflowed u32.
+        let mut rows = dbdelta_engine::Rows::new();
+        let p = [0, 0, 8, 0, 0xff, 0xff, 0xff, 0xff, 1, 2, 3];
+        keep_binary_row(&p, &[(0x0b, 0)], &mut rows).unwrap();
+        assert_eq!(rows.get(0, 0), Some("103079215081:02:03"));
     }
 
     #[test]

@@ -479,7 +479,8 @@ impl PgConnection {
 
 /// Decodes a text-format DataRow.
 fn decode_row(body: &[u8]) -> Option<Vec<Option<String>>> {
-    let n = be_i16(body, 0)? as usize;
+    // A negative column count is malformed (cast, it asked for a huge capacity).
+    let n = usize::try_from(be_i16(body, 0)?).ok()?;
     let mut at = 2;
     let mut row = Vec::with_capacity(n);
     for _ in 0..n {
@@ -681,5 +682,8 @@ mod tests {
         b.extend_from_slice(&(-1i32).to_be_bytes());
         assert_eq!(decode_row(&b), Some(vec![Some("hi".to_string()), None]));
         assert_eq!(decode_row(&b[..5]), None);
+        // Found by fuzzing: a negative column count panicked (capacity overflow).
+        assert_eq!(decode_row(&(-1i16).to_be_bytes()), None);
+        assert_eq!(decode_row(&0i16.to_be_bytes()), Some(vec![]));
     }
 }

@@ -19,6 +19,8 @@ mod conn;
 mod copy;
 mod counters;
 mod external;
+#[doc(hidden)]
+pub mod fuzzing;
 mod managed;
 mod pgbouncer;
 mod pgerror;

@@ -220,10 +220,12 @@ impl Wire {
             self.rend -= self.rpos;
             self.rpos = 0;
         }
-        if self.rbuf.len() < n {
-            self.rbuf.resize(n.next_power_of_two(), 0);
-        }
         while self.rend - self.rpos < n {
+            if self.rend == self.rbuf.len() {
+                // Doubles as bytes arrive, never straight to a length the server claims.
+                let grown = (self.rpos + n).next_power_of_two().min(2 * self.rbuf.len());
+                self.rbuf.resize(grown, 0);
+            }
             let got = self.stream.read(&mut self.rbuf[self.rend..])?;
             if got == 0 {
                 return Err(io::Error::new(
@@ -360,6 +362,33 @@ mod tests {
         server.write_all(&m).unwrap();
         let msg = w.next().unwrap();
         assert_eq!((msg.tag, w.body(msg)), (b'Z', &b"I"[..]));
+    }
+
+    #[test]
+    fn a_claimed_length_is_not_allocated_before_the_bytes_arrive() {
+        // Found by fuzzing (fuzz/regressions/pg_messages): 'D' claiming 1 GiB made the
+        // client allocate 2 GiB before reading a byte of it.
+        let (a, mut b) = UnixStream::pair().unwrap();
+        b.write_all(b"D\x3f\xff\xff\xffshort").unwrap();
+        drop(b);
+        let mut w = Wire::new(Stream::Unix(a));
+        assert!(w.next().is_err(), "end of file before the message's end");
+        assert!(w.rbuf.len() <= READ_BUF, "{} bytes allocated", w.rbuf.len());
+        let (a, mut b) = UnixStream::pair().unwrap();
+        b.write_all(b"D\x7f\xff\xff\xff").unwrap();
+        let mut w = Wire::new(Stream::Unix(a));
+        let e = w.next().unwrap_err();
+        assert!(e.to_string().contains("has length"), "{e}");
+        // A message longer than the buffer still arrives whole.
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let body = vec![b'x'; 3 * READ_BUF];
+        let mut msg = vec![b'D'];
+        msg.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+        msg.extend_from_slice(&body);
+        std::thread::spawn(move || b.write_all(&msg).unwrap());
+        let mut w = Wire::new(Stream::Unix(a));
+        let m = w.next().unwrap();
+        assert_eq!(w.body(m), &body[..]);
     }
 
     #[test]

@@ -10,6 +10,8 @@
 #![deny(missing_docs)]
 
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod mock;
 pub mod net;
 pub mod netns;

@@ -7,6 +7,8 @@
 #![deny(missing_docs)]
 
 pub mod dialect;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod glob;
 pub mod ibench;
 pub mod manifest;

@@ -319,9 +319,11 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
+        // Two hex digits, looked at as bytes: slicing the text could split a character.
+        let hex = |at: usize| bytes.get(at).and_then(|b| char::from(*b).to_digit(16));
+        if bytes[i] == b'%' {
+            if let (Some(hi), Some(lo)) = (hex(i + 1), hex(i + 2)) {
+                out.push((hi * 16 + lo) as u8);
                 i += 3;
                 continue;
             }
@@ -415,5 +417,11 @@ mod tests {
     fn percent_decoding() {
         assert_eq!(percent_decode("a%20b"), "a b");
         assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%41%4a%4B"), "AJK");
+        // Found by fuzzing: a '%' before a multi-byte character panicked (str slicing).
+        assert_eq!(percent_decode("%a\u{e9}"), "%a\u{e9}");
+        assert_eq!(percent_decode("%\u{e9}"), "%\u{e9}");
+        assert_eq!(percent_decode("%+1"), "%+1", "not a hex escape");
+        assert!(TargetSpec::parse("x=sqlite:/tmp/%a\u{e9}.db").is_ok());
     }
 }

@@ -4,6 +4,8 @@
 
 pub mod counters;
 pub mod dbbench;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod ibench;
 pub mod queryset;
 pub mod rng;
