@@ -10,7 +10,14 @@ use dbdelta_model::{Location, TargetSpec};
 use std::path::Path;
 
 /// Engine names, for error messages.
-pub const KNOWN: &[&str] = &["sqlite", "postgres", "mysql", "rocksdb", "mock"];
+pub const KNOWN: &[&str] = &[
+    "sqlite",
+    "postgres",
+    "postgres-build",
+    "mysql",
+    "rocksdb",
+    "mock",
+];
 
 /// Cheap validation before anything runs: known engine, well-formed parameters.
 pub fn check(t: &TargetSpec) -> Result<()> {
@@ -30,6 +37,7 @@ pub fn check(t: &TargetSpec) -> Result<()> {
         "mock" => MockConfig::from_spec(t)
             .map(|_| ())
             .map_err(|e| anyhow::anyhow!("--target: {e}")),
+        crate::build_cmd::BUILD_ENGINE => crate::build_cmd::check(t),
         "postgres" | "mysql" => match &t.location {
             Location::Default => bail!(
                 "--target {}: {} needs a bin/base directory (managed, e.g. {}:/usr/lib/postgresql/15/bin) or a URL (external, e.g. {}://user@host:port/db)",
