@@ -34,7 +34,7 @@ usage: bench/builds.sh [--dbdelta PATH] [--recipes "R1 R2"] [--parts "build prof
   --parts LIST     build (times), profile (symbolization), speed (sysbench verdicts)
   --steps GLOBS    sysbench steps of the profile and speed parts
   --repeat N       rounds of the speed part (default 3)
-  --out FILE       Markdown results (default bench/results-builds-<UTC date>.md)
+  --out FILE       Markdown results, appended to (default bench/results-builds-<UTC date>.md)
 The build cache is dbdelta's default ($DBDELTA_BUILD_CACHE, as root /var/cache/dbdelta).
 EOF
 }
@@ -60,13 +60,12 @@ trap 'rm -rf "$WORK"' EXIT
 say() { echo "$*" | tee -a "$OUT"; }
 now() { date +%s.%N; }
 
+# A results file that exists is appended to (parts run at different times).
+[ -s "$OUT" ] || { echo "# Builds from source"; echo; } > "$OUT"
 {
-    echo "# Builds from source — $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "_$(date -u +%Y-%m-%dT%H:%MZ), parts: $PARTS; host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load average $(cut -d' ' -f1-3 /proc/loadavg); $("$DBDELTA" --version) ($DBDELTA)_"
     echo
-    echo "host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "dbdelta: $("$DBDELTA" --version) ($DBDELTA)"
-    echo
-} > "$OUT"
+} >> "$OUT"
 
 targets=()
 i=0

@@ -402,7 +402,7 @@ pub fn build(
             // The same object paths again: GCC finds each object's profile by its path.
             fs::remove_dir_all(&obj).map_err(|e| io_err(&obj, e))?;
             let use_flags = format!(
-                "{final_cflags} -fprofile-use={} -fprofile-partial-training -Wno-missing-profile",
+                "{final_cflags} -fprofile-use={} -fprofile-partial-training -Wno-missing-profile -Wno-error=coverage-mismatch",
                 profile.display()
             );
             let ld = req.recipe.ldflags(&use_flags);
@@ -468,7 +468,7 @@ fn pass(
         .env("CC", &req.cc)
         .env("CFLAGS", &p.cflags)
         .env("LDFLAGS", &p.ldflags);
-    if req.recipe.lto && req.cc.contains("gcc") || req.recipe.lto && req.cc == "cc" {
+    if req.recipe.lto && (req.cc.contains("gcc") || req.cc == "cc") {
         // Archives of LTO objects need the plugin-aware ar and ranlib.
         configure.env("AR", "gcc-ar").env("RANLIB", "gcc-ranlib");
     }

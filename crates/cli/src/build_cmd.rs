@@ -251,3 +251,69 @@ fn train(bin: &Path, suite: &str, log: &Path) -> std::result::Result<(), String>
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_target_splits_into_recipe_and_server_settings() {
+        let t = TargetSpec::parse(
+            "o3=postgres-build:15?shared_buffers=1GB&cflags=-O3&lto=on&work_mem=64MB",
+        )
+        .unwrap();
+        let b = split(&t).unwrap();
+        assert_eq!(b.source, SourceSpec::Debian { major: 15 });
+        assert_eq!(b.recipe.canonical(), "cflags=-O3&lto=on");
+        let s = server_spec(&t, PathBuf::from("/b/bin"), &b);
+        assert_eq!(s.engine, "postgres");
+        assert_eq!(s.name, "o3");
+        assert_eq!(
+            s.params,
+            vec![
+                ("shared_buffers".to_string(), "1GB".to_string()),
+                ("work_mem".to_string(), "64MB".to_string())
+            ]
+        );
+        let e = split(&TargetSpec::parse("x=postgres-build:15?frame_pointer=on").unwrap())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("did you mean frame_pointers"), "{e}");
+    }
+
+    #[test]
+    fn a_bin_dir_built_by_dbdelta_carries_its_build_settings() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("bin")).unwrap();
+        let info = dbdelta_build::BuildInfo {
+            source: "postgresql-15 15.18-0+deb12u1 (Debian source package)".into(),
+            source_version: "15.18".into(),
+            source_dir: "/c/src/postgresql-15.18".into(),
+            recipe: "frame_pointers=on".into(),
+            cflags: "-O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer".into(),
+            ldflags: String::new(),
+            configure: vec!["--prefix=/x".into()],
+            cc: "gcc (Debian 12.2.0-14+deb12u1) 12.2.0".into(),
+            pgo_training: None,
+            jobs: 2,
+            phases: Vec::new(),
+            seconds: 1.0,
+            finished_unix: 0,
+        };
+        std::fs::write(
+            d.path().join(dbdelta_build::INFO_FILE),
+            serde_json::to_vec(&info).unwrap(),
+        )
+        .unwrap();
+        let t = TargetSpec::parse(&format!("p=postgres:{}/bin", d.path().display())).unwrap();
+        let s = build_settings(&t);
+        assert_eq!(s["build.recipe"], "frame_pointers=on");
+        assert_eq!(s["build.cc"], "gcc (Debian 12.2.0-14+deb12u1) 12.2.0");
+        assert!(s["build.cflags"].contains("-fno-omit-frame-pointer"));
+        assert!(s["build.source"].contains("15.18"));
+        // Debian's binaries: no build settings.
+        let deb = TargetSpec::parse("p=postgres:/usr/lib/postgresql/15/bin").unwrap();
+        assert!(build_settings(&deb).is_empty());
+    }
+}
