@@ -91,7 +91,8 @@ if [[ " $PARTS " == *" build "* ]]; then
         second=$(grep -q ': cached (built in' "$WORK/second.err" && echo "cache hit" || echo "BUILT AGAIN")
         dir=$(dirname "$bin")
         phases=$(jq -r '[.phases[] | "\(.name) \(.secs | floor)"] | join(", ")' "$dir/dbdelta-build.json")
-        say "| $r | $(echo "$t1 - $t0" | bc | xargs printf '%.1f') s | $first | $(echo "$t2 - $t1" | bc | xargs printf '%.2f') s | $second | $(basename "$dir") | $phases |"
+        canon=$(jq -r .recipe "$dir/dbdelta-build.json")
+        say "| $r ($canon) | $(echo "$t1 - $t0" | bc | xargs printf '%.1f') s | $first | $(echo "$t2 - $t1" | bc | xargs printf '%.2f') s | $second | $(basename "$dir") | $phases |"
         cat "$WORK/first.err" >&2
     done
     say ""

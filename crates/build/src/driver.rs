@@ -289,6 +289,23 @@ struct Pass<'a> {
     ldflags: String,
 }
 
+/// The complete build at `dir`, if there is one.
+fn complete(dir: &Path) -> Option<Built> {
+    let info = read_info(dir).filter(|_| dir.join("bin/postgres").is_file())?;
+    Some(Built {
+        bin: dir.join("bin"),
+        dir: dir.to_path_buf(),
+        info,
+        cached: true,
+    })
+}
+
+/// The requested build if the cache holds it complete; never builds.
+pub fn lookup(req: &BuildRequest<'_>) -> Result<Option<Built>, BuildError> {
+    let cc_version = compiler_version(&req.cc)?;
+    Ok(complete(&build_dir(req, &cc_version)))
+}
+
 /// Builds (or finds in the cache) the requested build. `train` runs the PGO training
 /// suite against an instrumented bin directory, its output appended to the given log file.
 pub fn build(
@@ -310,18 +327,13 @@ pub fn build(
     let builds = req.cache.builds_dir();
     fs::create_dir_all(&builds).map_err(|e| io_err(&builds, e))?;
     let _lock = Lock::take(&builds.join(format!("{name}.lock")), progress)?;
-    if let Some(info) = read_info(&dir).filter(|_| dir.join("bin/postgres").is_file()) {
+    if let Some(built) = complete(&dir) {
         progress(Event::Note(&format!(
             "{name}: cached (built in {:.0} s), {}",
-            info.seconds,
+            built.info.seconds,
             dir.display()
         )));
-        return Ok(Built {
-            bin: dir.join("bin"),
-            dir,
-            info,
-            cached: true,
-        });
+        return Ok(built);
     }
     // A failed or interrupted earlier attempt: start again.
     if dir.exists() {

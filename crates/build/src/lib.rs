@@ -15,7 +15,7 @@ pub mod driver;
 pub mod recipe;
 pub mod source;
 
-pub use driver::{build, read_info, BuildInfo, BuildRequest, Built, Event, INFO_FILE};
+pub use driver::{build, lookup, read_info, BuildInfo, BuildRequest, Built, Event, INFO_FILE};
 pub use recipe::{Recipe, RecipeError};
 pub use source::{Source, SourceSpec};
 

@@ -63,7 +63,16 @@ pub fn resolve(
 ) -> Result<Source, BuildError> {
     match spec {
         SourceSpec::Tree(path) => tree(path),
-        SourceSpec::Debian { major } => debian(*major, cache, note),
+        SourceSpec::Debian { major } => debian(*major, cache, Some(note)),
+    }
+}
+
+/// Resolves a source without fetching anything: a Debian source must already be unpacked
+/// in the cache.
+pub fn resolve_cached(spec: &SourceSpec, cache: &Cache) -> Result<Source, BuildError> {
+    match spec {
+        SourceSpec::Tree(path) => tree(path),
+        SourceSpec::Debian { major } => debian(*major, cache, None),
     }
 }
 
@@ -191,7 +200,13 @@ fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
 /// The marker written into an unpacked Debian source once it is complete.
 const MARKER: &str = ".dbdelta-source";
 
-fn debian(major: u32, cache: &Cache, note: &mut dyn FnMut(&str)) -> Result<Source, BuildError> {
+/// The Debian source of `major`: cached, else fetched with `apt-get source` (when `note` is
+/// given; without it, an error).
+fn debian(
+    major: u32,
+    cache: &Cache,
+    note: Option<&mut dyn FnMut(&str)>,
+) -> Result<Source, BuildError> {
     let package = format!("postgresql-{major}");
     let src_root = cache.src_dir();
     let versions = apt_versions(&package);
@@ -221,6 +236,12 @@ fn debian(major: u32, cache: &Cache, note: &mut dyn FnMut(&str)) -> Result<Sourc
     if let Some(dir) = cached(version) {
         return Ok(make(dir, version));
     }
+    let Some(note) = note else {
+        return Err(BuildError::Source(format!(
+            "{package} {version} is not unpacked in the build cache {}: build without --cached-only to fetch it",
+            src_root.display()
+        )));
+    };
     mkdir(&src_root)?;
     let work = src_root.join(format!(".fetch-{package}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&work);

@@ -105,6 +105,10 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
     .unwrap();
     assert!(!first.cached);
     assert_eq!(phases, ["configure", "make", "install"]);
+    assert_eq!(
+        dbdelta_build::lookup(&req).unwrap().map(|b| b.dir),
+        Some(first.dir.clone())
+    );
     assert!(first.bin.join("postgres").is_file());
     let name = first
         .dir
@@ -151,8 +155,14 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
     assert_eq!(again.dir, first.dir);
     assert_eq!(recorded(&f.record).len(), 3);
 
-    // Another recipe: another entry, built.
+    // Another recipe: another entry, not in the cache until built.
     let o2 = Recipe::default();
+    assert!(dbdelta_build::lookup(&BuildRequest {
+        recipe: &o2,
+        ..req.clone()
+    })
+    .unwrap()
+    .is_none());
     let other = build(
         &BuildRequest {
             recipe: &o2,

@@ -142,7 +142,51 @@ pub fn build_cmd(args: &BuildArgs) -> Result<PathBuf> {
     if args.jobs == Some(0) {
         bail!("--jobs 0 is invalid: give 1 or more parallel make jobs");
     }
+    if args.cached_only {
+        return cached(&source, &recipe, args.cache_dir.clone());
+    }
     Ok(build(&source, &recipe, args.jobs, args.cache_dir.clone())?.bin)
+}
+
+fn cache_at(cache_dir: Option<PathBuf>) -> Result<Cache> {
+    let root = match cache_dir {
+        Some(d) => d,
+        None => Cache::default_root().context(
+            "no cache directory for builds: set $DBDELTA_BUILD_CACHE or $HOME, or give --cache-dir",
+        )?,
+    };
+    Ok(Cache::new(root))
+}
+
+fn compiler() -> String {
+    std::env::var("CC")
+        .ok()
+        .filter(|c| !c.trim().is_empty())
+        .unwrap_or_else(|| "gcc".to_string())
+}
+
+/// `--cached-only`: the bin directory of a complete cached build, or an error saying how
+/// to make it.
+fn cached(source: &SourceSpec, recipe: &Recipe, cache_dir: Option<PathBuf>) -> Result<PathBuf> {
+    let cache = cache_at(cache_dir)?;
+    let src = dbdelta_build::source::resolve_cached(source, &cache)
+        .map_err(|e| anyhow::anyhow!("--cached-only: {e}"))?;
+    let req = BuildRequest {
+        source: &src,
+        recipe,
+        cache: &cache,
+        jobs: 1,
+        cc: compiler(),
+    };
+    match dbdelta_build::lookup(&req)? {
+        Some(b) => Ok(b.bin),
+        None => bail!(
+            "--cached-only: {} with recipe {} is not in the build cache {}: build it first (dbdelta build without --cached-only; minutes)",
+            src.description,
+            recipe.canonical(),
+            cache.root().display()
+        ),
+    }
 }
 
 /// Resolves the source and builds, showing one line per phase on stderr.
@@ -152,13 +196,7 @@ fn build(
     jobs: Option<usize>,
     cache_dir: Option<PathBuf>,
 ) -> Result<Built> {
-    let root = match cache_dir {
-        Some(d) => d,
-        None => Cache::default_root().context(
-            "no cache directory for builds: set $DBDELTA_BUILD_CACHE or $HOME, or give --cache-dir",
-        )?,
-    };
-    let cache = Cache::new(root);
+    let cache = cache_at(cache_dir)?;
     let mut note = |s: &str| eprintln!("build: {s}");
     let src = dbdelta_build::source::resolve(source, &cache, &mut note)?;
     let jobs = jobs.unwrap_or_else(|| {
@@ -166,16 +204,12 @@ fn build(
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let cc = std::env::var("CC")
-        .ok()
-        .filter(|c| !c.trim().is_empty())
-        .unwrap_or_else(|| "gcc".to_string());
     let req = BuildRequest {
         source: &src,
         recipe,
         cache: &cache,
         jobs,
-        cc,
+        cc: compiler(),
     };
     let mut open = false;
     let mut progress = |e: Event<'_>| match e {

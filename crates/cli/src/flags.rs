@@ -65,6 +65,11 @@ pub struct BuildArgs {
     /// ~/.cache/dbdelta).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+
+    /// Only look the build up: print its bin directory if the cache holds it, else exit 2
+    /// (never fetches or builds).
+    #[arg(long)]
+    pub cached_only: bool,
 }
 
 /// Where the results history is.
