@@ -27,6 +27,9 @@ ls /usr/lib/x86_64-linux-gnu/libpython3.*.so.1.0 >/dev/null 2>&1 || need_apt+=(l
 command -v db_bench >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
 # Headless Chromium for the HTML report browser test (crates/cli/tests/report_html_browser.rs).
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# A PostgreSQL build from Debian's source package (crates/cli/tests/build_real.rs).
+command -v make >/dev/null 2>&1 || need_apt+=(build-essential)
+command -v dpkg-source >/dev/null 2>&1 || need_apt+=(dpkg-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "== installing ${need_apt[*]}"
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
@@ -57,6 +60,26 @@ if ! ls "$VENV"/lib/python3*/site-packages/chdb/_chdb.abi3.so >/dev/null 2>&1; t
 fi
 DBDELTA_CHDB_LIB=$(ls "$VENV"/lib/python3*/site-packages/chdb/_chdb.abi3.so | head -1)
 export DBDELTA_CHDB_LIB
+
+# The build of crates/cli/tests/build_real.rs: Debian's postgresql-15 source package built
+# with frame pointers, once (minutes on 2 cores), then found in dbdelta's build cache. apt
+# needs a deb-src line for `apt-get source`; one for the release's main suites is added
+# when apt knows no postgresql-15 source.
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+if ! apt-cache showsrc --only-source postgresql-15 2>/dev/null | grep -q '^Version:'; then
+  . /etc/os-release
+  mirror=$(grep -h -m1 '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' | head -1)
+  echo "== adding deb-src for ${mirror:-http://deb.debian.org/debian} $VERSION_CODENAME"
+  printf 'Types: deb-src\nURIs: %s\nSuites: %s %s-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "${mirror:-http://deb.debian.org/debian}" "$VERSION_CODENAME" "$VERSION_CODENAME" \
+    | $SUDO tee /etc/apt/sources.list.d/dbdelta-src.sources >/dev/null
+  $SUDO apt-get update -qq
+fi
+cargo build -q -p dbdelta
+if ! "$CARGO_TARGET_DIR/debug/dbdelta" build postgres --source 15 --recipe frame_pointers=on --cached-only >/dev/null 2>&1; then
+  echo "== building PostgreSQL 15 from source with frame pointers (once; minutes)"
+  "$CARGO_TARGET_DIR/debug/dbdelta" build postgres --source 15 --recipe frame_pointers=on >/dev/null
+fi
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -41,6 +41,11 @@ pub fn run() -> Result<ExitCode> {
         Command::History(args) => crate::verdict_cmd::history(&args),
         Command::Import(args) => crate::verdict_cmd::import(&args),
         Command::Detect(args) => crate::verdict_cmd::detect(&args),
+        Command::Build(args) => {
+            let bin = crate::build_cmd::build_cmd(&args)?;
+            print_out(&format!("{}\n", bin.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -63,7 +68,9 @@ fn redacted_command_line() -> Vec<String> {
 }
 
 fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
-    let plan = resolve(args)?;
+    let mut plan = resolve(args)?;
+    // postgres-build: targets are built (or found in the cache) before anything runs.
+    crate::build_cmd::materialize(&mut plan.targets)?;
     let most = plan.options.threads.iter().copied().max().unwrap_or(1);
     let active = plan.options.client.active.map_or(most, |k| k.min(most));
     crate::connections::ensure_capacity(u64::from(most), u64::from(active))?;
@@ -447,13 +454,16 @@ pub(crate) fn provision(
     match engine.info() {
         Ok(info) => {
             let _ = std::fs::write(tdir.join("version.txt"), format!("{}\n", info.version));
+            let mut settings = info.settings;
+            // A server built by dbdelta: how it was built (source, recipe, flags, compiler).
+            settings.extend(crate::build_cmd::build_settings(spec));
             let _ = std::fs::write(
                 tdir.join("settings.json"),
-                serde_json::to_vec_pretty(&info.settings).unwrap_or_default(),
+                serde_json::to_vec_pretty(&settings).unwrap_or_default(),
             );
             let e = &mut manifest.targets[entry_idx];
             e.version = Some(info.version);
-            e.settings = info.settings;
+            e.settings = settings;
         }
         Err(e) => eprintln!("warning: [{}] cannot read version/settings: {e}", spec.name),
     }

@@ -34,6 +34,42 @@ pub enum Command {
     /// Find change points in the results history (E-Divisive means, as Apache Otava), per
     /// metric with its direction.
     Detect(DetectArgs),
+    /// Build a server from source with a recipe (cached by source and recipe) and print its
+    /// bin directory, for a managed target (postgres:DIR). `--target
+    /// NAME=postgres-build:SOURCE?RECIPE` does the same on demand within `run`.
+    Build(BuildArgs),
+}
+
+/// `dbdelta build`.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The engine to build: postgres.
+    #[arg(value_name = "ENGINE")]
+    pub engine: String,
+
+    /// The source: a major version (15 = Debian's postgresql-15 source package, fetched
+    /// with apt-get source) or the path of an unpacked PostgreSQL source tree.
+    #[arg(long, value_name = "VERSION|PATH")]
+    pub source: String,
+
+    /// Build recipe as key=value pairs separated by '&' or ',' (repeatable): cflags=-O3,
+    /// lto=on, march=native, frame_pointers=on, pgo=SUITE. Default: plain -O2.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub recipe: Vec<String>,
+
+    /// Parallel make jobs (default: the number of CPUs).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// The build cache (default: $DBDELTA_BUILD_CACHE, as root /var/cache/dbdelta, else
+    /// ~/.cache/dbdelta).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Only look the build up: print its bin directory if the cache holds it, else exit 2
+    /// (never fetches or builds).
+    #[arg(long)]
+    pub cached_only: bool,
 }
 
 /// Where the results history is.

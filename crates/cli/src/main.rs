@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 mod app;
+mod build_cmd;
 mod config;
 mod connections;
 mod disk_room;

@@ -13,6 +13,7 @@ use std::path::Path;
 pub const KNOWN: &[&str] = &[
     "sqlite",
     "postgres",
+    "postgres-build",
     "mysql",
     "rocksdb",
     "clickhouse",
@@ -41,6 +42,7 @@ pub fn check(t: &TargetSpec) -> Result<()> {
         "mock" => MockConfig::from_spec(t)
             .map(|_| ())
             .map_err(|e| anyhow::anyhow!("--target: {e}")),
+        crate::build_cmd::BUILD_ENGINE => crate::build_cmd::check(t),
         "clickhouse" => {
             dbdelta_engine_clickhouse::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))
         }

@@ -59,6 +59,23 @@ const CASES: &[(&[&str], &str)] = &[
         &["-t", "l=sqlite:", "--table-size", "900000000000"],
         "--table-size 900000000000",
     ),
+    // Builds from source: a bad recipe is refused before anything is built.
+    (
+        &["-t", "b=postgres-build:15?frame_pointer=on"],
+        "did you mean frame_pointers",
+    ),
+    (&["-t", "b=postgres-build:15?lto=maybe"], "lto=maybe"),
+    (&["-t", "b=postgres-build:15?cflags=-O3;id"], "cflags"),
+    (
+        &["-t", "b=postgres-build:15?pgo=nosuchsuite"],
+        "pgo=nosuchsuite",
+    ),
+    (&["-t", "b=postgres-build:"], "needs a source"),
+    (
+        &["-t", "b=postgres-build:/nonexistent/src"],
+        "/nonexistent/src",
+    ),
+    (&["-t", "b=postgres-build:7"], "major version"),
 ];
 
 #[test]
