@@ -4,103 +4,11 @@
 mod common;
 
 use common::*;
+use dbdelta_engine::test_certs::{have_openssl, make_ca, make_cert, Key};
 use dbdelta_engine::{Engine, EngineError, ErrorKind, OpenOptions};
 use dbdelta_engine_mysql::{check_spec, open, MysqlEngine};
 use dbdelta_model::TargetSpec;
 use std::path::Path;
-use std::process::Command;
-
-/// False (with a printed reason) when openssl is missing; under CI that fails the test.
-fn have_openssl() -> bool {
-    if Command::new("openssl").arg("version").output().is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "openssl is missing and CI is set: it makes the test certificates"
-    );
-    eprintln!("SKIPPED: openssl is needed to make test certificates");
-    false
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A CA `name.crt`/`name.key` in `dir`.
-fn make_ca(dir: &Path, name: &str) {
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.crt"),
-            "-days",
-            "2",
-            "-subj",
-            &format!("/CN={name}"),
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-            "-addext",
-            "keyUsage=critical,keyCertSign,cRLSign",
-        ],
-    );
-}
-
-/// `name.crt`/`name.key` for CN `cn` with extensions `ext`, signed by CA `ca`.
-fn make_cert(dir: &Path, name: &str, cn: &str, ext: &str, ca: &str) {
-    openssl(
-        dir,
-        &[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.csr"),
-            "-subj",
-            &format!("/CN={cn}"),
-        ],
-    );
-    std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            &format!("{name}.csr"),
-            "-CA",
-            &format!("{ca}.crt"),
-            "-CAkey",
-            &format!("{ca}.key"),
-            "-CAcreateserial",
-            "-out",
-            &format!("{name}.crt"),
-            "-days",
-            "2",
-            "-extfile",
-            &format!("{name}.ext"),
-        ],
-    );
-}
 
 /// An external target for `user` on the managed server's `port` with `query`.
 fn ext(user: &str, port: u16, query: &str) -> Result<MysqlEngine, EngineError> {
@@ -129,8 +37,8 @@ fn ssl_modes_and_client_certificates() {
     let dir = tempfile::tempdir().unwrap();
     let d = &dir.path().join("s");
     std::fs::create_dir(d).unwrap();
-    make_ca(d, "ca");
-    make_ca(d, "other");
+    make_ca(d, "ca", Key::Rsa2048);
+    make_ca(d, "other", Key::Rsa2048);
     // Like MySQL's auto-generated certificates: signed by a CA, naming no host we connect to.
     make_cert(
         d,
@@ -138,6 +46,7 @@ fn ssl_modes_and_client_certificates() {
         "MySQL_Server_Auto_Generated_Server_Certificate",
         "subjectAltName=DNS:wrong.example\nbasicConstraints=CA:FALSE\n",
         "ca",
+        Key::Rsa2048,
     );
     make_cert(
         d,
@@ -145,6 +54,7 @@ fn ssl_modes_and_client_certificates() {
         "x509user",
         "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
         "ca",
+        Key::Rsa2048,
     );
     let p = |f: &str| d.join(f).display().to_string();
     // No ssl-mode and no --tls: the server has TLS, the admin client stays plain.

@@ -5,109 +5,11 @@
 mod common;
 
 use common::*;
+use dbdelta_engine::test_certs::{have_openssl, make_ca, make_cert, openssl, Key};
 use dbdelta_engine::{Engine, ErrorKind, OpenOptions, Value};
 use dbdelta_model::TargetSpec;
 use std::path::Path;
 use std::process::Command;
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A CA named `name` (`name.crt`, `name.key`) in `dir`.
-fn make_ca(dir: &Path, name: &str) {
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.crt"),
-            "-days",
-            "2",
-            "-subj",
-            &format!("/CN={name}"),
-        ],
-    );
-}
-
-/// False (with a printed reason) when openssl is missing; under CI that fails the test.
-fn have_openssl() -> bool {
-    if Command::new("openssl").arg("version").output().is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "openssl is missing and CI is set: it makes the test certificates"
-    );
-    eprintln!("SKIPPED: openssl is needed to make test certificates");
-    false
-}
-
-/// A P-256 key `name.key` and certificate `name.crt` for subject CN `cn` with the extensions
-/// in `ext`, signed by the CA `ca` (files `ca.crt`, `ca.key`) in `dir`.
-fn make_cert(dir: &Path, name: &str, cn: &str, ext: &str, ca: &str) {
-    openssl(
-        dir,
-        &[
-            "req",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.csr"),
-            "-subj",
-            &format!("/CN={cn}"),
-        ],
-    );
-    std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            &format!("{name}.csr"),
-            "-CA",
-            &format!("{ca}.crt"),
-            "-CAkey",
-            &format!("{ca}.key"),
-            "-CAcreateserial",
-            "-out",
-            &format!("{name}.crt"),
-            "-days",
-            "2",
-            "-extfile",
-            &format!("{name}.ext"),
-        ],
-    );
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        dir.join(format!("{name}.key")),
-        std::fs::Permissions::from_mode(0o600),
-    )
-    .unwrap();
-}
 
 #[test]
 fn tls_verified_against_sslrootcert() {
@@ -118,8 +20,8 @@ fn tls_verified_against_sslrootcert() {
     // Key and certificates live in the scratch dir, which is given to the server's user.
     let d = &dir.path().join("scratch");
     std::fs::create_dir(d).unwrap();
-    make_ca(d, "ca");
-    make_ca(d, "other");
+    make_ca(d, "ca", Key::EcP256);
+    make_ca(d, "other", Key::EcP256);
     openssl(
         d,
         &[
@@ -238,7 +140,7 @@ fn sslmodes_client_certificates_and_channel_binding() {
     let dir = tempfile::tempdir().unwrap();
     let d = &dir.path().join("scratch");
     std::fs::create_dir(d).unwrap();
-    make_ca(d, "ca");
+    make_ca(d, "ca", Key::EcP256);
     // Self-signed (no CA), for a name that is not the host we connect to.
     openssl(
         d,
@@ -274,6 +176,7 @@ fn sslmodes_client_certificates_and_channel_binding() {
         "wrong.example",
         "subjectAltName=DNS:wrong.example\nbasicConstraints=CA:FALSE\n",
         "ca",
+        Key::EcP256,
     );
     // The client certificate of role certuser (cert auth maps the CN to the role).
     make_cert(
@@ -282,6 +185,7 @@ fn sslmodes_client_certificates_and_channel_binding() {
         "certuser",
         "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
         "ca",
+        Key::EcP256,
     );
     std::fs::write(
         d.join("hba.conf"),
@@ -361,7 +265,7 @@ fn sslmodes_client_certificates_and_channel_binding() {
     assert!(e.message.contains("TLS handshake"), "{e}");
     // A CA that did not sign it: refused by verify-ca, and by require with sslrootcert
     // (as libpq: a root certificate makes require check the chain).
-    make_ca(d, "other");
+    make_ca(d, "other", Key::EcP256);
     let other = format!("sslrootcert={}", p("other.crt"));
     for mode in ["verify-ca", "require"] {
         let e = ext_open("dbdelta", port, &format!("sslmode={mode}&{other}")).unwrap_err();

@@ -22,6 +22,9 @@ pub mod session;
 pub mod sqlite;
 mod sqlite_pragma;
 pub mod stats_conn;
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
+pub mod test_certs;
 pub mod text;
 pub mod tls;
 pub mod usertable;
