@@ -260,9 +260,10 @@ mod tests {
         let packets = [result(), pkt(1, OK)].concat();
         // One stored frame with the first 5 bytes, one with the rest.
         let mut frames = Vec::new();
-        for part in [&packets[..5], &packets[5..]] {
+        // Compressed frames carry their own sequence ids, checked in order.
+        for (seq, part) in [&packets[..5], &packets[5..]].into_iter().enumerate() {
             frames.extend_from_slice(&(part.len() as u32).to_le_bytes()[..3]);
-            frames.extend_from_slice(&[0, 0, 0, 0]);
+            frames.extend_from_slice(&[seq as u8, 0, 0, 0]);
             frames.extend_from_slice(part);
         }
         assert_eq!(compressed_packets(&frames), 6);
