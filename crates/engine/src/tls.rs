@@ -166,20 +166,18 @@ pub fn client_config(
         .map_err(|e| err(e.to_string()))?;
     let builder = match check {
         CertCheck::Full => builder.with_root_certificates(roots(files).map_err(&err)?),
-        CertCheck::Chain => {
-            let verifier = ChainOnly {
-                roots: Arc::new(roots(files).map_err(&err)?),
+        CertCheck::Chain | CertCheck::None => {
+            let verifier = Relaxed {
+                roots: match check {
+                    CertCheck::Chain => Some(Arc::new(roots(files).map_err(&err)?)),
+                    _ => None,
+                },
                 algs: provider.signature_verification_algorithms,
             };
             builder
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(verifier))
         }
-        CertCheck::None => builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyCert {
-                algs: provider.signature_verification_algorithms,
-            })),
     };
     let config = match (files.cert, files.key) {
         (None, None) => builder.with_no_client_auth(),
@@ -264,16 +262,18 @@ fn load_certs(file: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
         .map_err(|e| format!("cannot parse {}: {e}", file.display()))
 }
 
-/// verify-ca: the chain to a trusted root, without the host name.
+/// verify-ca (`roots` given): the chain to a trusted root, without the host name;
+/// require/prefer (`roots` None): any certificate. Either way the handshake must be signed
+/// with the certificate's key.
 #[cfg(feature = "tls")]
 #[derive(Debug)]
-struct ChainOnly {
-    roots: Arc<RootCertStore>,
+struct Relaxed {
+    roots: Option<Arc<RootCertStore>>,
     algs: WebPkiSupportedAlgorithms,
 }
 
 #[cfg(feature = "tls")]
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Relaxed {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -282,57 +282,16 @@ impl ServerCertVerifier for ChainOnly {
         _ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let cert = rustls::server::ParsedCertificate::try_from(end_entity)?;
-        rustls::client::verify_server_cert_signed_by_trust_anchor(
-            &cert,
-            &self.roots,
-            intermediates,
-            now,
-            self.algs.all,
-        )?;
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algs)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algs)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algs.supported_schemes()
-    }
-}
-
-/// require/prefer: any certificate, but the handshake must be signed with its key.
-#[cfg(feature = "tls")]
-#[derive(Debug)]
-struct AnyCert {
-    algs: WebPkiSupportedAlgorithms,
-}
-
-#[cfg(feature = "tls")]
-impl ServerCertVerifier for AnyCert {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
+        if let Some(roots) = &self.roots {
+            let cert = rustls::server::ParsedCertificate::try_from(end_entity)?;
+            rustls::client::verify_server_cert_signed_by_trust_anchor(
+                &cert,
+                roots,
+                intermediates,
+                now,
+                self.algs.all,
+            )?;
+        }
         Ok(ServerCertVerified::assertion())
     }
 
