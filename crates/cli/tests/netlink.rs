@@ -350,9 +350,20 @@ fn without_root_a_link_is_refused_with_exit_2() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("need root"));
         return;
     }
-    // As root, run dbdelta as nobody (65534).
+    // As root, run dbdelta as nobody (65534). The build's binary may sit under a
+    // directory nobody cannot enter (CI builds into /root/.cache), so run a copy
+    // from a world-readable temporary directory.
+    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
-    let out = Command::new(assert_cmd::cargo::cargo_bin("dbdelta"))
+    let copy_dir = tempfile::Builder::new()
+        .prefix("dbdelta-nobody-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(copy_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let binary = copy_dir.path().join("dbdelta");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("dbdelta"), &binary).unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(&binary)
         .args(["run", "--quiet", "--no-store", "--target"])
         .arg(format!("p=postgres:{PG}?net=10mbit"))
         .current_dir("/tmp")
