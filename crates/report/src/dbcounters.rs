@@ -1,10 +1,11 @@
-//! The "database counters per operation" tables of the text and markdown reports: what
+//! The "database counters per operation" tables of the text, markdown and HTML reports: what
 //! the server itself counted over each step's window (the `db.*` engine stats PostgreSQL
 //! and MySQL/MariaDB targets read over SQL), per operation as the cost table counts them.
 //! Nothing is written when no result has such counters.
 
 use crate::data::ReportData;
 use crate::detail::{result_of, selected};
+use crate::html::esc;
 use crate::markdown::escape;
 use crate::ReportOptions;
 use dbdelta_model::{StepResult, ThroughputUnit};
@@ -238,5 +239,53 @@ pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
                 cells.join(" | ")
             );
         }
+    }
+}
+
+/// Whether any step selected by `--metrics` has server counters (the HTML table of
+/// contents links the section only then).
+pub fn any(data: &ReportData, opts: &ReportOptions) -> bool {
+    !rows(data, opts).is_empty()
+}
+
+/// The HTML section: one table per thread count after the hardware cost tables, the
+/// legend as a note.
+pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    let tables = rows(data, opts);
+    if tables.is_empty() {
+        return;
+    }
+    let legend: Vec<String> = LEGEND.lines().map(esc).collect();
+    let _ = writeln!(
+        out,
+        "<h2 id=\"dbcounters\">Database counters per operation</h2>\n<p class=\"note\">{}</p>",
+        legend.join("<br>\n")
+    );
+    let heads: String = COLUMNS
+        .iter()
+        .map(|c| format!("<th>{}</th>", esc(c.markdown)))
+        .collect();
+    for (dop, lines) in tables {
+        let _ = writeln!(
+            out,
+            "<h3>dop={dop}</h3>\n<table class=\"cost\">\n<tr><th>step</th><th>target</th>{heads}</tr>"
+        );
+        for (label, target, values) in lines {
+            let cells: String = values
+                .cells()
+                .into_iter()
+                .map(|v| match v {
+                    Some(_) => format!("<td class=\"n\">{}</td>", value(v)),
+                    None => "<td class=\"na\">-</td>".to_string(),
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td>{cells}</tr>",
+                esc(label),
+                esc(target)
+            );
+        }
+        out.push_str("</table>\n");
     }
 }

@@ -105,6 +105,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
     timeline(&mut o, data, opts);
     latency(&mut o, data);
     costs(&mut o, data, opts);
+    crate::dbcounters::html(&mut o, data, opts);
     dollars(&mut o, data, opts);
     load(&mut o, data);
     failures(&mut o, data);
@@ -158,6 +159,9 @@ fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions) {
         o.push_str(" · <a href=\"#concurrency\">throughput vs threads</a>");
     }
     o.push_str(" · <a href=\"#timeline\">QPS over time</a> · <a href=\"#latency\">latency</a> · <a href=\"#cost\">hardware cost</a>");
+    if crate::dbcounters::any(data, opts) {
+        o.push_str(" · <a href=\"#dbcounters\">database counters</a>");
+    }
     if !opts.costs.is_empty() {
         o.push_str(" · <a href=\"#dollars\">ops per dollar</a>");
     }

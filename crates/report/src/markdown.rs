@@ -3,7 +3,7 @@
 //! tables (rows = targets, columns = thread counts), latency percentiles, hardware cost per
 //! operation with marked relative columns, the server's own counters per operation (server
 //! engines), operations per hour per dollar (`--cost`), the load table and every failed step
-//! with its reason. The same numbers as the HTML report (which has no server counters yet),
+//! with its reason. The same numbers as the HTML report,
 //! with the coloring replaced by markers so it reads in plain text.
 
 use crate::data::{load_rows, ReportData};

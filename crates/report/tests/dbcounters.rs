@@ -169,6 +169,13 @@ fn markdown_table() {
 }
 
 #[test]
+fn html_table() {
+    let mut out = String::new();
+    dbcounters::html(&mut out, &data(), &ReportOptions::default());
+    check_golden(&data_dir().join("expected/dbcounters.html"), &out);
+}
+
+#[test]
 fn the_table_follows_the_cost_table() {
     let data = data();
     let opts = ReportOptions::default();
@@ -203,13 +210,23 @@ fn the_table_follows_the_cost_table() {
     };
     let md = render(&data, Format::Markdown, &quiet).expect("markdown");
     assert!(!md.contains("Database counters"), "details only");
+    // HTML: after the hardware cost section, before the next one, linked from the contents.
+    let html = render(&data, Format::Html, &opts).expect("html");
+    let cost = html.find("<h2 id=\"cost\">").expect("cost section");
+    let db = html.find("<h2 id=\"dbcounters\">").expect("db section");
+    assert_eq!(
+        html[cost + 1..].find("<h2 ").map(|i| i + cost + 1),
+        Some(db),
+        "{html}"
+    );
+    assert!(html.contains("<a href=\"#dbcounters\">database counters</a>"));
 }
 
 #[test]
 fn no_table_without_db_counters() {
     let run = load_run(&fixture_dir()).expect("fixture run loads");
     let data = ReportData::from_runs(vec![run], None).expect("fixture merges");
-    for format in [Format::Text, Format::Markdown] {
+    for format in [Format::Text, Format::Markdown, Format::Html] {
         let out = render(&data, format, &ReportOptions::default()).expect("render");
         assert!(!out.to_lowercase().contains("database counters"), "{out}");
     }
