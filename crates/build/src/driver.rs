@@ -287,6 +287,20 @@ struct Pass<'a> {
     prefix: &'a Path,
     cflags: String,
     ldflags: String,
+    /// The PGO training build (`-fprofile-generate`).
+    instrumented: bool,
+}
+
+/// The variables given on make's command line (`make` and `make install`). An instrumented
+/// build links libgcov, whose `exit` reference fails libpq's "must not call exit" check;
+/// PostgreSQL skips that check when `enable_coverage=yes`, which adds nothing else to
+/// the build (only the `coverage` targets).
+fn make_vars(instrumented: bool) -> &'static [&'static str] {
+    if instrumented {
+        &["enable_coverage=yes"]
+    } else {
+        &[]
+    }
 }
 
 /// The complete build at `dir`, if there is one.
@@ -375,6 +389,7 @@ pub fn build(
                     prefix: &dir,
                     cflags: final_cflags.clone(),
                     ldflags: ld.clone(),
+                    instrumented: false,
                 },
             )?;
             (final_cflags, ld)
@@ -396,6 +411,7 @@ pub fn build(
                     prefix: &instrumented,
                     ldflags: req.recipe.ldflags(&gen),
                     cflags: gen,
+                    instrumented: true,
                 },
             )?;
             let bin = instrumented.join("bin");
@@ -427,6 +443,7 @@ pub fn build(
                     prefix: &dir,
                     cflags: use_flags.clone(),
                     ldflags: ld.clone(),
+                    instrumented: false,
                 },
             )?;
             let _ = fs::remove_dir_all(&instrumented);
@@ -487,12 +504,14 @@ fn pass(
     run.command(&format!("configure{}", p.label), &mut configure)?;
     let mut make = Command::new("make");
     make.arg(format!("-j{}", req.jobs))
+        .args(make_vars(p.instrumented))
         .current_dir(obj)
         .env_remove("MAKEFLAGS");
     run.command(&format!("make{}", p.label), &mut make)?;
     let mut install = Command::new("make");
     install
         .arg("install")
+        .args(make_vars(p.instrumented))
         .current_dir(obj)
         .env_remove("MAKEFLAGS");
     run.command(&format!("install{}", p.label), &mut install)
