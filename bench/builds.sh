@@ -139,8 +139,12 @@ if [[ " $PARTS " == *" speed "* ]]; then
     "$DBDELTA" run --suite sysbench --scale quick --steps "$STEPS" --repeat "$REPEAT" --no-store \
         --run-dir "$rd" "${targets[@]/#/-t}" > "$WORK/speed.out" 2> "$WORK/speed.err" || {
         rc=$?; [ $rc -eq 3 ] || [ $rc -eq 1 ] || { tail -20 "$WORK/speed.err" >&2; exit 1; }; }
+    # The summary dbdelta prints (noise floor, relative and absolute tables, verdicts) and
+    # the cost table; the full report.txt (latency, sb.met per step) stays in the run dir.
     say '```'
-    tee -a "$OUT" < "$rd/report.txt"
+    tee -a "$OUT" < "$WORK/speed.out"
+    awk '/^--- cost per operation/ { p = 1 } p && /^--- / && !/^--- cost per operation/ { p = 0 } p' \
+        "$rd/report.txt" | tee -a "$OUT"
     say '```'
 fi
 echo "results: $OUT" >&2
