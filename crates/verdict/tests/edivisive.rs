@@ -131,3 +131,21 @@ fn min_magnitude_and_min_segment_filter_points() {
     };
     assert!(detect(&series, &long).is_empty(), "8 points per side < 9");
 }
+
+/// Five history points of the CLI test's mock runs (QPS), the last one ten times slower. The
+/// weak pass at p 0.1 also splits before 458, leaving 458 alone between two change points;
+/// the point at 50 then had no test (1 vs 1 point) and was removed first, losing the real
+/// change for every -P from 0.002 to 0.05 while -P 0.001 found it.
+#[test]
+fn a_drop_at_the_newest_point_survives_a_weak_split_next_to_it() {
+    let series = [488.0, 497.0, 480.0, 458.0, 50.0];
+    for p in [0.001, 0.005, 0.01, 0.02, 0.05, 0.1] {
+        let opts = DetectOptions {
+            max_pvalue: p,
+            min_magnitude: 0.3,
+            ..DetectOptions::default()
+        };
+        let idx: Vec<usize> = detect(&series, &opts).iter().map(|c| c.index).collect();
+        assert_eq!(idx, vec![4], "-P {p}");
+    }
+}
