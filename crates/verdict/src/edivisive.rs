@@ -150,11 +150,12 @@ fn merge(mut cps: Vec<ChangePoint>, series: &[f64], opts: &DetectOptions) -> Vec
                 // p = 1 by convention): it is judged after its neighbours, whose removal gives
                 // it a segment to test. Removing it first lost a 10x drop at the newest run of
                 // [488, 497, 480, 458, 50] when the weak pass had also split before 458.
-                let testable = cps.iter().any(|c| c.len_before + c.len_after > 2);
+                let has_test = |c: &ChangePoint| c.len_before + c.len_after > 2;
+                let any_test = cps.iter().any(has_test);
                 let (k_p, weakest) = cps
                     .iter()
                     .enumerate()
-                    .filter(|(_, c)| !testable || c.len_before + c.len_after > 2)
+                    .filter(|(_, c)| !any_test || has_test(c))
                     .fold(None::<(usize, &ChangePoint)>, |acc, (k, c)| match acc {
                         Some((_, b))
                             if c.pvalue.partial_cmp(&b.pvalue) != Some(Ordering::Greater) =>
