@@ -34,6 +34,7 @@ pub struct ConfigFile {
     pub insert_secs: Option<f64>,
     pub warmup_secs: Option<f64>,
     pub round_warmup_secs: Option<f64>,
+    pub turn_ms: Option<f64>,
     pub settle_secs: Option<f64>,
     pub steps: Option<Vec<String>>,
     pub seed: Option<u64>,

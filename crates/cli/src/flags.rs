@@ -452,6 +452,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", help_heading = "Verdicts")]
     pub repeat: Option<u32>,
 
+    /// Interleaved rounds after the first measure the targets in one window, taking turns of
+    /// this many milliseconds (A B B A …), so the fast and slow phases of a shared host land
+    /// on every target alike; 0 = one window per target. Closed-loop steps on embedded
+    /// engines (server engines keep one window per target). Default 10.
+    #[arg(long, value_name = "MS", help_heading = "Verdicts")]
+    pub turn_ms: Option<f64>,
+
     /// Query-set suites (--suite DIR): runs of each query per target, the first (cold) one
     /// reported apart (default: the suite's `repeat`, else 5).
     #[arg(long, value_name = "N", help_heading = "Verdicts")]

@@ -65,6 +65,24 @@ fn positive(flag: &str, v: f64) -> Result<f64> {
     Ok(v)
 }
 
+/// Turns of interleaved rounds (`--turn-ms`): 10 ms unless chosen, `None` when 0.
+fn turn_ms(chosen: Option<f64>) -> Result<Option<f64>> {
+    const MAX_MS: f64 = 60_000.0;
+    match chosen {
+        None => Ok(Some(DEFAULT_TURN_MS)),
+        Some(0.0) => Ok(None),
+        Some(v) if v.is_finite() && (0.1..=MAX_MS).contains(&v) => Ok(Some(v)),
+        Some(v) => bail!(
+            "--turn-ms {v} is invalid: give milliseconds from 0.1 to {MAX_MS}, or 0 for one \
+             window per target"
+        ),
+    }
+}
+
+/// Turn length of interleaved rounds: short against the tens of milliseconds a shared
+/// host's fast and slow phases last, long against a handover (bench/turns.sh).
+const DEFAULT_TURN_MS: f64 = 10.0;
+
 /// Builds the plan from the flags and the optional config file.
 pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
     let cfg = match &args.config {
@@ -237,6 +255,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
             None if args.warmup_secs.or(cfg.warmup_secs).is_some() => None,
             None => Some(d.round_warmup_secs),
         },
+        turn_ms: turn_ms(args.turn_ms.or(cfg.turn_ms))?,
         settle: settle_secs.map_or(d.settle, SettleTime::Secs),
         steps,
         seed: args.seed.or(cfg.seed).unwrap_or(DEFAULT_SEED),

@@ -68,7 +68,8 @@ fn timeline(rd: &Path) -> Vec<(f64, String, String, u64)> {
 fn steps_alternate_between_targets_in_abba_rounds_and_verdicts_are_paired() {
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
-    run(&rd, &[]);
+    // One window per target in every round (rounds in turns start together).
+    run(&rd, &["--turn-ms", "0"]);
     let order: Vec<String> = timeline(&rd)
         .into_iter()
         .map(|(_, t, label, k)| format!("{t}:{}:{k}", &label[..5]))

@@ -34,6 +34,7 @@ fn options(steps: &[&str]) -> RunOptions {
         insert_secs: 0.3,
         warmup_secs: 0.0,
         round_warmup_secs: None,
+        turn_ms: None,
         settle: Scale::Quick.defaults().settle,
         steps: steps.iter().map(|s| s.to_string()).collect(),
         seed: 5,

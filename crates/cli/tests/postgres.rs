@@ -39,6 +39,7 @@ fn options(steps: &[&str], secs: f64) -> RunOptions {
         insert_secs: secs,
         warmup_secs: 0.2,
         round_warmup_secs: None,
+        turn_ms: None,
         settle: Scale::Quick.defaults().settle,
         steps: steps.iter().map(|s| s.to_string()).collect(),
         seed: 3,
@@ -273,6 +274,47 @@ fn two_postgres_versions_compare() {
     );
     let v18 = std::fs::read_to_string(rd.join("targets/pg18/version.txt")).unwrap();
     assert!(v18.contains("PostgreSQL 18"), "{v18}");
+    // Rounds after the first: the read step shares one window in turns (the event loop
+    // waits for its target's turn); the write step keeps a window per target, since a
+    // server's background writes would land in the other target's turns.
+    for target in ["pg15", "pg18"] {
+        let measured: Vec<StepResult> = common::step_results(&rd, target)
+            .into_iter()
+            .filter(|r| r.kind == StepKind::Measured)
+            .collect();
+        let first_qps = |step: &str| {
+            measured
+                .iter()
+                .find(|r| r.step == step && r.repeat == 1)
+                .map(|r| r.qps)
+                .unwrap()
+        };
+        for r in &measured {
+            assert_eq!(r.status, StepStatus::Ok, "{r:?}");
+            let in_turns = r.turns.is_some();
+            match (r.step.as_str(), r.repeat) {
+                (_, 1) | ("update-index", _) => {
+                    assert!(!in_turns, "{target} {} round {}", r.step, r.repeat)
+                }
+                ("point-query", _) => {
+                    assert!(in_turns, "{target} point-query round {}", r.repeat);
+                    // Its rate is over its own turns: near the rate of its own window.
+                    let ratio = r.qps / first_qps("point-query");
+                    assert!(
+                        (0.4..=2.5).contains(&ratio),
+                        "{target} round {}: {ratio}",
+                        r.repeat
+                    );
+                    assert!(
+                        r.seconds < 0.4 && r.seconds > 0.1,
+                        "{target}: {} s of 0.5",
+                        r.seconds
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 #[test]

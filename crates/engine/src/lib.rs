@@ -489,4 +489,12 @@ pub trait Engine: Send + Sync {
     fn embedded(&self) -> bool {
         false
     }
+
+    /// True when a write costs the engine work after the statement returned (a server's
+    /// writers and checkpoints, RocksDB's flushes and compactions). Targets that take turns
+    /// in one window would pay part of each other's such work, so their write steps keep a
+    /// window each; an engine that does all its work in the statement returns false.
+    fn background_work(&self) -> bool {
+        true
+    }
 }

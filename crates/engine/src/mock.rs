@@ -197,6 +197,11 @@ impl Engine for MockEngine {
         true
     }
 
+    // The mock only sleeps in its statements.
+    fn background_work(&self) -> bool {
+        false
+    }
+
     fn families(&self) -> &'static [Family] {
         self.cfg.families
     }

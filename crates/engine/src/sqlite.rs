@@ -260,6 +260,11 @@ impl Engine for SqliteEngine {
     fn embedded(&self) -> bool {
         true
     }
+
+    // SQLite checkpoints in the committing connection: no work outlives a statement.
+    fn background_work(&self) -> bool {
+        false
+    }
 }
 
 /// One SQLite connection; statements are kept in rusqlite's per-connection cache.

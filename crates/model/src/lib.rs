@@ -27,6 +27,6 @@ pub use options::{
 };
 pub use result::{
     ConnectStats, Group, Interval, LatencySummary, OpTypeStats, Pacing, StepKind, StepResult,
-    StepStatus, Throughput, ThroughputUnit, TxnCounts, DB_COUNTER_PREFIX, RESULT_SCHEMA,
+    StepStatus, Throughput, ThroughputUnit, TurnsInfo, TxnCounts, DB_COUNTER_PREFIX, RESULT_SCHEMA,
 };
 pub use target::{Location, Secret, TargetError, TargetSpec};

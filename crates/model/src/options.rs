@@ -185,6 +185,10 @@ pub struct RunOptions {
     /// Warm-up seconds of interleaved rounds after the first; `None` = `warmup_secs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_warmup_secs: Option<f64>,
+    /// Interleaved rounds after the first measure every target in one window, taking turns
+    /// of this many milliseconds (A B B A …); `None` = one window per target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_ms: Option<f64>,
     /// How long each settle point lasts at least (`--settle-secs`, else the scale's).
     #[serde(default)]
     pub settle: SettleTime,

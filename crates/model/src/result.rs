@@ -275,6 +275,22 @@ pub struct StepResult {
     /// statements and how long it waited and why; a binary-log reset before a write step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<String>,
+    /// Set when the step was measured in turns with the other targets of its round (A B B A
+    /// … within one window): its rates are over its own turns' time, and the machine-wide
+    /// costs, which every target's turns shared, are absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<TurnsInfo>,
+}
+
+/// How a step measured in turns shared its window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TurnsInfo {
+    /// The planned length of one turn, milliseconds.
+    pub slice_ms: f64,
+    /// Targets that took turns.
+    pub targets: u32,
+    /// The wall-clock window the turns shared, seconds (`seconds` is this target's part).
+    pub wall_secs: f64,
 }
 
 /// pgbench's transaction rules of a step and what they counted.
@@ -444,6 +460,7 @@ impl StepResult {
             txn: None,
             workload_stats: Default::default(),
             actions: Vec::new(),
+            turns: None,
         }
     }
 

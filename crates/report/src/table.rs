@@ -204,11 +204,13 @@ pub(crate) fn build_tables<'a>(
 }
 
 /// One cell from a target's rounds: the geometric mean of the completed ones, or, when none
-/// completed, what the last one was (failed, interrupted, not supported).
+/// completed, what the last one was (failed, interrupted, not supported). When two or more
+/// completed rounds were measured in turns, only those count, as in the verdict's ratio.
 fn cell_of_rounds(rounds: &BTreeMap<u32, &StepResult>) -> Cell {
-    let done: Vec<f64> = rounds
-        .values()
-        .filter(|r| r.is_complete() && r.is_ok())
+    let completed = || rounds.values().filter(|r| r.is_complete() && r.is_ok());
+    let in_turns = completed().filter(|r| r.turns.is_some()).count() >= 2;
+    let done: Vec<f64> = completed()
+        .filter(|r| !in_turns || r.turns.is_some())
         .map(|r| r.throughput.value)
         .collect();
     match (done.len(), rounds.values().last()) {

@@ -139,17 +139,33 @@ fn values(rs: &[&StepResult]) -> Vec<f64> {
 
 /// (base, target) per round measured on both sides (repeat numbers; a round that failed on
 /// one side drops out), at least two of them; `None` when the repeats cannot be paired.
+/// When two or more rounds shared their window in turns, only those count: the first
+/// round, measured one window per target for the costs and the profile, pairs windows
+/// a host's slow phase may hit on one side only, and would widen the interval ~8x.
 fn rounds(b: &[&StepResult], t: &[&StepResult]) -> Option<Vec<(f64, f64)>> {
-    let by_round = |rs: &[&StepResult]| -> Option<BTreeMap<u32, f64>> {
-        let m: BTreeMap<u32, f64> = rs.iter().map(|r| (r.repeat, r.throughput.value)).collect();
+    type Round = (f64, bool);
+    let by_round = |rs: &[&StepResult]| -> Option<BTreeMap<u32, Round>> {
+        let m: BTreeMap<u32, Round> = rs
+            .iter()
+            .map(|r| (r.repeat, (r.throughput.value, r.turns.is_some())))
+            .collect();
         // Unnumbered or duplicate rounds are independent runs, not rounds.
         (m.len() == rs.len() && !m.contains_key(&0)).then_some(m)
     };
     let (bm, tm) = (by_round(b)?, by_round(t)?);
-    let pairs: Vec<(f64, f64)> = bm
+    let pairs: Vec<((f64, f64), bool)> = bm
         .iter()
-        .filter_map(|(k, vb)| tm.get(k).map(|vt| (*vb, *vt)))
+        .filter_map(|(k, (vb, turn_b))| {
+            tm.get(k)
+                .map(|(vt, turn_t)| ((*vb, *vt), *turn_b && *turn_t))
+        })
         .collect();
+    let in_turns: Vec<(f64, f64)> = pairs.iter().filter(|p| p.1).map(|p| p.0).collect();
+    let pairs: Vec<(f64, f64)> = if in_turns.len() >= 2 {
+        in_turns
+    } else {
+        pairs.into_iter().map(|p| p.0).collect()
+    };
     (pairs.len() >= 2).then_some(pairs)
 }
 
@@ -293,7 +309,16 @@ fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
             Evidence::Paired { pairs } => Some((pairs, pairs, true)),
             Evidence::WithinRun => None,
         });
+    let turn_ms = data
+        .runs
+        .iter()
+        .flat_map(|r| &r.results)
+        .find_map(|r| r.turns.map(|t| t.slice_ms));
     match repeats {
+        Some((n, _, true)) if turn_ms.is_some() => format!(
+            "95 % confidence intervals of target/base from {n} paired rounds in which the targets shared one window in turns of {} ms (A B B A …, worker k of every target on the same CPU, so the host's fast and slow phases fall on both; t-test on the per-round log ratios). The first round, one window per target, gives the costs and profiles; the intervals and ratios use the rounds in turns (steps that cannot take turns, e.g. server engines, pair whole windows)",
+            turn_ms.unwrap_or_default()
+        ),
         Some((n, _, true)) if reused => format!(
             "95 % confidence intervals of target/base from {n} paired rounds (base and target measured back to back in each) that shared one server and load per target (--reuse-load; t-test on the per-round log ratios); load-to-load variation is not included"
         ),

@@ -445,3 +445,45 @@ fn steady_drop_and_noisy_step_single_round() -> ReportData {
         result("b", "point-query_range=100", 1, Group::Point, 1, 800.0),
     ])
 }
+
+/// Rounds in turns (the targets shared one window) are the evidence once there are two:
+/// the first round, a window per target that a host's slow phase hit on one side, neither
+/// widens the interval nor moves the ratio or the table's cells.
+#[test]
+fn rounds_in_turns_are_the_evidence_and_the_first_round_is_left_out() {
+    let turns = dbdelta_model::TurnsInfo {
+        slice_ms: 10.0,
+        targets: 2,
+        wall_secs: 0.4,
+    };
+    let mut rs = Vec::new();
+    for (k, (a, b)) in [
+        (1000.0, 1500.0),
+        (1000.0, 500.0),
+        (1010.0, 507.0),
+        (990.0, 493.0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let k = k as u32 + 1;
+        for (t, v) in [("a", a), ("b", b)] {
+            let mut r = repeat(result(t, "point-query_range=100", 1, Group::Point, 1, v), k);
+            r.turns = (k > 1).then_some(turns);
+            rs.push(r);
+        }
+    }
+    let data = run(rs);
+    let cells = verdicts(&data);
+    let c = cells[0].comparison.unwrap();
+    assert_eq!(c.evidence, Evidence::Paired { pairs: 3 });
+    assert!((c.ratio - 0.5).abs() < 0.005, "{c:?}");
+    assert!(c.high < 0.52 && c.verdict == Verdict::Regression, "{c:?}");
+    let text = render(&data, Format::Text, &ReportOptions::default()).unwrap();
+    // The relative table shows the same ratio as the verdict.
+    assert!(text.contains("0.50\tpoint-query_range=100"), "{text}");
+    assert!(
+        text.contains("3 paired rounds in which the targets shared one window in turns of 10 ms"),
+        "{text}"
+    );
+}

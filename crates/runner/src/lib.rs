@@ -20,6 +20,7 @@ pub mod queryset;
 pub mod recorder;
 pub mod schedule;
 pub mod sequence;
+pub mod turns;
 
 pub use connect::ConnectPlan;
 pub use control::StopFlag;

@@ -131,6 +131,9 @@ pub struct StepPlan {
     /// (TPC-C: `sum(d_next_o_id)`, the new orders placed), read on a connection of its own
     /// at the window's start and end.
     pub window_probe: Option<WindowProbe>,
+    /// Measured in turns with the other targets of an interleaved round (closed-loop
+    /// blocking workers only); `None` = the window is this target's alone.
+    pub turn: Option<crate::turns::Turn>,
 }
 
 /// A number read from the database at the window's edges (see [`StepPlan::window_probe`]).
@@ -552,7 +555,14 @@ fn run_jobs(
     };
     // Only blocking workers of a closed loop stretch a window a stall covered (paced steps
     // measure by intended time; event loops end on their own clock).
-    let stretchable = plan.rate.is_none() && jobs.iter().all(|j| matches!(j, Job::Thread { .. }));
+    // Turns end on their own clock: no stretching.
+    let stretchable = plan.rate.is_none()
+        && plan.turn.is_none()
+        && jobs.iter().all(|j| matches!(j, Job::Thread { .. }));
+    // In turns, the machine and this process are shared with the other targets for the
+    // whole window: their CPU and OS counters are not this target's, only its own
+    // server's counters are (an embedded engine's are the process's).
+    let shared_host = plan.turn.is_some();
     let reconnect_opts = dbdelta_engine::ConnectOptions {
         source: None,
         timeout: Some(plan.connect.timeout),
@@ -572,6 +582,7 @@ fn run_jobs(
         statement_timeout: plan.statement_timeout,
         max_error_rate: plan.max_error_rate,
         reconnect: &reconnect,
+        turn: plan.turn.as_ref(),
     };
     let (mut cpu_at_window, mut cpu_at_end) = (None, None);
     let (mut counters_at_window, mut counters_at_end) = (None, None);
@@ -629,7 +640,11 @@ fn run_jobs(
                 })
             })
             .collect();
-        let t0 = Instant::now();
+        // Targets in turns share one clock: their windows start together.
+        let t0 = match &plan.turn {
+            Some(t) => t.turns.meet(plan.warmup, plan.window),
+            None => Instant::now(),
+        };
         let _ = shared.start.set(t0);
         shared.barrier.wait();
         let window_start = t0 + plan.warmup;
@@ -645,9 +660,14 @@ fn run_jobs(
             let now = Instant::now();
             if cpu_at_window.is_none() && now >= window_start {
                 cpu_at_window = Some(process_cpu_secs());
-                counters_at_window = engine_counters(engine, plan, "start", progress);
+                if !(shared_host && engine.embedded()) {
+                    counters_at_window = engine_counters(engine, plan, "start", progress);
+                }
                 probe_at_window = read_probe(&mut probe);
-                sampler = start_sampler(engine, plan.os_metrics, &plan.device, Some(&shared.tids));
+                if !shared_host {
+                    sampler =
+                        start_sampler(engine, plan.os_metrics, &plan.device, Some(&shared.tids));
+                }
                 if let Some(Ok(r)) = recording.as_mut() {
                     r.enable();
                 }
@@ -744,7 +764,13 @@ fn run_jobs(
     }
     let cpu_used = cpu_at_window
         .zip(cpu_at_end)
-        .map(|(start, end)| end - start);
+        .map(|(start, end)| end - start)
+        .filter(|_| !shared_host);
+    // In turns, the rates are over this target's own turns inside the window.
+    let wall_window = actual_window;
+    if let (Some(t), false) = (&plan.turn, stop.requested()) {
+        actual_window = t.turns.active(t.index);
+    }
     let interrupted = stop.requested();
     let merged = std::mem::take(
         &mut *shared
@@ -756,7 +782,10 @@ fn run_jobs(
         plan,
         outputs.0,
         merged,
-        actual_window,
+        Windows {
+            counted: actual_window,
+            wall: wall_window,
+        },
         started_unix,
         cpu_used,
         interrupted,
@@ -902,6 +931,10 @@ fn worker(
         Ok::<_, EngineError>((conn, workload))
     }))
     .unwrap_or_else(|_| Err(EngineError::statement("worker setup panicked")));
+    if plan.turn.is_some() {
+        // Worker w of every target on one CPU: the turns then share that CPU's phases.
+        crate::turns::pin_worker(w as usize);
+    }
     // Always meet the barrier, even after a setup error, so the others are not stuck.
     shared.barrier.wait();
     let (mut conn, mut workload) = setup?;
@@ -964,6 +997,17 @@ fn worker(
         // time; latency counts from that time, so a backlog shows as latency (no
         // coordinated omission) and never aborts the run. Slots intended in the window
         // still run after it (the drain), until the drain's limit.
+        // In turns, a closed-loop event starts only in this target's turn.
+        let turn = match &plan.turn {
+            Some(t) if !paced => {
+                let stopped = || stop.requested() || shared.abort.load(Ordering::Relaxed);
+                match t.turns.begin(t.index, end, &stopped) {
+                    Some(g) => Some(g),
+                    None => break,
+                }
+            }
+            _ => None,
+        };
         let (intended, start) = if paced {
             let intended = match pacer.next(&shared.slots, &mut srng, &mut tally.skipped) {
                 Some(at) if crate::connect::sleep_until(at, stop) => at,
@@ -1000,6 +1044,7 @@ fn worker(
             plan.txn.max_tries,
         );
         let outcome = run.result;
+        drop(turn);
         if background {
             if counts.latency && outcome.is_ok() {
                 op_types.completed(&*workload, intended.elapsed());
@@ -1156,11 +1201,17 @@ pub fn failed_result(plan: &StepPlan, kind: StepKind, reason: String) -> StepRes
     r
 }
 
+/// A window's length as counted for rates, and on the wall clock: they differ in turns.
+struct Windows {
+    counted: Duration,
+    wall: Duration,
+}
+
 fn assemble(
     plan: &StepPlan,
     outputs: Vec<Result<WorkerOutput, EngineError>>,
     merged: Merged,
-    window: Duration,
+    window: Windows,
     started_unix: f64,
     cpu_used: Option<f64>,
     interrupted: bool,
@@ -1202,7 +1253,8 @@ fn assemble(
     } else {
         0.0
     };
-    let secs = window.as_secs_f64().max(1e-9);
+    let secs = window.counted.as_secs_f64().max(1e-9);
+    let wall_secs = window.wall.as_secs_f64().max(secs);
     let latency = summarize(&hist);
     let throughput = if plan.step.params.kind == WorkloadKind::Scan {
         // §A8.2: rows per table / mean time of one full scan, in thousands of rows per second.
@@ -1250,7 +1302,15 @@ fn assemble(
     } else {
         StepStatus::Ok
     };
-    let intervals = merge_slices(seconds, secs);
+    let mut intervals = merge_slices(seconds, wall_secs);
+    if plan.turn.is_some() {
+        // Seconds of wall clock of which this target had its turns' share.
+        let scale = wall_secs / secs;
+        for iv in &mut intervals {
+            iv.qps *= scale;
+            iv.tps *= scale;
+        }
+    }
     let stalled = if paused {
         None
     } else {
@@ -1336,6 +1396,11 @@ fn assemble(
         }),
         workload_stats: Default::default(),
         actions: Vec::new(),
+        turns: plan.turn.as_ref().map(|t| dbdelta_model::TurnsInfo {
+            slice_ms: t.turns.slice().as_secs_f64() * 1000.0,
+            targets: t.turns.targets() as u32,
+            wall_secs,
+        }),
     }
 }
 

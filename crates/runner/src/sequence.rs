@@ -5,6 +5,7 @@ use crate::connect::ConnectPlan;
 use crate::control::StopFlag;
 use crate::measure::{measure_step, StepPlan};
 use crate::progress::Progress;
+use crate::turns::{Turn, Turns};
 use dbdelta_engine::{Engine, EngineError, SettleWait};
 use dbdelta_model::{
     Group, RunOptions, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
@@ -17,6 +18,8 @@ use dbdelta_workload::tpcc::TpccConfig;
 use dbdelta_workload::ycsb::{Mix, YcsbConfig, YcsbShared};
 use dbdelta_workload::{Action, DurationClass, Step, Suite, SuiteItem};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// CPU profiling of one target's measured steps (`dbdelta run --profile`).
@@ -362,66 +365,44 @@ pub fn run_interleaved(
                 let step_rounds = if step.warm { 1 } else { rounds };
                 for threads in thread_counts(step, opts) {
                     for round in 1..=step_rounds {
-                        for i in round_order(targets.len(), round) {
+                        if stop.requested() {
+                            break 'items;
+                        }
+                        let order: Vec<usize> = round_order(targets.len(), round)
+                            .into_iter()
+                            .filter(|&i| alive[i])
+                            .collect();
+                        let round_plan = |i: usize| {
                             let t = &targets[i];
-                            if !alive[i] {
-                                continue;
-                            }
-                            if stop.requested() {
-                                break 'items;
-                            }
-                            // One profile per step and target: the first round's.
-                            let profiling = t.profiling.filter(|_| round == 1);
-                            let mut plan = step_plan(t.name, step, threads, opts, profiling);
-                            if round > 1 {
-                                if let Some(w) = opts.round_warmup_secs {
-                                    plan.warmup = Duration::from_secs_f64(w.max(0.0));
-                                }
-                            }
-                            plan.ycsb = step.params.kind.ycsb_mix().map(|mix| {
-                                YcsbShared::new(
-                                    YcsbConfig::new(mix, opts.table_size),
-                                    next_insert[i],
-                                )
-                            });
-                            plan.db_bench = step.params.kind.db_bench().map(|bench| {
-                                DbBenchShared::new(DbBenchConfig::new(
-                                    bench,
-                                    opts.table_size,
-                                    threads,
-                                ))
-                            });
-                            let counted_txns = step.params.kind.counts_transactions()
-                                && opts.tpc.transactions.is_some();
-                            if counted_txns
-                                || step.params.kind.db_bench().is_some_and(|b| b.counted())
+                            let plan = plan_round(t, step, threads, opts, round, next_insert[i]);
+                            (i, plan)
+                        };
+                        let plans: Vec<(usize, StepPlan)> =
+                            order.iter().map(|&i| round_plan(i)).collect();
+                        let in_turns = round > 1
+                            && plans.len() > 1
+                            && plans
+                                .iter()
+                                .all(|(i, p)| takes_turns(targets[*i].engine, p, opts));
+                        // Each result is sunk the moment its window is over.
+                        let mut keep = |i: usize, plan: &StepPlan, r| {
+                            let t = &targets[i];
+                            let n = &mut next_insert[i];
+                            sink(&finish_round(t, plan, r, round, step_rounds, n, stop))
+                        };
+                        if let Some(ms) = opts.turn_ms.filter(|_| in_turns) {
+                            for (i, plan, r) in measure_in_turns(targets, plans, ms, stop, progress)
                             {
-                                // Counted steps end when their operations are done: every
-                                // operation is measured.
-                                plan.warmup = Duration::ZERO;
+                                keep(i, &plan, r)?;
                             }
-                            let mut result = match before_step(t.engine, &plan) {
-                                Ok(actions) => {
-                                    let mut r = measure_step(t.engine, &plan, stop, progress);
-                                    r.actions = actions;
-                                    r
+                        } else {
+                            for (i, plan) in plans {
+                                if stop.requested() {
+                                    break 'items;
                                 }
-                                Err(e) => crate::measure::failed_result(
-                                    &plan,
-                                    StepKind::Measured,
-                                    format!("before the step: {e}"),
-                                ),
-                            };
-                            if let Some(y) = &plan.ycsb {
-                                next_insert[i] = y.next_insert();
+                                let r = measure_planned(targets[i].engine, &plan, stop, progress);
+                                keep(i, &plan, r)?;
                             }
-                            if plan.tpcc.is_some() && !stop.requested() {
-                                check_tpcc(t.engine, &mut result);
-                            }
-                            if step_rounds > 1 {
-                                result.repeat = round;
-                            }
-                            sink(&result)?;
                         }
                     }
                 }
@@ -436,6 +417,216 @@ pub fn run_interleaved(
         }
     }
     Ok(outcomes)
+}
+
+/// A target's plan for one round of a step.
+fn plan_round(
+    t: &TargetUnderTest<'_>,
+    step: &Step,
+    threads: u32,
+    opts: &RunOptions,
+    round: u32,
+    next_insert: u64,
+) -> StepPlan {
+    // One profile per step and target: the first round's.
+    let profiling = t.profiling.filter(|_| round == 1);
+    let mut plan = step_plan(t.name, step, threads, opts, profiling);
+    if round > 1 {
+        if let Some(w) = opts.round_warmup_secs {
+            plan.warmup = Duration::from_secs_f64(w.max(0.0));
+        }
+    }
+    plan.ycsb = step
+        .params
+        .kind
+        .ycsb_mix()
+        .map(|mix| YcsbShared::new(YcsbConfig::new(mix, opts.table_size), next_insert));
+    plan.db_bench = step
+        .params
+        .kind
+        .db_bench()
+        .map(|bench| DbBenchShared::new(DbBenchConfig::new(bench, opts.table_size, threads)));
+    if counted(step, opts) {
+        // Counted steps end when their operations are done: every operation is measured.
+        plan.warmup = Duration::ZERO;
+    }
+    plan
+}
+
+/// A step that ends when its operations are done rather than after a time.
+fn counted(step: &Step, opts: &RunOptions) -> bool {
+    (step.params.kind.counts_transactions() && opts.tpc.transactions.is_some())
+        || step.params.kind.db_bench().is_some_and(|b| b.counted())
+}
+
+/// Whether a target's round of a step can share its window in turns: a closed loop that
+/// runs for a time, not a count, is not profiled, and leaves no work behind for the other
+/// target's turns to pay (reads, or writes on an engine without background work).
+fn takes_turns(engine: &dyn Engine, plan: &StepPlan, opts: &RunOptions) -> bool {
+    (!plan.step.params.kind.writes() || !engine.background_work())
+        && plan.rate.is_none()
+        && plan.profile.is_none()
+        && !plan.step.warm
+        && !counted(&plan.step, opts)
+}
+
+/// Runs the step's before-actions and measures it.
+fn measure_planned(
+    engine: &dyn Engine,
+    plan: &StepPlan,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+) -> StepResult {
+    match before_step(engine, plan) {
+        Ok(actions) => {
+            let mut r = measure_step(engine, plan, stop, progress);
+            r.actions = actions;
+            r
+        }
+        Err(e) => {
+            crate::measure::failed_result(plan, StepKind::Measured, format!("before the step: {e}"))
+        }
+    }
+}
+
+/// What follows a target's measured round: the YCSB insert sequence goes on, TPC-C's
+/// consistency is checked, the round is numbered.
+fn finish_round(
+    t: &TargetUnderTest<'_>,
+    plan: &StepPlan,
+    mut result: StepResult,
+    round: u32,
+    step_rounds: u32,
+    next_insert: &mut u64,
+    stop: &StopFlag,
+) -> StepResult {
+    if let Some(y) = &plan.ycsb {
+        *next_insert = y.next_insert();
+    }
+    if plan.tpcc.is_some() && !stop.requested() {
+        check_tpcc(t.engine, &mut result);
+    }
+    if step_rounds > 1 {
+        result.repeat = round;
+    }
+    result
+}
+
+/// Measures every target's plan of one round in one window, in turns of `turn_ms`
+/// (crate::turns); the targets' order in `plans` is the order of their first turns.
+fn measure_in_turns(
+    targets: &[TargetUnderTest<'_>],
+    plans: Vec<(usize, StepPlan)>,
+    turn_ms: f64,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+) -> Vec<(usize, StepPlan, StepResult)> {
+    let turns = std::sync::Arc::new(Turns::new(
+        plans.len(),
+        Duration::from_secs_f64(turn_ms.max(0.1) / 1000.0),
+        0,
+    ));
+    let plans: Vec<(usize, StepPlan)> = plans
+        .into_iter()
+        .enumerate()
+        .map(|(k, (i, mut plan))| {
+            plan.turn = Some(Turn {
+                turns: turns.clone(),
+                index: k,
+            });
+            (i, plan)
+        })
+        .collect();
+    let Some((_, first)) = plans.first() else {
+        return Vec::new();
+    };
+    let names: Vec<&str> = plans.iter().map(|(i, _)| targets[*i].name).collect();
+    progress.step_started(
+        &names.join("+"),
+        &first.step.label,
+        first.threads,
+        first.warmup,
+        first.window,
+    );
+    let watchers: Vec<TurnProgress> = plans.iter().map(|_| TurnProgress::default()).collect();
+    let results: Vec<StepResult> = std::thread::scope(|s| {
+        let handles: Vec<_> = plans
+            .iter()
+            .zip(&watchers)
+            .map(|((i, plan), watch)| {
+                let (engine, turns) = (targets[*i].engine, &turns);
+                s.spawn(move || {
+                    // A target that fails before its window must not hold the others.
+                    let _leave = GiveUp(turns);
+                    measure_planned(engine, plan, stop, watch)
+                })
+            })
+            .collect();
+        let t0 = Instant::now();
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(50));
+            let queries = watchers
+                .iter()
+                .map(|w| w.queries.load(Ordering::Relaxed))
+                .sum();
+            progress.step_tick(t0.elapsed(), queries);
+        }
+        handles
+            .into_iter()
+            .zip(&plans)
+            .map(|(h, (_, plan))| {
+                h.join().unwrap_or_else(|_| {
+                    crate::measure::failed_result(
+                        plan,
+                        StepKind::Measured,
+                        "the measuring thread panicked".into(),
+                    )
+                })
+            })
+            .collect()
+    });
+    for w in &watchers {
+        for m in w.messages.lock().map(|m| m.clone()).unwrap_or_default() {
+            progress.message(&m);
+        }
+    }
+    plans
+        .into_iter()
+        .zip(results)
+        .map(|((i, plan), r)| {
+            progress.step_finished(&r);
+            (i, plan, r)
+        })
+        .collect()
+}
+
+/// Lets the other targets start when dropped (a no-op once they met).
+struct GiveUp<'t>(&'t Turns);
+
+impl Drop for GiveUp<'_> {
+    fn drop(&mut self) {
+        self.0.give_up();
+    }
+}
+
+/// Progress of one target measured in turns, read by the coordinating thread.
+#[derive(Default)]
+struct TurnProgress {
+    queries: AtomicU64,
+    messages: Mutex<Vec<String>>,
+}
+
+impl Progress for TurnProgress {
+    fn step_started(&self, _: &str, _: &str, _: u32, _: Duration, _: Duration) {}
+    fn step_tick(&self, _: Duration, queries: u64) {
+        self.queries.store(queries, Ordering::Relaxed);
+    }
+    fn step_finished(&self, _: &StepResult) {}
+    fn message(&self, text: &str) {
+        if let Ok(mut m) = self.messages.lock() {
+            m.push(text.to_string());
+        }
+    }
 }
 
 /// The order of the targets in a round: forward in odd rounds, backward in even ones
@@ -647,6 +838,7 @@ fn step_plan(
                 per_minute_unit: Some(dbdelta_model::ThroughputUnit::Nopm),
             }
         }),
+        turn: None,
         profile: profiling
             .filter(|p| !step.warm && p.settings.wants(&step.name, &step.label))
             .map(|p| dbdelta_profile::ProfileSpec {

@@ -86,6 +86,7 @@ fn point_query(fail: bool) -> (StepResult, Vec<String>) {
         insert_secs: 0.2,
         warmup_secs: 0.0,
         round_warmup_secs: None,
+        turn_ms: None,
         settle: Scale::Quick.defaults().settle,
         steps: vec!["point-query".into()],
         seed: 1,

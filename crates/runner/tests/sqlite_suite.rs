@@ -20,6 +20,7 @@ fn options(table_size: u64, secs: f64) -> RunOptions {
         insert_secs: secs,
         warmup_secs: 0.05,
         round_warmup_secs: None,
+        turn_ms: None,
         settle: Scale::Quick.defaults().settle,
         steps: vec![],
         seed: 7,

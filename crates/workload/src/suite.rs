@@ -192,6 +192,19 @@ impl WorkloadKind {
         })
     }
 
+    /// True for kinds that change data (any statement of the event writes).
+    pub fn writes(self) -> bool {
+        use WorkloadKind::*;
+        match self {
+            PointSelect | InlistSelect | PointsCovered | RangeCovered | ReadOnly | Scan | YcsbC
+            | Readrandom | Fwdrange | Revrange | Multireadrandom | SelectOnly => false,
+            UpdateInlist | UpdateIndex | UpdateNonindex | WriteOnly | ReadWrite | Delete
+            | Insert | YcsbA | YcsbB | YcsbD | YcsbE | YcsbF | Fillseq | Overwrite
+            | Overwritesome | Readwhilewriting | Fwdrangewhilewriting | Revrangewhilewriting
+            | TpcbLike | SimpleUpdate | Tpcc => true,
+        }
+    }
+
     /// True for kinds whose unit is a transaction of several statements measured as
     /// pgbench does (TPC-B, TPC-C): transactions per second is the headline.
     pub fn counts_transactions(self) -> bool {

@@ -103,6 +103,7 @@ pub fn manifest(targets: &[&str], status: RunStatus) -> RunManifest {
             insert_secs: 2.0,
             warmup_secs: 1.0,
             round_warmup_secs: None,
+            turn_ms: None,
             settle: Scale::Quick.defaults().settle,
             steps: vec![],
             seed: 1,
@@ -227,6 +228,7 @@ pub fn result(
         txn: None,
         workload_stats: Default::default(),
         actions: Vec::new(),
+        turns: None,
     }
 }
 

@@ -61,6 +61,8 @@ pub(crate) struct LoopConfig<'a> {
     pub max_error_rate: f64,
     /// How a dropped connection is replaced.
     pub reconnect: &'a Reconnect<'a>,
+    /// Measured in turns with other targets: events start only in this target's turns.
+    pub turn: Option<&'a crate::turns::Turn>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +103,8 @@ struct Conn {
     rlen: usize,
     /// What epoll watches the socket for now (changed only when it must).
     interest: Interest,
+    /// Its event counts in this target's turn (crate::turns) until it ends.
+    in_turn: bool,
 }
 
 /// What the loop measured, or why the step must fail.
@@ -143,7 +147,12 @@ pub(crate) fn run_loop(
             rbuf: Vec::new(),
             rlen: 0,
             interest: Interest::Read,
+            in_turn: false,
         });
+    }
+    if cfg.turn.is_some() {
+        // Loop k of every target on one CPU: the turns then share that CPU's phases.
+        crate::turns::pin_worker(index);
     }
     shared.barrier.wait();
     let t0 = *shared.start.get().unwrap_or(&Instant::now());
@@ -178,6 +187,8 @@ pub(crate) fn run_loop(
         tally: TxnTally::default(),
         rng: Rng::new(cfg.seed, 0x5C4E_D100 ^ index as u64),
         paused: false,
+        parked: Vec::new(),
+        turn_again: None,
     };
     for i in 0..conns.len() {
         lp.schedule(&mut conns, i)?;
@@ -193,8 +204,11 @@ pub(crate) fn run_loop(
         let wait = lp
             .timers
             .peek()
-            .map(|Reverse((at, _))| at.saturating_duration_since(now))
-            .unwrap_or(POLL)
+            .map(|Reverse((at, _))| at)
+            .into_iter()
+            .chain(&lp.turn_again)
+            .min()
+            .map_or(POLL, |at| at.saturating_duration_since(now))
             .min(POLL);
         ready.clear();
         ep.wait(wait, |r| ready.push(r))
@@ -216,11 +230,16 @@ pub(crate) fn run_loop(
             }
         }
         lp.fire_timers(&mut conns, &ep)?;
+        lp.unpark(&mut conns, &ep)?;
         let now = Instant::now();
         if now - last_check >= POLL {
             last_check = now;
             lp.check_timeouts(&mut conns, now)?;
         }
+    }
+    // Events cut short by a stop or an error no longer hold this target's turn.
+    for i in 0..conns.len() {
+        lp.release_turn(&mut conns, i);
     }
     lp.rec.finish();
     // Counted terminals (pgbench's -t) that all did their share end the step early: its
@@ -274,6 +293,10 @@ struct Loop<'a, 's> {
     rng: Rng,
     /// A terminal waited between events by design.
     paused: bool,
+    /// Connections whose event waits for this target's turn.
+    parked: Vec<usize>,
+    /// When to ask for the turn again.
+    turn_again: Option<Instant>,
 }
 
 impl Loop<'_, '_> {
@@ -281,6 +304,8 @@ impl Loop<'_, '_> {
     /// slot, or never (the window is over; for paced steps: the slots intended in it are
     /// all taken, or the drain is out of time).
     fn schedule(&mut self, conns: &mut [Conn], i: usize) -> Result<(), EngineError> {
+        // Its previous event (if any) is over.
+        self.release_turn(conns, i);
         let now = Instant::now();
         let paced = self.cfg.schedule.paced();
         if paced {
@@ -317,8 +342,35 @@ impl Loop<'_, '_> {
         }
     }
 
+    /// Connection `i`'s event no longer counts in this target's turn.
+    fn release_turn(&mut self, conns: &mut [Conn], i: usize) {
+        if let (Some(t), true) = (self.cfg.turn, conns[i].in_turn) {
+            conns[i].in_turn = false;
+            t.turns.end_event(t.index);
+        }
+    }
+
+    /// Starts the parked connections' events once this target's turn is on.
+    fn unpark(&mut self, conns: &mut [Conn], ep: &Epoll) -> Result<(), EngineError> {
+        let now = Instant::now();
+        if self.parked.is_empty() || self.turn_again.is_some_and(|at| now < at) {
+            return Ok(());
+        }
+        self.turn_again = None;
+        for i in std::mem::take(&mut self.parked) {
+            if now >= self.end {
+                self.retire(conns, i)?;
+                continue;
+            }
+            self.begin(conns, i, now)?;
+            self.flush(conns, ep, i)?;
+        }
+        Ok(())
+    }
+
     /// Connection `i` has nothing more to run.
     fn retire(&mut self, conns: &mut [Conn], i: usize) -> Result<(), EngineError> {
+        self.release_turn(conns, i);
         conns[i].phase = Phase::Done;
         self.done += 1;
         Ok(())
@@ -331,6 +383,21 @@ impl Loop<'_, '_> {
             && !self.pacer.start(conns[i].intended, now, &self.shared.slots)
         {
             return self.retire(conns, i);
+        }
+        if let (Some(t), false) = (self.cfg.turn, conns[i].in_turn) {
+            match t.turns.try_begin(t.index, now) {
+                Ok(()) => conns[i].in_turn = true,
+                Err(again) => {
+                    // Not this target's turn: the event starts when it is.
+                    conns[i].phase = Phase::Scheduled;
+                    conns[i].intended = again;
+                    self.parked.push(i);
+                    self.turn_again = Some(self.turn_again.map_or(again, |t| t.min(again)));
+                    return Ok(());
+                }
+            }
+            // Its intended start is when its turn let it start (closed loop).
+            conns[i].intended = now;
         }
         self.start_event(conns, i, now)
     }

@@ -1,0 +1,384 @@
+//! Turns: the targets of an interleaved round measured in one window, taking turns of a few
+//! milliseconds (A B B A A B …) instead of one window after the other.
+//!
+//! Why: on a shared VM the host's speed swings by 2x in phases of tens of milliseconds
+//! (bench/results-turns-20261126.md: per-5 ms throughput of one loop, lag-10 autocorrelation
+//! 0.35, gone by 100 ms). Two 0.2 s windows one after the other land in different phases
+//! (SD of the log ratio of an A/A pair 0.34); turns of 10 ms land both targets in the same
+//! phases (SD 0.04).
+//!
+//! Only the owner of the current turn starts events. A turn ends when its time is up and the
+//! owner's last event finished, so events never overlap between targets and each target is
+//! charged exactly the time its own turns took: its throughput is its events over that time.
+
+use crate::gate::Gate;
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Longest a waiting worker sleeps before it looks again (a stop, the window's end).
+const MAX_WAIT: Duration = Duration::from_millis(20);
+
+/// The turns of one round: every target's coordinator meets the others at
+/// [`Turns::meet`], and every worker brackets each event with [`Turns::begin`].
+pub struct Turns {
+    slice: Duration,
+    first: usize,
+    n: usize,
+    meeting: Gate,
+    clock: OnceLock<Clock>,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+/// The common start and the measured window, fixed when the coordinators met.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    epoch: Instant,
+    window_start: Instant,
+    end: Instant,
+}
+
+struct State {
+    /// Turn number; its owner follows [`Turns::owner_of`].
+    turn: u64,
+    owner: usize,
+    started: Instant,
+    /// When the owner's latest event of this turn ended.
+    last_end: Option<Instant>,
+    in_flight: Vec<u32>,
+    /// Time of each target's turns inside the measured window.
+    active: Vec<Duration>,
+}
+
+impl Turns {
+    /// Turns of `slice` among `targets` targets, target `first` going first.
+    pub fn new(targets: usize, slice: Duration, first: usize) -> Self {
+        let n = targets.max(1);
+        let now = Instant::now();
+        Turns {
+            slice: slice.max(Duration::from_micros(100)),
+            first: first % n,
+            n,
+            meeting: Gate::new(n),
+            clock: OnceLock::new(),
+            state: Mutex::new(State {
+                turn: 0,
+                owner: first % n,
+                started: now,
+                last_end: None,
+                in_flight: vec![0; n],
+                active: vec![Duration::ZERO; n],
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// The length of a turn.
+    pub fn slice(&self) -> Duration {
+        self.slice
+    }
+
+    /// How many targets take turns.
+    pub fn targets(&self) -> usize {
+        self.n
+    }
+
+    /// Owners in the order 0 1 … n−1 n−1 … 1 0, repeated, rotated to start at `first`:
+    /// each target goes first and last equally often, so a cost of following another
+    /// target (its cache footprint) falls on all of them.
+    fn owner_of(&self, turn: u64) -> usize {
+        let n = self.n as u64;
+        let k = turn % (2 * n);
+        let i = if k < n { k } else { 2 * n - 1 - k };
+        (i as usize + self.first) % self.n
+    }
+
+    /// A target's coordinator arrives; returns the common start once every target arrived
+    /// (or one gave up, [`Turns::give_up`]). The measured window is
+    /// `[start + warmup, start + warmup + window]` for every target.
+    pub fn meet(&self, warmup: Duration, window: Duration) -> Instant {
+        self.meeting.wait();
+        let clock = self.clock.get_or_init(|| {
+            let epoch = Instant::now();
+            if let Ok(mut s) = self.state.lock() {
+                s.started = epoch;
+            }
+            Clock {
+                epoch,
+                window_start: epoch + warmup,
+                end: epoch + warmup + window,
+            }
+        });
+        clock.epoch
+    }
+
+    /// A target that cannot take part (it failed before its window) lets the others start.
+    pub fn give_up(&self) {
+        self.meeting.break_open();
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits for target `me`'s turn and counts an event of it in flight: `Some` guard to hold
+    /// while the event runs, `None` once `deadline` passed or `stopped()` says so.
+    pub fn begin(
+        &self,
+        me: usize,
+        deadline: Instant,
+        stopped: &dyn Fn() -> bool,
+    ) -> Option<TurnGuard<'_>> {
+        let mut s = self.lock();
+        loop {
+            let now = Instant::now();
+            if now >= deadline || stopped() {
+                return None;
+            }
+            if self.advance(&mut s, now) {
+                self.changed.notify_all();
+            }
+            if s.owner == me && now < s.started + self.slice {
+                s.in_flight[me] += 1;
+                return Some(TurnGuard { turns: self, me });
+            }
+            // Wake when the current turn's time is up (or at a handover's notice).
+            let wake = (s.started + self.slice)
+                .max(now + Duration::from_micros(50))
+                .min(deadline);
+            let wait = wake.saturating_duration_since(now).min(MAX_WAIT);
+            s = match self.changed.wait_timeout(s, wait) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+    }
+
+    /// [`Turns::begin`] for an event loop, which must not block: counts an event of target
+    /// `me` in flight when its turn is on (`Ok`), else says when to ask again.
+    pub fn try_begin(&self, me: usize, now: Instant) -> Result<(), Instant> {
+        let mut s = self.lock();
+        if self.advance(&mut s, now) {
+            self.changed.notify_all();
+        }
+        if s.owner == me && now < s.started + self.slice {
+            s.in_flight[me] += 1;
+            Ok(())
+        } else {
+            Err((s.started + self.slice).max(now + Duration::from_micros(100)))
+        }
+    }
+
+    /// Ends an event that [`Turns::try_begin`] let start.
+    pub fn end_event(&self, me: usize) {
+        let mut s = self.lock();
+        let now = Instant::now();
+        s.in_flight[me] = s.in_flight[me].saturating_sub(1);
+        if s.owner == me {
+            s.last_end = Some(now);
+        }
+        if self.advance(&mut s, now) {
+            self.changed.notify_all();
+        }
+    }
+
+    /// Hands the turn on while the owner's time is up and none of its events runs: the
+    /// turn ended at its planned end or when its last event ended, whichever is later, and
+    /// the next one starts there. True when the owner changed.
+    fn advance(&self, s: &mut State, now: Instant) -> bool {
+        let before = s.owner;
+        while s.in_flight[s.owner] == 0 && now >= s.started + self.slice {
+            let ended = s
+                .last_end
+                .map_or(s.started + self.slice, |e| e.max(s.started + self.slice));
+            let ended = ended.min(now);
+            if let Some(clock) = self.clock.get() {
+                let from = s.started.max(clock.window_start);
+                let to = ended.min(clock.end);
+                let owner = s.owner;
+                s.active[owner] += to.saturating_duration_since(from);
+            }
+            s.turn += 1;
+            s.owner = self.owner_of(s.turn);
+            s.started = ended;
+            s.last_end = None;
+        }
+        s.owner != before
+    }
+
+    /// Time target `me`'s turns took inside the measured window; call after the window,
+    /// when every worker is done.
+    pub fn active(&self, me: usize) -> Duration {
+        let s = self.lock();
+        let Some(clock) = self.clock.get().copied() else {
+            return Duration::ZERO;
+        };
+        // The turn still open at the window's end counts up to the end.
+        let open = if s.owner == me {
+            clock
+                .end
+                .saturating_duration_since(s.started.max(clock.window_start))
+        } else {
+            Duration::ZERO
+        };
+        s.active[me] + open
+    }
+}
+
+/// Pins the calling thread to the `k`-th CPU this process may use (wrapping around), so
+/// worker k of every target in turns runs on the same CPU: on a VM each virtual CPU has
+/// fast and slow phases of its own, and two workers on two CPUs would not share them.
+/// False when the CPUs cannot be read or set (the turns still alternate, unpinned).
+pub fn pin_worker(k: usize) -> bool {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity/sched_setaffinity read and write
+    // only the set passed, for the calling thread (pid 0).
+    unsafe {
+        let mut allowed: libc::cpu_set_t = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        if libc::sched_getaffinity(0, size, &mut allowed) != 0 {
+            return false;
+        }
+        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &allowed))
+            .collect();
+        let Some(&cpu) = cpus.get(k % cpus.len().max(1)) else {
+            return false;
+        };
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut one);
+        libc::sched_setaffinity(0, size, &one) == 0
+    }
+}
+
+/// An event of a target in flight during its turn; dropping it ends the event.
+pub struct TurnGuard<'t> {
+    turns: &'t Turns,
+    me: usize,
+}
+
+impl Drop for TurnGuard<'_> {
+    fn drop(&mut self) {
+        self.turns.end_event(self.me);
+    }
+}
+
+/// A target's place in a round's turns, carried by its step plan.
+#[derive(Clone)]
+pub struct Turn {
+    /// The round's turns.
+    pub turns: std::sync::Arc<Turns>,
+    /// This target's index among them.
+    pub index: usize,
+}
+
+impl std::fmt::Debug for Turn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Turn")
+            .field("index", &self.index)
+            .field("of", &self.turns.n)
+            .field("slice", &self.turns.slice)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Two targets whose events cost `work_a` and `work_b` of busy CPU take turns for
+    /// `window`; returns each one's (events, active seconds).
+    fn run_two(work_a: Duration, work_b: Duration, window: Duration) -> Vec<(u64, f64)> {
+        let turns = Arc::new(Turns::new(2, Duration::from_millis(5), 0));
+        std::thread::scope(|s| {
+            let hs: Vec<_> = [work_a, work_b]
+                .into_iter()
+                .enumerate()
+                .map(|(me, work)| {
+                    let turns = turns.clone();
+                    s.spawn(move || {
+                        let start = turns.meet(Duration::ZERO, window);
+                        let end = start + window;
+                        let mut events = 0u64;
+                        while let Some(_g) = turns.begin(me, end, &|| false) {
+                            let t = Instant::now();
+                            while t.elapsed() < work {}
+                            events += 1;
+                        }
+                        events
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .enumerate()
+                .map(|(me, h)| {
+                    let events = h.join().unwrap_or(0);
+                    (events, turns.active(me).as_secs_f64())
+                })
+                .collect()
+        })
+    }
+
+    #[test]
+    fn targets_alternate_and_are_charged_only_their_own_turns() {
+        let r = run_two(
+            Duration::from_micros(20),
+            Duration::from_micros(40),
+            Duration::from_millis(400),
+        );
+        let (rate_a, rate_b) = (r[0].0 as f64 / r[0].1, r[1].0 as f64 / r[1].1);
+        // Each had about half the window (handovers cost a little of both).
+        for (_, secs) in &r {
+            assert!(
+                (0.15..=0.21).contains(secs),
+                "active {secs} s of a 0.4 s window"
+            );
+        }
+        // Twice the work per event: half the rate, whatever the host did meanwhile.
+        let ratio = rate_b / rate_a;
+        assert!(
+            (0.35..=0.65).contains(&ratio),
+            "rate ratio {ratio}, want ~0.5"
+        );
+    }
+
+    #[test]
+    fn owners_go_forward_then_back() {
+        let t = Turns::new(3, Duration::from_millis(1), 1);
+        let owners: Vec<usize> = (0..7).map(|k| t.owner_of(k)).collect();
+        assert_eq!(owners, vec![1, 2, 0, 0, 2, 1, 1]);
+    }
+
+    #[test]
+    fn a_target_that_gives_up_does_not_hold_the_others() {
+        let turns = Arc::new(Turns::new(2, Duration::from_millis(2), 0));
+        turns.give_up();
+        let start = turns.meet(Duration::ZERO, Duration::from_millis(50));
+        let mut events = 0;
+        // Target 1 alone: target 0's turns pass with nothing in flight.
+        while let Some(_g) = turns.begin(1, start + Duration::from_millis(50), &|| false) {
+            events += 1;
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        assert!(events > 10, "{events} events");
+        let secs = turns.active(1).as_secs_f64();
+        assert!((0.015..=0.035).contains(&secs), "active {secs} s of 0.05 s");
+    }
+
+    #[test]
+    fn a_stop_ends_the_wait() {
+        let turns = Turns::new(2, Duration::from_secs(10), 0);
+        // Target 0 never comes: its coordinator gave up.
+        turns.give_up();
+        let start = turns.meet(Duration::ZERO, Duration::from_secs(60));
+        let t = Instant::now();
+        // Target 1 waits behind target 0's 10 s turn with nothing in flight: the stop ends it.
+        let got = turns.begin(1, start + Duration::from_secs(60), &|| {
+            t.elapsed() > Duration::from_millis(30)
+        });
+        assert!(got.is_none());
+        assert!(t.elapsed() < Duration::from_secs(1));
+    }
+}
