@@ -4,94 +4,68 @@
 
 mod common;
 
-use common::{dbdelta, read_json};
-use serde_json::Value;
-use std::path::Path;
+use common::{dbdelta, read_json, run_ok, step_results};
+use dbdelta_model::{StepKind, StepResult};
 
-/// Every measured result of the run directory, by target.
-fn results(rd: &Path, target: &str) -> Vec<Value> {
-    let mut out: Vec<Value> = std::fs::read_dir(rd.join("results").join(target))
-        .unwrap()
-        .flatten()
-        .map(|f| read_json(&f.path()))
-        .filter(|r| r["kind"] == "measured")
+/// The measured results of a target, by round.
+fn measured(rd: &std::path::Path, target: &str) -> Vec<StepResult> {
+    let mut out: Vec<StepResult> = step_results(rd, target)
+        .into_iter()
+        .filter(|r| r.kind == StepKind::Measured)
         .collect();
-    out.sort_by_key(|r| r["repeat"].as_u64().unwrap_or(0));
+    out.sort_by_key(|r| r.repeat);
     out
 }
 
 #[test]
 fn rounds_after_the_first_share_one_window_and_count_only_their_own_turns() {
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("run");
-    let out = dbdelta()
-        .args([
-            "run",
-            "--quiet",
-            "--no-store",
-            "-t",
-            "a=mock?latency=1ms",
-            "-t",
-            "b=mock?latency=2ms",
-            "--steps",
-            "point-query",
-            "--repeat",
-            "3",
-            "--read-secs",
-            "0.4",
-            "--warmup-secs",
-            "0.05",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (a, b) = (results(&rd, "a"), results(&rd, "b"));
+    let (_dir, rd) = run_ok(&[
+        "-t",
+        "a=mock?latency=1ms",
+        "-t",
+        "b=mock?latency=2ms",
+        "--steps",
+        "point-query",
+        "--repeat",
+        "3",
+        "--read-secs",
+        "0.4",
+        "--warmup-secs",
+        "0.05",
+    ]);
+    let (a, b) = (measured(&rd, "a"), measured(&rd, "b"));
     assert_eq!((a.len(), b.len()), (3, 3));
     for (ra, rb) in a.iter().zip(&b) {
-        let round = ra["repeat"].as_u64().unwrap();
+        let round = ra.repeat;
         for r in [ra, rb] {
-            if round == 1 {
+            let Some(t) = r.turns else {
                 // The first round keeps one window per target: its costs are the target's.
-                assert!(r.get("turns").is_none(), "{r}");
+                assert_eq!(round, 1, "round {round} not in turns");
                 continue;
-            }
-            let t = &r["turns"];
-            assert_eq!(t["slice_ms"].as_f64(), Some(10.0), "{r}");
-            assert_eq!(t["targets"].as_u64(), Some(2), "{r}");
-            assert!((t["wall_secs"].as_f64().unwrap() - 0.4).abs() < 0.01, "{r}");
+            };
+            assert!(round > 1, "the first round took turns");
+            assert_eq!((t.slice_ms, t.targets), (10.0, 2));
+            assert!((t.wall_secs - 0.4).abs() < 0.01, "{t:?}");
             // Charged its own turns only: about half the shared window.
-            let secs = r["seconds"].as_f64().unwrap();
             assert!(
-                (0.12..=0.28).contains(&secs),
-                "round {round}: {secs} s of 0.4 s"
+                (0.12..=0.28).contains(&r.seconds),
+                "round {round}: {} s of 0.4 s",
+                r.seconds
             );
-            assert!(
-                r.get("client_cpu_us_per_op").is_none_or(Value::is_null),
-                "{r}"
-            );
+            assert_eq!(r.client_cpu_us_per_op, None, "the process CPU was shared");
         }
         if round > 1 {
             // One window: both started together.
-            let gap = ra["started_unix"].as_f64().unwrap() - rb["started_unix"].as_f64().unwrap();
+            let gap = ra.started_unix - rb.started_unix;
             assert!(gap.abs() < 0.1, "round {round}: started {gap} s apart");
         }
     }
     // A rate over its own turns is the rate of a window of its own: each target's rounds in
     // turns agree with its first round (1 and 2 ms sleeps; 2x apart between targets).
     for rs in [&a, &b] {
-        let first = rs[0]["qps"].as_f64().unwrap();
         for r in &rs[1..] {
-            let q = r["qps"].as_f64().unwrap();
-            assert!(
-                (q / first - 1.0).abs() < 0.25,
-                "{q} qps in turns vs {first} alone"
-            );
+            let q = r.qps / rs[0].qps;
+            assert!((q - 1.0).abs() < 0.25, "qps in turns / alone: {q}");
         }
     }
     let report = read_json(&rd.join("report.json"));
