@@ -316,7 +316,7 @@ fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
         .find_map(|r| r.turns.map(|t| t.slice_ms));
     match repeats {
         Some((n, _, true)) if turn_ms.is_some() => format!(
-            "95 % confidence intervals of target/base from {n} paired rounds in which the targets shared one window in turns of {} ms (A B B A …, worker k of every target on the same CPU, so the host's fast and slow phases fall on both; t-test on the per-round log ratios). The first round, one window per target, gives the costs and profiles; the intervals and ratios use the rounds in turns (steps that cannot take turns, e.g. server engines, pair whole windows)",
+            "95 % confidence intervals of target/base from {n} paired rounds in which the targets shared one window in turns of {} ms (A B B A …, worker k of every target on the same CPU, so the host's fast and slow phases fall on both; t-test on the per-round log ratios). The first round, one window per target, gives the costs and profiles; the intervals and ratios use the rounds in turns (steps that cannot take turns — writes on servers and RocksDB, paced, counted or profiled steps — pair whole windows)",
             turn_ms.unwrap_or_default()
         ),
         Some((n, _, true)) if reused => format!(
