@@ -203,14 +203,33 @@ pub(crate) fn build_tables<'a>(
         .collect()
 }
 
-/// One cell from a target's rounds: the geometric mean of the completed ones, or, when none
-/// completed, what the last one was (failed, interrupted, not supported). When two or more
-/// completed rounds were measured in turns, only those count, as in the verdict's ratio.
+/// The rounds a target's value and ratios are made of: the ones measured in turns when there
+/// are two or more (the first round's window of its own met other host phases than its
+/// pair's), else all of them.
+pub(crate) fn evidence_rounds<'a>(rounds: &[&'a StepResult]) -> Vec<&'a StepResult> {
+    let in_turns: Vec<&StepResult> = rounds
+        .iter()
+        .copied()
+        .filter(|r| r.turns.is_some())
+        .collect();
+    if in_turns.len() >= 2 {
+        in_turns
+    } else {
+        rounds.to_vec()
+    }
+}
+
+/// One cell from a target's rounds: the geometric mean of the completed ones (of
+/// [`evidence_rounds`], as in the verdict's ratio), or, when none completed, what the last
+/// one was (failed, interrupted, not supported).
 fn cell_of_rounds(rounds: &BTreeMap<u32, &StepResult>) -> Cell {
-    let completed = || rounds.values().filter(|r| r.is_complete() && r.is_ok());
-    let in_turns = completed().filter(|r| r.turns.is_some()).count() >= 2;
-    let done: Vec<f64> = completed()
-        .filter(|r| !in_turns || r.turns.is_some())
+    let completed: Vec<&StepResult> = rounds
+        .values()
+        .copied()
+        .filter(|r| r.is_complete() && r.is_ok())
+        .collect();
+    let done: Vec<f64> = evidence_rounds(&completed)
+        .iter()
         .map(|r| r.throughput.value)
         .collect();
     match (done.len(), rounds.values().last()) {

@@ -14,6 +14,7 @@
 
 use crate::data::ReportData;
 use crate::html::esc;
+use crate::table::evidence_rounds;
 
 use dbdelta_model::{Group, StepKind, StepResult};
 use dbdelta_verdict::{
@@ -139,33 +140,20 @@ fn values(rs: &[&StepResult]) -> Vec<f64> {
 
 /// (base, target) per round measured on both sides (repeat numbers; a round that failed on
 /// one side drops out), at least two of them; `None` when the repeats cannot be paired.
-/// When two or more rounds shared their window in turns, only those count: the first
-/// round, measured one window per target for the costs and the profile, pairs windows
-/// a host's slow phase may hit on one side only, and would widen the interval ~8x.
+/// Only the [`evidence_rounds`] count: the first round, measured one window per target for
+/// the costs and the profile, would widen an interval of rounds in turns ~8x.
 fn rounds(b: &[&StepResult], t: &[&StepResult]) -> Option<Vec<(f64, f64)>> {
-    type Round = (f64, bool);
-    let by_round = |rs: &[&StepResult]| -> Option<BTreeMap<u32, Round>> {
-        let m: BTreeMap<u32, Round> = rs
-            .iter()
-            .map(|r| (r.repeat, (r.throughput.value, r.turns.is_some())))
-            .collect();
+    let by_round = |rs: &[&StepResult]| -> Option<BTreeMap<u32, f64>> {
+        let rs = evidence_rounds(rs);
+        let m: BTreeMap<u32, f64> = rs.iter().map(|r| (r.repeat, r.throughput.value)).collect();
         // Unnumbered or duplicate rounds are independent runs, not rounds.
         (m.len() == rs.len() && !m.contains_key(&0)).then_some(m)
     };
     let (bm, tm) = (by_round(b)?, by_round(t)?);
-    let pairs: Vec<((f64, f64), bool)> = bm
+    let pairs: Vec<(f64, f64)> = bm
         .iter()
-        .filter_map(|(k, (vb, turn_b))| {
-            tm.get(k)
-                .map(|(vt, turn_t)| ((*vb, *vt), *turn_b && *turn_t))
-        })
+        .filter_map(|(k, vb)| tm.get(k).map(|vt| (*vb, *vt)))
         .collect();
-    let in_turns: Vec<(f64, f64)> = pairs.iter().filter(|p| p.1).map(|p| p.0).collect();
-    let pairs: Vec<(f64, f64)> = if in_turns.len() >= 2 {
-        in_turns
-    } else {
-        pairs.into_iter().map(|p| p.0).collect()
-    };
     (pairs.len() >= 2).then_some(pairs)
 }
 

@@ -368,17 +368,14 @@ pub fn run_interleaved(
                         if stop.requested() {
                             break 'items;
                         }
-                        let order: Vec<usize> = round_order(targets.len(), round)
+                        let plans: Vec<(usize, StepPlan)> = round_order(targets.len(), round)
                             .into_iter()
                             .filter(|&i| alive[i])
+                            .map(|i| {
+                                let t = &targets[i];
+                                (i, plan_round(t, step, threads, opts, round, next_insert[i]))
+                            })
                             .collect();
-                        let round_plan = |i: usize| {
-                            let t = &targets[i];
-                            let plan = plan_round(t, step, threads, opts, round, next_insert[i]);
-                            (i, plan)
-                        };
-                        let plans: Vec<(usize, StepPlan)> =
-                            order.iter().map(|&i| round_plan(i)).collect();
                         let in_turns = round > 1
                             && plans.len() > 1
                             && plans

@@ -2,9 +2,9 @@
 //! milliseconds (A B B A A B …) instead of one window after the other.
 //!
 //! Why: on a shared VM the host's speed swings by 2x in phases of tens of milliseconds
-//! (bench/results-turns-20261126.md: per-5 ms throughput of one loop, lag-10 autocorrelation
-//! 0.35, gone by 100 ms). Two 0.2 s windows one after the other land in different phases
-//! (SD of the log ratio of an A/A pair 0.34); turns of 10 ms land both targets in the same
+//! (bench/results-turns-20261126.md: per-5 ms rate of one loop, autocorrelation 0.40 at
+//! 50 ms, 0.14 at 100 ms). Two 0.2 s windows one after the other land in different phases
+//! (SD of the log ratio of an A/A pair 0.27); turns of 10 ms land both targets in the same
 //! phases (SD 0.04).
 //!
 //! Only the owner of the current turn starts events. A turn ends when its time is up and the
@@ -137,17 +137,10 @@ impl Turns {
             if now >= deadline || stopped() {
                 return None;
             }
-            if self.advance(&mut s, now) {
-                self.changed.notify_all();
-            }
-            if s.owner == me && now < s.started + self.slice {
-                s.in_flight[me] += 1;
-                return Some(TurnGuard { turns: self, me });
-            }
-            // Wake when the current turn's time is up (or at a handover's notice).
-            let wake = (s.started + self.slice)
-                .max(now + Duration::from_micros(50))
-                .min(deadline);
+            let wake = match self.enter(&mut s, me, now) {
+                Ok(()) => return Some(TurnGuard { turns: self, me }),
+                Err(wake) => wake.min(deadline),
+            };
             let wait = wake.saturating_duration_since(now).min(MAX_WAIT);
             s = match self.changed.wait_timeout(s, wait) {
                 Ok((g, _)) => g,
@@ -157,21 +150,27 @@ impl Turns {
     }
 
     /// [`Turns::begin`] for an event loop, which must not block: counts an event of target
-    /// `me` in flight when its turn is on (`Ok`), else says when to ask again.
+    /// `me` in flight when its turn is on (`Ok`; end it with [`Turns::end_event`]), else says
+    /// when to ask again.
     pub fn try_begin(&self, me: usize, now: Instant) -> Result<(), Instant> {
-        let mut s = self.lock();
-        if self.advance(&mut s, now) {
+        self.enter(&mut self.lock(), me, now)
+    }
+
+    /// Hands the turn on if it is over, then counts an event of `me` in flight if the turn
+    /// is its own; else when to look again (the current turn's planned end).
+    fn enter(&self, s: &mut State, me: usize, now: Instant) -> Result<(), Instant> {
+        if self.advance(s, now) {
             self.changed.notify_all();
         }
         if s.owner == me && now < s.started + self.slice {
             s.in_flight[me] += 1;
             Ok(())
         } else {
-            Err((s.started + self.slice).max(now + Duration::from_micros(100)))
+            Err((s.started + self.slice).max(now + Duration::from_micros(50)))
         }
     }
 
-    /// Ends an event that [`Turns::try_begin`] let start.
+    /// Ends an event that [`Turns::try_begin`] let start (a [`TurnGuard`] does it itself).
     pub fn end_event(&self, me: usize) {
         let mut s = self.lock();
         let now = Instant::now();

@@ -350,19 +350,24 @@ impl Loop<'_, '_> {
         }
     }
 
-    /// Starts the parked connections' events once this target's turn is on.
+    /// Starts the parked connections' events once this target's turn is on; the first one
+    /// the turn refuses goes back on top and the rest wait with it (one look per wake-up,
+    /// not one per connection).
     fn unpark(&mut self, conns: &mut [Conn], ep: &Epoll) -> Result<(), EngineError> {
         let now = Instant::now();
-        if self.parked.is_empty() || self.turn_again.is_some_and(|at| now < at) {
+        if self.turn_again.is_some_and(|at| now < at) {
             return Ok(());
         }
         self.turn_again = None;
-        for i in std::mem::take(&mut self.parked) {
+        while let Some(i) = self.parked.pop() {
             if now >= self.end {
                 self.retire(conns, i)?;
                 continue;
             }
             self.begin(conns, i, now)?;
+            if self.parked.last() == Some(&i) {
+                break;
+            }
             self.flush(conns, ep, i)?;
         }
         Ok(())
