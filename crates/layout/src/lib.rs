@@ -453,7 +453,7 @@ impl ModuleGraph {
     ) -> Vec<String> {
         let mut best = Vec::new();
         for n in (0..=p.len()).rev() {
-            if self.modules.contains_key(&p[..n].to_vec()) {
+            if self.modules.contains_key(&p[..n]) {
                 best = p[..n].to_vec();
                 break;
             }
