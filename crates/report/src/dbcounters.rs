@@ -201,14 +201,13 @@ fn rows<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line
 
 /// A line as the Markdown and HTML writers lay it out.
 fn markup_line(label: &str, target: &str, values: &DbPerOp) -> markup::Line {
-    markup::Line {
-        keys: vec![label.to_string(), target.to_string()],
-        cells: values
+    markup::Line::keyed(
+        [label, target],
+        values
             .cells()
             .into_iter()
-            .map(|v| v.map_or(Out::Word("-"), |v| Out::Num(v, 3)))
-            .collect(),
-    }
+            .map(|v| v.map_or(Out::Word("-"), |v| Out::Num(v, 3))),
+    )
 }
 
 fn value(v: Option<f64>) -> String {

@@ -80,7 +80,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
     crate::dbcounters::html(&mut o, data, opts);
     dollars(&mut o, &w, data);
     load(&mut o, data);
-    failures(&mut o, data);
+    failures(&mut o, &w, data);
     crate::profiles::section(&mut o, data, opts);
     o.push_str("</body>\n</html>\n");
     o
@@ -857,24 +857,14 @@ fn load(o: &mut String, data: &ReportData) {
     o.push_str("</table>\n");
 }
 
-fn failures(o: &mut String, data: &ReportData) {
-    let lines: Vec<String> = crate::detail::failed_cells(data)
-        .map(|(dop, label, target, reason)| {
-            format!(
-                "<tr><td class=\"n\">{dop}</td><td>{}</td><td>{}</td><td class=\"fail\">{}</td></tr>",
-                esc(label),
-                esc(target),
-                esc(reason)
-            )
-        })
-        .collect();
+fn failures(o: &mut String, w: &Html, data: &ReportData) {
+    let lines = sections::failures(data);
     if lines.is_empty() {
         return;
     }
     o.push_str("<h2 id=\"failures\">Failed steps</h2>\n<table>\n<tr><th>dop</th><th>step</th><th>target</th><th>reason</th></tr>\n");
-    for l in lines {
-        o.push_str(&l);
-        o.push('\n');
+    for l in &lines {
+        w.line(o, l, 0);
     }
     o.push_str("</table>\n");
 }

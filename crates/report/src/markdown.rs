@@ -39,7 +39,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
     }
     dollar_tables(&mut out, &w, data, opts);
     load_table(&mut out, data);
-    failure_list(&mut out, data);
+    failure_list(&mut out, &w, data);
     out
 }
 
@@ -118,7 +118,8 @@ fn cost_tables(out: &mut String, w: &Markdown, data: &ReportData, opts: &ReportO
             opts.high,
             opts.low,
             if costs.proxy { " proxy µs/op |" } else { "" },
-            "---:|".repeat(costs.width())
+            // Step and target stay left-aligned; every figure is right-aligned.
+            "---:|".repeat(costs.width() - 2)
         );
     }
 }
@@ -152,24 +153,14 @@ fn dollar_tables(out: &mut String, w: &Markdown, data: &ReportData, opts: &Repor
 }
 
 /// Every failed step with its full first-line reason: failures are never shown as zero.
-fn failure_list(out: &mut String, data: &ReportData) {
-    let lines: Vec<String> = crate::detail::failed_cells(data)
-        .map(|(dop, label, target, reason)| {
-            format!(
-                "| {dop} | {} | {} | {} |",
-                escape(label),
-                escape(target),
-                escape(reason.trim())
-            )
-        })
-        .collect();
+fn failure_list(out: &mut String, w: &Markdown, data: &ReportData) {
+    let lines = sections::failures(data);
     if lines.is_empty() {
         return;
     }
     out.push_str("\n### Failed steps\n\n| dop | step | target | reason |\n|---:|---|---|---|\n");
-    for l in lines {
-        out.push_str(&l);
-        out.push('\n');
+    for l in &lines {
+        w.line(out, l, 0);
     }
 }
 

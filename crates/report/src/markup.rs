@@ -345,6 +345,11 @@ const HTML_REASON_CHARS: usize = 60;
 /// One cell of a [`Line`], as the section means it; each writer decides how it looks.
 #[derive(Debug, Clone)]
 pub enum Out {
+    /// Text (a step label, a target name).
+    Text(String),
+    /// A failure's full reason: Markdown trims it (a cell is one line), HTML shows it whole
+    /// in a failure cell.
+    Reason(String),
     /// A step's QPS-table cell (value, failure, not run, not supported) with its decimals.
     Step(Cell, usize),
     /// A measured figure with its decimals.
@@ -360,15 +365,25 @@ pub enum Out {
     Share(Option<f64>),
 }
 
-/// One row of a section's table built once for Markdown and HTML: its key columns (step,
-/// target, …) and its cells. A row whose cells stop early is padded with empty cells to the
-/// table's width.
+/// One row of a section's table built once for Markdown and HTML. A row whose cells stop
+/// early is padded with empty cells to the table's width.
 #[derive(Debug, Clone)]
 pub struct Line {
-    /// Key columns, as text.
-    pub keys: Vec<String>,
-    /// The cells after the keys.
+    /// The cells, key columns (step, target, …) first.
     pub cells: Vec<Out>,
+}
+
+impl Line {
+    /// A line whose first cells are the texts `keys`.
+    pub fn keyed<const N: usize>(keys: [&str; N], cells: impl IntoIterator<Item = Out>) -> Line {
+        Line {
+            cells: keys
+                .into_iter()
+                .map(|k| Out::Text(k.to_string()))
+                .chain(cells)
+                .collect(),
+        }
+    }
 }
 
 /// The lines of one step (a row of the QPS table) under its group: HTML heads each group
@@ -395,12 +410,9 @@ impl Markdown<'_> {
         }
     }
 
-    /// `| key | … | cell | … |` with `width` cells, empty ones after a short row.
+    /// `| cell | … |` with `width` cells, empty ones after a short row.
     pub fn line(&self, out: &mut String, line: &Line, width: usize) {
         out.push('|');
-        for k in &line.keys {
-            let _ = write!(out, " {} |", md(k));
-        }
         for c in &line.cells {
             let _ = write!(out, " {} |", self.out(c));
         }
@@ -411,6 +423,8 @@ impl Markdown<'_> {
     /// The text of one cell.
     pub fn out(&self, c: &Out) -> String {
         match *c {
+            Out::Text(ref t) => md(t),
+            Out::Reason(ref r) => md(r.trim()),
             Out::Step(ref c, decimals) => Markdown::cell(c, decimals, None),
             Out::Num(v, d) => format!("{v:.d$}"),
             Out::Word(w) => w.to_string(),
@@ -477,7 +491,7 @@ pub struct Html<'o> {
 
 impl Html<'_> {
     /// The `<tr>` rows of `blocks` with a group row spanning `span` columns where the group
-    /// changes; `width` is the number of cells after the key columns (a short row ends in one
+    /// changes; `width` is the number of cells of a full row (a short row ends in one
     /// spanning empty cell). With `head_empty` a step without lines still heads its group.
     pub fn blocks(
         &self,
@@ -505,9 +519,6 @@ impl Html<'_> {
     /// One `<tr>` row.
     pub fn line(&self, out: &mut String, line: &Line, width: usize) {
         out.push_str("<tr>");
-        for k in &line.keys {
-            let _ = write!(out, "<td>{}</td>", esc(k));
-        }
         for c in &line.cells {
             out.push_str(&self.out(c));
         }
@@ -525,6 +536,8 @@ impl Html<'_> {
             interrupted: false,
         };
         match *c {
+            Out::Text(ref t) => format!("<td>{}</td>", esc(t)),
+            Out::Reason(ref r) => format!("<td class=\"fail\">{}</td>", esc(r)),
             Out::Step(ref c, decimals) => Html::cell(c, decimals),
             Out::Num(v, d) => format!("<td class=\"n\">{v:.d$}</td>"),
             Out::Word(w) => format!("<td class=\"na\">{w}</td>"),

@@ -9,8 +9,8 @@ use crate::markup::{Block, Line, Out};
 use crate::summary::{concurrency, group_stats, per_dollar, Concurrency};
 use crate::table::{Cell, Table};
 
-/// Cells after the keys of a latency line: p50, p95, p99, p99.9, max, mean.
-pub(crate) const LATENCY_CELLS: usize = 6;
+/// Cells of a latency line: step, target, p50, p95, p99, p99.9, max, mean.
+pub(crate) const LATENCY_CELLS: usize = 8;
 
 /// Event latency percentiles (µs) of every step and target at `table`'s thread count: a
 /// failed step keeps its cell and leaves the figures empty; a step not run has no line.
@@ -36,10 +36,7 @@ pub(crate) fn latency(data: &ReportData, table: &Table) -> Vec<Block> {
                         }
                         _ => return None,
                     };
-                    Some(Line {
-                        keys: vec![row.label.clone(), col.name().to_string()],
-                        cells,
-                    })
+                    Some(Line::keyed([&row.label, col.name()], cells))
                 })
                 .collect(),
         })
@@ -55,12 +52,13 @@ pub(crate) struct Costs {
 }
 
 impl Costs {
-    /// Cells after the keys: nine absolute figures, the proxy's, three relative ones.
+    /// Cells of a line: step, target, nine absolute figures, the proxy's, three relative
+    /// ones.
     pub(crate) fn width(&self) -> usize {
         if self.proxy {
-            13
+            15
         } else {
-            12
+            14
         }
     }
 
@@ -90,12 +88,9 @@ pub(crate) fn costs(data: &ReportData, table: &Table, metrics: &[String]) -> Cos
                 .iter()
                 .zip(&row.cells)
                 .filter_map(|(col, cell)| {
-                    let keys = vec![row.label.clone(), col.name().to_string()];
+                    let keys = [row.label.as_str(), col.name()];
                     if let Cell::Failed { .. } = cell {
-                        return Some(Line {
-                            keys,
-                            cells: vec![Out::Step(cell.clone(), 0)],
-                        });
+                        return Some(Line::keyed(keys, [Out::Step(cell.clone(), 0)]));
                     }
                     let c = result_of(data, col.name(), &row.label, table.dop)
                         .and_then(|r| r.costs.as_ref())?;
@@ -120,7 +115,7 @@ pub(crate) fn costs(data: &ReportData, table: &Table, metrics: &[String]) -> Cos
                             .into_iter()
                             .map(|v| v.map_or(Out::Word("-"), Out::Costlier)),
                     );
-                    Some(Line { keys, cells })
+                    Some(Line::keyed(keys, cells))
                 })
                 .collect();
             Block {
@@ -139,12 +134,13 @@ pub(crate) fn dollars(data: &ReportData, table: &Table, prices: &[(String, f64)]
         .rows
         .iter()
         .zip(per_dollar(data, table, prices))
-        .map(|(row, cells)| Line {
-            keys: vec![row.label.clone()],
-            cells: cells
-                .into_iter()
-                .flat_map(|pd| [Out::Step(pd.cell, 0), Out::Share(pd.percent)])
-                .collect(),
+        .map(|(row, cells)| {
+            Line::keyed(
+                [&row.label],
+                cells
+                    .into_iter()
+                    .flat_map(|pd| [Out::Step(pd.cell, 0), Out::Share(pd.percent)]),
+            )
         })
         .collect()
 }
@@ -153,19 +149,18 @@ pub(crate) fn dollars(data: &ReportData, table: &Table, prices: &[(String, f64)]
 pub(crate) fn group_lines(data: &ReportData, table: &Table) -> Vec<Line> {
     group_stats(data, table)
         .into_iter()
-        .map(|s| Line {
-            keys: vec![
-                s.group.name().to_string(),
-                data.columns[s.column].name().to_string(),
-            ],
-            cells: vec![
-                Out::Num(s.n as f64, 0),
-                Out::Shaded(s.avg),
-                Out::Shaded(s.median),
-                Out::Shaded(s.min),
-                Out::Shaded(s.max),
-                Out::Num(s.stddev, 3),
-            ],
+        .map(|s| {
+            Line::keyed(
+                [s.group.name(), data.columns[s.column].name()],
+                [
+                    Out::Num(s.n as f64, 0),
+                    Out::Shaded(s.avg),
+                    Out::Shaded(s.median),
+                    Out::Shaded(s.min),
+                    Out::Shaded(s.max),
+                    Out::Num(s.stddev, 3),
+                ],
+            )
         })
         .collect()
 }
@@ -180,12 +175,26 @@ pub(crate) fn concurrency_lines(data: &ReportData) -> Vec<(Concurrency, Vec<Line
                 .columns
                 .iter()
                 .zip(&t.cells)
-                .map(|(col, cells)| Line {
-                    keys: vec![col.name().to_string()],
-                    cells: cells.iter().map(|c| Out::Step(c.clone(), 0)).collect(),
+                .map(|(col, cells)| {
+                    Line::keyed([col.name()], cells.iter().map(|c| Out::Step(c.clone(), 0)))
                 })
                 .collect();
             (t, lines)
+        })
+        .collect()
+}
+
+/// Every failed step with its reason (failures are never shown as zero): thread count,
+/// step, target, reason.
+pub(crate) fn failures(data: &ReportData) -> Vec<Line> {
+    crate::detail::failed_cells(data)
+        .map(|(dop, label, target, reason)| Line {
+            cells: vec![
+                Out::Num(f64::from(dop), 0),
+                Out::Text(label.to_string()),
+                Out::Text(target.to_string()),
+                Out::Reason(reason.to_string()),
+            ],
         })
         .collect()
 }
