@@ -1,4 +1,4 @@
-//! The Insert Benchmark report (spec workloads.md §B10): the absolute throughput table
+//! The Insert Benchmark report (Mark Callaghan's `gen_html.sh`): the absolute throughput table
 //! (`tput.tab`, quartile colors, SLA failures gray), the relative throughput table
 //! (`tputr.tab`, blue above 1.05, yellow below 0.95) and the background insert-rate table
 //! (`iput.tab`, red below 95 % of the target, with the target row), then per-step cost and
@@ -10,11 +10,11 @@ pub use crate::markup::{Color, Grid, GridCell};
 use dbdelta_model::{IbenchStats, StepKind, StepResult, StepStatus};
 use serde::Serialize;
 
-/// The measured steps in report order (§B10.1).
+/// The measured steps in report order (the published `tput.tab` columns).
 pub const STEPS: [&str; 10] = [
     "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
 ];
-/// The read+write steps and their published column names (§B10.4).
+/// The read+write steps and their published column names (`iput.tab`).
 pub const RW_STEPS: [(&str, &str); 6] = [
     ("qr100", "qr100.L1"),
     ("qp100", "qp100.L2"),
@@ -52,7 +52,7 @@ fn fmt0(v: f64) -> String {
     format!("{v:.0}")
 }
 
-/// §B10.1/B10.2: absolute throughput with quartile colors, SLA failures gray.
+/// `tput.tab`: absolute throughput with quartile colors, SLA failures gray.
 pub fn tput(data: &ReportData) -> Grid {
     let names = targets(data);
     let mut rows: Vec<(String, Vec<GridCell>)> = names
@@ -120,7 +120,7 @@ pub fn tput(data: &ReportData) -> Grid {
     }
 }
 
-/// §B10.3: throughput relative to the first row (the base).
+/// `tputr.tab`: throughput relative to the first row (the base).
 pub fn tputr(data: &ReportData) -> Grid {
     let abs = tput(data);
     let base: Vec<Option<f64>> = abs
@@ -178,7 +178,7 @@ pub fn tputr(data: &ReportData) -> Grid {
     }
 }
 
-/// §B10.4: background insert rates of the read+write steps with a target row.
+/// `iput.tab`: background insert rates of the read+write steps with a target row.
 pub fn iput(data: &ReportData) -> Grid {
     let names = targets(data);
     let mut rows: Vec<(String, Vec<GridCell>)> = names
