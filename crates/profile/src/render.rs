@@ -19,15 +19,7 @@ pub fn flamegraph_svg(folded: &Folded, title: &str) -> Result<Option<Vec<u8>>, R
     if folded.total() == 0 {
         return Ok(None);
     }
-    let text = folded.to_text();
-    let mut opts = inferno::flamegraph::Options::default();
-    opts.title = title.to_string();
-    opts.count_name = "samples".to_string();
-    opts.deterministic = true;
-    let mut out = Vec::new();
-    inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut out)
-        .map_err(RenderError::Flamegraph)?;
-    Ok(Some(out))
+    draw(&folded.to_text(), title, None).map(Some)
 }
 
 /// The differential folded lines `stack before after`, `before` scaled to `after`'s total
@@ -58,15 +50,22 @@ pub fn diff_svg(
         return Ok(None);
     }
     let lines = diff_lines(before, after)?;
+    let subtitle = "red = more samples than the base, blue = fewer (normalised)";
+    draw(&lines, title, Some(subtitle)).map(Some)
+}
+
+/// inferno's flamegraph of folded (or differential folded) lines, counted in samples, laid
+/// out deterministically so the same profile gives the same file.
+fn draw(lines: &str, title: &str, subtitle: Option<&str>) -> Result<Vec<u8>, RenderError> {
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
-    opts.subtitle = Some("red = more samples than the base, blue = fewer (normalised)".into());
+    opts.subtitle = subtitle.map(str::to_string);
     opts.count_name = "samples".to_string();
     opts.deterministic = true;
     let mut out = Vec::new();
     inferno::flamegraph::from_lines(&mut opts, lines.lines(), &mut out)
         .map_err(RenderError::Flamegraph)?;
-    Ok(Some(out))
+    Ok(out)
 }
 
 /// speedscope's file format: one sampled profile, stacks root first, weighted by samples.

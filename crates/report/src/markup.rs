@@ -410,7 +410,8 @@ impl Markdown<'_> {
         }
     }
 
-    /// `| cell | … |` with `width` cells, empty ones after a short row.
+    /// `| cell | … |` with `width` cells, empty ones after a short row (`width` 0: the
+    /// line's own cells).
     pub fn line(&self, out: &mut String, line: &Line, width: usize) {
         out.push('|');
         for c in &line.cells {
@@ -428,22 +429,8 @@ impl Markdown<'_> {
             Out::Step(ref c, decimals) => Markdown::cell(c, decimals, None),
             Out::Num(v, d) => format!("{v:.d$}"),
             Out::Word(w) => w.to_string(),
-            Out::Costlier(value) => Markdown::cell(
-                &Cell::Value {
-                    value,
-                    interrupted: false,
-                },
-                2,
-                Some(self.threshold_marker(value)),
-            ),
-            Out::Shaded(value) => Markdown::cell(
-                &Cell::Value {
-                    value,
-                    interrupted: false,
-                },
-                2,
-                None,
-            ),
+            Out::Costlier(v) => format!("{v:.2}{}", self.threshold_marker(v)),
+            Out::Shaded(v) => format!("{v:.2}"),
             Out::Share(p) => p.map_or_else(|| "NA".into(), |p| format!("{p:.1}")),
         }
     }
@@ -516,7 +503,7 @@ impl Html<'_> {
         }
     }
 
-    /// One `<tr>` row.
+    /// One `<tr>` row of `width` cells (`width` 0: the line's own cells).
     pub fn line(&self, out: &mut String, line: &Line, width: usize) {
         out.push_str("<tr>");
         for c in &line.cells {
