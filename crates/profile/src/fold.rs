@@ -4,6 +4,28 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+/// Why folded text could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum FoldedError {
+    /// A line without a space before its count.
+    #[error("line {line}: expected `stack count`")]
+    NoCount {
+        /// The 1-based line number.
+        line: usize,
+    },
+    /// The count after the last space is not a whole number.
+    #[error("line {line}: `{count}` is not a sample count")]
+    BadCount {
+        /// The 1-based line number.
+        line: usize,
+        /// The text in the count's place.
+        count: String,
+        /// Why it did not parse.
+        #[source]
+        source: std::num::ParseIntError,
+    },
+}
+
 /// Suffix of kernel frames (as `stackcollapse-perf.pl --kernel` writes them).
 pub const KERNEL_SUFFIX: &str = "_[k]";
 
@@ -53,7 +75,7 @@ impl Folded {
     }
 
     /// Parses folded text (`stack count` lines); blank lines are skipped.
-    pub fn parse(text: &str) -> Result<Folded, String> {
+    pub fn parse(text: &str) -> Result<Folded, FoldedError> {
         let mut f = Folded::default();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim_end();
@@ -62,10 +84,12 @@ impl Folded {
             }
             let (stack, n) = line
                 .rsplit_once(' ')
-                .ok_or_else(|| format!("line {}: expected `stack count`", i + 1))?;
-            let n: u64 = n
-                .parse()
-                .map_err(|_| format!("line {}: `{n}` is not a sample count", i + 1))?;
+                .ok_or(FoldedError::NoCount { line: i + 1 })?;
+            let n: u64 = n.parse().map_err(|source| FoldedError::BadCount {
+                line: i + 1,
+                count: n.to_string(),
+                source,
+            })?;
             *f.stacks.entry(stack.to_string()).or_insert(0) += n;
         }
         Ok(f)

@@ -3,25 +3,28 @@
 use crate::fold::Folded;
 use std::collections::HashMap;
 
+/// Why inferno could not draw a flamegraph or fold a differential.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// inferno's flamegraph writer failed.
+    #[error("flamegraph: {0}")]
+    Flamegraph(#[source] std::io::Error),
+    /// inferno's differential folder failed.
+    #[error("differential: {0}")]
+    Differential(#[source] std::io::Error),
+}
+
 /// An interactive flamegraph SVG of a profile; `None` when it has no samples.
-pub fn flamegraph_svg(folded: &Folded, title: &str) -> Result<Option<Vec<u8>>, String> {
+pub fn flamegraph_svg(folded: &Folded, title: &str) -> Result<Option<Vec<u8>>, RenderError> {
     if folded.total() == 0 {
         return Ok(None);
     }
-    let text = folded.to_text();
-    let mut opts = inferno::flamegraph::Options::default();
-    opts.title = title.to_string();
-    opts.count_name = "samples".to_string();
-    opts.deterministic = true;
-    let mut out = Vec::new();
-    inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut out)
-        .map_err(|e| format!("flamegraph: {e}"))?;
-    Ok(Some(out))
+    draw(&folded.to_text(), title, None).map(Some)
 }
 
 /// The differential folded lines `stack before after`, `before` scaled to `after`'s total
 /// (difffolded.pl -n), sorted.
-pub fn diff_lines(before: &Folded, after: &Folded) -> Result<String, String> {
+pub fn diff_lines(before: &Folded, after: &Folded) -> Result<String, RenderError> {
     let opts = inferno::differential::Options {
         normalize: true,
         ..Default::default()
@@ -29,7 +32,7 @@ pub fn diff_lines(before: &Folded, after: &Folded) -> Result<String, String> {
     let (b, a) = (before.to_text(), after.to_text());
     let mut out = Vec::new();
     inferno::differential::from_readers(opts, b.as_bytes(), a.as_bytes(), &mut out)
-        .map_err(|e| format!("differential: {e}"))?;
+        .map_err(RenderError::Differential)?;
     let text = String::from_utf8_lossy(&out);
     let mut lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines.sort_unstable();
@@ -38,20 +41,31 @@ pub fn diff_lines(before: &Folded, after: &Folded) -> Result<String, String> {
 
 /// A differential flamegraph: widths from `after`, red = grew, blue = shrank (normalised by
 /// sample count); `None` when either side has no samples.
-pub fn diff_svg(before: &Folded, after: &Folded, title: &str) -> Result<Option<Vec<u8>>, String> {
+pub fn diff_svg(
+    before: &Folded,
+    after: &Folded,
+    title: &str,
+) -> Result<Option<Vec<u8>>, RenderError> {
     if before.total() == 0 || after.total() == 0 {
         return Ok(None);
     }
     let lines = diff_lines(before, after)?;
+    let subtitle = "red = more samples than the base, blue = fewer (normalised)";
+    draw(&lines, title, Some(subtitle)).map(Some)
+}
+
+/// inferno's flamegraph of folded (or differential folded) lines, counted in samples, laid
+/// out deterministically so the same profile gives the same file.
+fn draw(lines: &str, title: &str, subtitle: Option<&str>) -> Result<Vec<u8>, RenderError> {
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
-    opts.subtitle = Some("red = more samples than the base, blue = fewer (normalised)".into());
+    opts.subtitle = subtitle.map(str::to_string);
     opts.count_name = "samples".to_string();
     opts.deterministic = true;
     let mut out = Vec::new();
     inferno::flamegraph::from_lines(&mut opts, lines.lines(), &mut out)
-        .map_err(|e| format!("flamegraph: {e}"))?;
-    Ok(Some(out))
+        .map_err(RenderError::Flamegraph)?;
+    Ok(out)
 }
 
 /// speedscope's file format: one sampled profile, stacks root first, weighted by samples.

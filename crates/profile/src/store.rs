@@ -239,7 +239,7 @@ pub fn keep_profile(spec: &ProfileSpec, script: &str, queries: u64) -> ProfileIn
             Err(e) => notes.push(e.to_string()),
         },
         Ok(None) => {}
-        Err(e) => notes.push(e),
+        Err(e) => notes.push(e.to_string()),
     }
     if info.samples > 0 {
         let json = speedscope_json(&folded, &title);

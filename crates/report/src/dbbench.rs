@@ -1,5 +1,5 @@
-//! db_bench's `report.tsv` columns for steps with RocksDB's counters (spec workloads-more.md
-//! D6), from the engine's own statistics and properties over each step's window, plus
+//! db_bench's `report.tsv` columns (RocksDB's `tools/benchmark.sh`) for steps with RocksDB's
+//! counters, from the engine's own statistics and properties over each step's window, plus
 //! dbdelta's CPU per operation.
 
 use crate::data::ReportData;

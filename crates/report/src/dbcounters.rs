@@ -5,8 +5,7 @@
 
 use crate::data::ReportData;
 use crate::detail::{result_of, selected};
-use crate::html::esc;
-use crate::markdown::escape;
+use crate::markup::{self, esc, Html, Markdown, Out};
 use crate::ReportOptions;
 use dbdelta_model::{StepResult, ThroughputUnit};
 use std::fmt::Write;
@@ -200,6 +199,17 @@ fn rows<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line
         .collect()
 }
 
+/// A line as the Markdown and HTML writers lay it out.
+fn markup_line(label: &str, target: &str, values: &DbPerOp) -> markup::Line {
+    markup::Line::keyed(
+        [label, target],
+        values
+            .cells()
+            .into_iter()
+            .map(|v| v.map_or(Out::Word("-"), |v| Out::Num(v, 3))),
+    )
+}
+
 fn value(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"))
 }
@@ -221,6 +231,7 @@ pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
 
 /// The markdown tables, one per thread count.
 pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    let w = Markdown { opts };
     for (dop, lines) in rows(data, opts) {
         let heads: Vec<&str> = COLUMNS.iter().map(|c| c.markdown).collect();
         let _ = write!(
@@ -230,14 +241,7 @@ pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
             "---:|".repeat(COLUMNS.len())
         );
         for (label, target, values) in lines {
-            let cells: Vec<String> = values.cells().into_iter().map(value).collect();
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                escape(label),
-                escape(target),
-                cells.join(" | ")
-            );
+            w.line(out, &markup_line(label, target, &values), 0);
         }
     }
 }
@@ -251,6 +255,7 @@ pub fn any(data: &ReportData, opts: &ReportOptions) -> bool {
 /// The HTML section: one table per thread count after the hardware cost tables, the
 /// legend as a note.
 pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    let w = Html { opts };
     let tables = rows(data, opts);
     if tables.is_empty() {
         return;
@@ -271,20 +276,7 @@ pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
             "<h3>dop={dop}</h3>\n<table class=\"cost\">\n<tr><th>step</th><th>target</th>{heads}</tr>"
         );
         for (label, target, values) in lines {
-            let cells: String = values
-                .cells()
-                .into_iter()
-                .map(|v| match v {
-                    Some(_) => format!("<td class=\"n\">{}</td>", value(v)),
-                    None => "<td class=\"na\">-</td>".to_string(),
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td>{cells}</tr>",
-                esc(label),
-                esc(target)
-            );
+            w.line(out, &markup_line(label, target, &values), 0);
         }
         out.push_str("</table>\n");
     }

@@ -1,5 +1,5 @@
 //! The detail sections under the QPS tables: latency percentiles per step and target, and
-//! the published `sb.met` per-operation cost blocks (spec §A10).
+//! the published `sb.met` per-operation cost blocks (Mark Callaghan's sysbench scripts).
 
 use crate::data::ReportData;
 use dbdelta_model::glob::glob_match;
@@ -73,7 +73,7 @@ fn met_title(r: &StepResult) -> String {
     format!("sb.met.{}.range{range}.pk1.dop{}", r.step, r.threads)
 }
 
-/// The §A10 blocks in the published order: the load first, then the steps in run order
+/// The `sb.met` blocks in the published order: the load first, then the steps in run order
 /// without scans, then the scans. Targets without OS metrics are left out of a block.
 pub fn met_text(out: &mut String, data: &ReportData, globs: &[String]) {
     let Some(first) = data.columns.first() else {

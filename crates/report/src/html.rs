@@ -7,13 +7,14 @@
 //! it can be a golden file.
 
 use crate::data::{load_rows, ReportData};
-use crate::detail::{cost_row, result_of, selected};
-use crate::summary::{concurrency, group_stats, per_dollar};
+use crate::detail::{result_of, selected};
+use crate::markup::{esc, Html};
+use crate::sections::{self, LATENCY_CELLS};
 use crate::svg::{self, BarRow, Series};
 use crate::table::{Cell, Table};
 use crate::verdict::VerdictCell;
 use crate::ReportOptions;
-use dbdelta_model::{Group, StepStatus, ThroughputUnit};
+use dbdelta_model::{StepStatus, ThroughputUnit};
 use std::fmt::Write;
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;\
@@ -30,39 +31,10 @@ td.fail{background:#fbe3e3;color:#a00;font-weight:bold}td.na{color:#999}\
 .swatch{display:inline-block;width:12px;height:12px;vertical-align:-1px;border:1px solid #999}\
 .multi{display:flex;flex-wrap:wrap;gap:6px}pre.drill{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow-x:auto;font-size:12px}svg.chart{background:#fff;border:1px solid #eee}";
 
-/// Escapes text for HTML element content and attribute values.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// How a ratio compares with the thresholds, judged on the printed two-decimal value:
-/// `Some(false)` at or below `low`, `Some(true)` at or above `high`.
-pub(crate) fn beyond(value: f64, opts: &ReportOptions) -> Option<bool> {
-    let shown: f64 = format!("{value:.2}").parse().unwrap_or(value);
-    const EPS: f64 = 1e-9;
-    if shown <= opts.low + EPS {
-        Some(false)
-    } else if shown >= opts.high - EPS {
-        Some(true)
-    } else {
-        None
-    }
-}
-
 /// Renders the whole page.
 pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) -> String {
     let mut o = String::new();
+    let w = Html { opts };
     let names: Vec<&str> = data.columns.iter().map(|c| c.name()).collect();
     let title = if names.len() >= 2 {
         format!(
@@ -95,20 +67,20 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
     }
     if data.columns.len() >= 2 {
         for table in &data.tables {
-            relative(&mut o, data, table, opts, verdicts);
+            relative(&mut o, &w, data, table, verdicts);
         }
     }
     for table in &data.tables {
         absolute(&mut o, data, table);
     }
-    concurrency_section(&mut o, data);
+    concurrency_section(&mut o, &w, data);
     timeline(&mut o, data, opts);
-    latency(&mut o, data);
-    costs(&mut o, data, opts);
+    latency(&mut o, &w, data);
+    costs(&mut o, &w, data);
     crate::dbcounters::html(&mut o, data, opts);
-    dollars(&mut o, data, opts);
+    dollars(&mut o, &w, data);
     load(&mut o, data);
-    failures(&mut o, data);
+    failures(&mut o, &w, data);
     crate::profiles::section(&mut o, data, opts);
     o.push_str("</body>\n</html>\n");
     o
@@ -484,52 +456,6 @@ fn legend(o: &mut String, opts: &ReportOptions) {
     o.push_str("</table>\n");
 }
 
-/// A table cell (`<td>`) for a cell; `ratio` colors by the thresholds, `worse_high` inverts
-/// the colors (for costs, where more is worse).
-fn td(c: &Cell, decimals: usize, ratio: Option<(&ReportOptions, bool)>) -> String {
-    let good = match c {
-        Cell::Value { value, .. } => {
-            ratio.and_then(|(opts, worse_high)| beyond(*value, opts).map(|high| high != worse_high))
-        }
-        _ => None,
-    };
-    titled_td(c, decimals, good, None)
-}
-
-/// A table cell with a tooltip on value cells; `good` colors a value green (`Some(true)`)
-/// or red (`Some(false)`).
-fn titled_td(c: &Cell, decimals: usize, good: Option<bool>, title: Option<&str>) -> String {
-    match c {
-        Cell::Value { value, interrupted } => {
-            let class = match good {
-                Some(true) => "n hi",
-                Some(false) => "n lo",
-                None => "n",
-            };
-            let text = if value.is_finite() {
-                format!("{value:.decimals$}")
-            } else {
-                "inf".to_string()
-            };
-            let title = title.map_or(String::new(), |t| format!(" title=\"{}\"", esc(t)));
-            format!(
-                "<td{title} class=\"{class}\">{text}{}</td>",
-                if *interrupted { " †" } else { "" }
-            )
-        }
-        Cell::Failed { reason } => format!(
-            "<td class=\"fail\" title=\"{}\">fail: {}</td>",
-            esc(reason),
-            esc(&short(reason))
-        ),
-        Cell::Missing => "<td class=\"na\">NA</td>".to_string(),
-        Cell::NotSupported { reason } => format!(
-            "<td class=\"na\" title=\"{}\">not supported</td>",
-            esc(reason)
-        ),
-    }
-}
-
 /// Whether a relative value counts as faster (`Some(true)`) or slower (`Some(false)`): only
 /// when its difference is significant; `None` without an interval or within the noise.
 fn direction(c: Option<&dbdelta_verdict::Comparison>) -> Option<bool> {
@@ -544,7 +470,7 @@ fn direction(c: Option<&dbdelta_verdict::Comparison>) -> Option<bool> {
 /// the lack of one, is the cell's tooltip.
 fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
     let Some(c) = cell.and_then(|v| v.comparison) else {
-        return titled_td(
+        return Html::titled_td(
             rel,
             2,
             None,
@@ -567,33 +493,11 @@ fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
         c.high,
         c.verdict.name()
     );
-    titled_td(rel, 2, direction(Some(&c)), Some(&title))
+    Html::titled_td(rel, 2, direction(Some(&c)), Some(&title))
 }
 
-fn short(reason: &str) -> String {
-    let line = reason.lines().next().unwrap_or_default().trim();
-    if line.chars().count() <= 60 {
-        return line.to_string();
-    }
-    let cut: String = line.chars().take(60).collect();
-    format!("{}…", cut.trim_end())
-}
-
-fn group_row(o: &mut String, group: Group, span: usize) {
-    let _ = writeln!(
-        o,
-        "<tr class=\"g\"><th colspan=\"{span}\">{} queries</th></tr>",
-        group.name()
-    );
-}
-
-fn relative(
-    o: &mut String,
-    data: &ReportData,
-    table: &Table,
-    opts: &ReportOptions,
-    verdicts: &[VerdictCell],
-) {
+fn relative(o: &mut String, w: &Html, data: &ReportData, table: &Table, verdicts: &[VerdictCell]) {
+    let opts = w.opts;
     let profiled = crate::profiles::profiled_steps(data);
     let others: Vec<&str> = data.columns.iter().skip(1).map(|c| c.name()).collect();
     let by_cell = crate::verdict::by_cell(verdicts, table.dop);
@@ -612,7 +516,7 @@ fn relative(
     for row in &table.rows {
         if last != Some(row.group) {
             last = Some(row.group);
-            group_row(o, row.group, others.len() + 1);
+            Html::group_row(o, row.group, others.len() + 1);
         }
         let base_failed = matches!(row.cells.first(), Some(Cell::Failed { .. }));
         if profiled.contains(&(row.label.clone(), table.dop)) {
@@ -662,8 +566,8 @@ fn relative(
     );
     o.push_str(&svg::relative_bars(&rows, &others, opts.low, opts.high));
     o.push('\n');
-    let stats = group_stats(data, table);
-    if stats.is_empty() {
+    let lines = sections::group_lines(data, table);
+    if lines.is_empty() {
         return;
     }
     let _ = writeln!(
@@ -671,23 +575,8 @@ fn relative(
         "<h3>Relative QPS per group, dop={}</h3>\n<table class=\"stats\">\n<tr><th>group</th><th>target</th><th>steps</th><th>avg</th><th>median</th><th>min</th><th>max</th><th>stddev</th></tr>",
         table.dop
     );
-    for s in stats {
-        let v = |x: f64| Cell::Value {
-            value: x,
-            interrupted: false,
-        };
-        let _ = writeln!(
-            o,
-            "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td>{}{}{}{}<td class=\"n\">{:.3}</td></tr>",
-            s.group.name(),
-            esc(data.columns[s.column].name()),
-            s.n,
-            td(&v(s.avg), 2, Some((opts, false))),
-            td(&v(s.median), 2, Some((opts, false))),
-            td(&v(s.min), 2, Some((opts, false))),
-            td(&v(s.max), 2, Some((opts, false))),
-            s.stddev
-        );
+    for l in &lines {
+        w.line(o, l, 0);
     }
     o.push_str("</table>\n");
 }
@@ -714,7 +603,7 @@ fn absolute(o: &mut String, data: &ReportData, table: &Table) {
     for row in &table.rows {
         if last != Some(row.group) {
             last = Some(row.group);
-            group_row(o, row.group, 2 + 2 * data.columns.len());
+            Html::group_row(o, row.group, 2 + 2 * data.columns.len());
         }
         let _ = write!(
             o,
@@ -723,7 +612,7 @@ fn absolute(o: &mut String, data: &ReportData, table: &Table) {
             unit_name(row.unit)
         );
         for (col, cell) in data.columns.iter().zip(&row.cells) {
-            o.push_str(&td(cell, 0, None));
+            o.push_str(&Html::cell(cell, 0));
             let tps = match (cell, result_of(data, col.name(), &row.label, table.dop)) {
                 (Cell::Value { .. }, Some(r)) => format!("<td class=\"n\">{:.0}</td>", r.tps),
                 _ => "<td class=\"na\"></td>".to_string(),
@@ -746,14 +635,14 @@ fn unit_name(u: ThroughputUnit) -> &'static str {
     }
 }
 
-fn concurrency_section(o: &mut String, data: &ReportData) {
-    let tables = concurrency(data);
+fn concurrency_section(o: &mut String, w: &Html, data: &ReportData) {
+    let tables = sections::concurrency_lines(data);
     if tables.is_empty() {
         return;
     }
     let dops: Vec<f64> = data.dops().into_iter().map(f64::from).collect();
     o.push_str("<h2 id=\"concurrency\">Throughput vs thread count</h2>\n<p class=\"note\">One chart and one table per step: throughput (QPS; scan Krows/s) of each target at each thread count. Failed points are left out.</p>\n<div class=\"multi\">\n");
-    for t in &tables {
+    for (t, _) in &tables {
         let series: Vec<Series> = data
             .columns
             .iter()
@@ -779,7 +668,7 @@ fn concurrency_section(o: &mut String, data: &ReportData) {
         o.push('\n');
     }
     o.push_str("</div>\n");
-    for t in &tables {
+    for (t, lines) in &tables {
         let _ = write!(
             o,
             "<h3>{} ({})</h3>\n<table class=\"conc\">\n<tr><th>target</th>",
@@ -790,12 +679,8 @@ fn concurrency_section(o: &mut String, data: &ReportData) {
             let _ = write!(o, "<th>{d}</th>");
         }
         o.push_str("</tr>\n");
-        for (i, c) in data.columns.iter().enumerate() {
-            let _ = write!(o, "<tr><td>{}</td>", esc(c.name()));
-            for cell in &t.cells[i] {
-                o.push_str(&td(cell, 0, None));
-            }
-            o.push_str("</tr>\n");
+        for l in lines {
+            w.line(o, l, 0);
         }
         o.push_str("</table>\n");
     }
@@ -864,7 +749,7 @@ fn timeline(o: &mut String, data: &ReportData, opts: &ReportOptions) {
     }
 }
 
-fn latency(o: &mut String, data: &ReportData) {
+fn latency(o: &mut String, w: &Html, data: &ReportData) {
     o.push_str("<h2 id=\"latency\">Latency (µs per event)</h2>\n");
     for table in &data.tables {
         let _ = writeln!(
@@ -872,127 +757,29 @@ fn latency(o: &mut String, data: &ReportData) {
             "<h3>dop={}</h3>\n<table class=\"lat\">\n<tr><th>step</th><th>target</th><th>p50</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th></tr>",
             table.dop
         );
-        let mut last = None;
-        for row in &table.rows {
-            if last != Some(row.group) {
-                last = Some(row.group);
-                group_row(o, row.group, 8);
-            }
-            for (col, cell) in data.columns.iter().zip(&row.cells) {
-                let head = format!(
-                    "<tr><td>{}</td><td>{}</td>",
-                    esc(&row.label),
-                    esc(col.name())
-                );
-                match (cell, result_of(data, col.name(), &row.label, table.dop)) {
-                    (Cell::Failed { .. }, _) => {
-                        let _ =
-                            writeln!(o, "{head}{}<td colspan=\"5\"></td></tr>", td(cell, 0, None));
-                    }
-                    (Cell::Value { .. }, Some(r)) => {
-                        let l = &r.latency;
-                        let _ = write!(o, "{head}");
-                        for v in [l.p50_us, l.p95_us, l.p99_us, l.p999_us, l.max_us, l.mean_us] {
-                            let _ = write!(o, "<td class=\"n\">{v:.1}</td>");
-                        }
-                        o.push_str("</tr>\n");
-                    }
-                    _ => {}
-                }
-            }
-        }
+        // Every step heads its group here, even one without a line.
+        w.blocks(o, &sections::latency(data, table), 8, LATENCY_CELLS, true);
         o.push_str("</table>\n");
     }
 }
 
-fn costs(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+fn costs(o: &mut String, w: &Html, data: &ReportData) {
     o.push_str("<h2 id=\"cost\">Hardware cost per operation</h2>\n<p class=\"note\">The sb.met figures (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s; scan: per thousand rows) and CPU µs per operation. OS metrics cover the measured window only. Relative columns are target / base of the same step: more is worse, so red = costlier, green = cheaper.</p>\n");
     let mut any = false;
     for table in &data.tables {
-        let proxy = crate::detail::table_has_proxy(data, table);
-        let mut body = String::new();
-        let mut last = None;
-        for row in &table.rows {
-            if !selected(&opts.metrics, &row.step, &row.label) {
-                continue;
-            }
-            let base = data
-                .columns
-                .first()
-                .and_then(|c| result_of(data, c.name(), &row.label, table.dop))
-                .and_then(|r| r.costs.as_ref());
-            let mut lines = String::new();
-            for (col, cell) in data.columns.iter().zip(&row.cells) {
-                let head = format!(
-                    "<tr><td>{}</td><td>{}</td>",
-                    esc(&row.label),
-                    esc(col.name())
-                );
-                if let Cell::Failed { .. } = cell {
-                    let _ = writeln!(
-                        lines,
-                        "{head}{}<td colspan=\"{}\"></td></tr>",
-                        td(cell, 0, None),
-                        if proxy { 12 } else { 11 }
-                    );
-                    continue;
-                }
-                let Some(c) = result_of(data, col.name(), &row.label, table.dop)
-                    .and_then(|r| r.costs.as_ref())
-                else {
-                    continue;
-                };
-                let costs = cost_row(c, base);
-                let remote = data.is_remote(col.name());
-                let mut line = head;
-                for (i, (v, d)) in costs.absolute.into_iter().enumerate() {
-                    match v {
-                        _ if remote && i == crate::detail::SERVER_CPU => {
-                            line.push_str("<td class=\"na\">remote</td>")
-                        }
-                        Some(v) => line.push_str(&format!("<td class=\"n\">{v:.d$}</td>")),
-                        None => line.push_str("<td class=\"na\">-</td>"),
-                    }
-                }
-                if proxy {
-                    match c.proxy_cpu_us_op {
-                        Some(v) => line.push_str(&format!("<td class=\"n\">{v:.1}</td>")),
-                        None => line.push_str("<td class=\"na\">-</td>"),
-                    }
-                }
-                for value in costs.relative {
-                    match value {
-                        Some(value) => line.push_str(&td(
-                            &Cell::Value {
-                                value,
-                                interrupted: false,
-                            },
-                            2,
-                            Some((opts, true)),
-                        )),
-                        None => line.push_str("<td class=\"na\">-</td>"),
-                    }
-                }
-                let _ = writeln!(lines, "{line}</tr>");
-            }
-            if lines.is_empty() {
-                continue;
-            }
-            if last != Some(row.group) {
-                last = Some(row.group);
-                group_row(&mut body, row.group, 14);
-            }
-            body.push_str(&lines);
-        }
-        if body.is_empty() {
+        let costs = sections::costs(data, table, &w.opts.metrics);
+        if costs.is_empty() {
             continue;
         }
         any = true;
+        // The group rows span 14 columns with or without the proxy column, as published.
+        let mut body = String::new();
+        w.blocks(&mut body, &costs.blocks, 14, costs.width(), false);
         let _ = writeln!(
             o,
             "<h3>dop={}</h3>\n<table class=\"cost\">\n<tr><th>step</th><th>target</th><th>cpu/o</th><th>cs/o</th><th>r/o</th><th>rKB/o</th><th>wKB/o</th><th>o/s</th><th>host µs/op</th><th>server µs/op</th><th>client µs/op</th>{}<th>rel host CPU</th><th>rel cs/o</th><th>rel wKB/o</th></tr>\n{body}</table>",
             table.dop,
-            if proxy { "<th>proxy µs/op</th>" } else { "" }
+            if costs.proxy { "<th>proxy µs/op</th>" } else { "" }
         );
     }
     if !any {
@@ -1002,7 +789,8 @@ fn costs(o: &mut String, data: &ReportData, opts: &ReportOptions) {
     }
 }
 
-fn dollars(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+fn dollars(o: &mut String, w: &Html, data: &ReportData) {
+    let opts = w.opts;
     if opts.costs.is_empty() {
         return;
     }
@@ -1026,20 +814,8 @@ fn dollars(o: &mut String, data: &ReportData, opts: &ReportOptions) {
             let _ = write!(o, "<th>{0} ops/hour/$</th><th>{0} %</th>", esc(n));
         }
         o.push_str("</tr>\n");
-        let per = per_dollar(data, table, &opts.costs);
-        for (row, cells) in table.rows.iter().zip(per) {
-            let _ = write!(o, "<tr><td>{}</td>", esc(&row.label));
-            for pd in cells {
-                o.push_str(&td(&pd.cell, 0, None));
-                match pd.percent {
-                    Some(p) => {
-                        let class = if p >= 99.95 { "n hi" } else { "n" };
-                        let _ = write!(o, "<td class=\"{class}\">{p:.1}</td>");
-                    }
-                    None => o.push_str("<td class=\"na\">NA</td>"),
-                }
-            }
-            o.push_str("</tr>\n");
+        for l in sections::dollars(data, table, &opts.costs) {
+            w.line(o, &l, 0);
         }
         o.push_str("</table>\n");
     }
@@ -1058,12 +834,11 @@ fn load(o: &mut String, data: &ReportData) {
                     o,
                     "<tr><td>{}</td>{}<td class=\"na\">NA</td><td class=\"na\">NA</td></tr>",
                     esc(col.name()),
-                    td(
+                    Html::cell(
                         &Cell::Failed {
                             reason: reason.clone()
                         },
-                        0,
-                        None
+                        0
                     )
                 );
             }
@@ -1082,24 +857,14 @@ fn load(o: &mut String, data: &ReportData) {
     o.push_str("</table>\n");
 }
 
-fn failures(o: &mut String, data: &ReportData) {
-    let lines: Vec<String> = crate::detail::failed_cells(data)
-        .map(|(dop, label, target, reason)| {
-            format!(
-                "<tr><td class=\"n\">{dop}</td><td>{}</td><td>{}</td><td class=\"fail\">{}</td></tr>",
-                esc(label),
-                esc(target),
-                esc(reason)
-            )
-        })
-        .collect();
+fn failures(o: &mut String, w: &Html, data: &ReportData) {
+    let lines = sections::failures(data);
     if lines.is_empty() {
         return;
     }
     o.push_str("<h2 id=\"failures\">Failed steps</h2>\n<table>\n<tr><th>dop</th><th>step</th><th>target</th><th>reason</th></tr>\n");
-    for l in lines {
-        o.push_str(&l);
-        o.push('\n');
+    for l in &lines {
+        w.line(o, l, 0);
     }
     o.push_str("</table>\n");
 }

@@ -1,20 +1,20 @@
-//! The Insert Benchmark report (spec workloads.md §B10): the absolute throughput table
+//! The Insert Benchmark report (Mark Callaghan's `gen_html.sh`): the absolute throughput table
 //! (`tput.tab`, quartile colors, SLA failures gray), the relative throughput table
 //! (`tputr.tab`, blue above 1.05, yellow below 0.95) and the background insert-rate table
 //! (`iput.tab`, red below 95 % of the target, with the target row), then per-step cost and
 //! latency details. Rows are targets with the base first.
 
 use crate::data::ReportData;
-use crate::html::esc;
+use crate::markup::Layout;
+pub use crate::markup::{Color, Grid, GridCell};
 use dbdelta_model::{IbenchStats, StepKind, StepResult, StepStatus};
 use serde::Serialize;
-use std::fmt::Write;
 
-/// The measured steps in report order (§B10.1).
+/// The measured steps in report order (the published `tput.tab` columns).
 pub const STEPS: [&str; 10] = [
     "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
 ];
-/// The read+write steps and their published column names (§B10.4).
+/// The read+write steps and their published column names (`iput.tab`).
 pub const RW_STEPS: [(&str, &str); 6] = [
     ("qr100", "qr100.L1"),
     ("qp100", "qp100.L2"),
@@ -23,92 +23,6 @@ pub const RW_STEPS: [(&str, &str); 6] = [
     ("qr1000", "qr1000.L5"),
     ("qp1000", "qp1000.L6"),
 ];
-
-/// A cell's background, as the published HTML colors it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Color {
-    /// No color.
-    None,
-    /// Bottom quartile, or below 95 % of the insert-rate target (#FF9A9A).
-    Red,
-    /// Top quartile (#81FFA6).
-    Green,
-    /// QPS of a step that failed the insert-rate SLA (#D7D7D7).
-    Gray,
-    /// Relative value above 1.05 (#81FFF9).
-    Blue,
-    /// Relative value below 0.95 (#FFDD81).
-    Yellow,
-    /// The target row of the insert-rate table (gray, #D7D7D7; no marker in text).
-    Target,
-}
-
-impl Color {
-    fn hex(self) -> Option<&'static str> {
-        match self {
-            Color::None => None,
-            Color::Red => Some("#FF9A9A"),
-            Color::Green => Some("#81FFA6"),
-            Color::Gray | Color::Target => Some("#D7D7D7"),
-            Color::Blue => Some("#81FFF9"),
-            Color::Yellow => Some("#FFDD81"),
-        }
-    }
-
-    /// The plain-text marker of the color.
-    fn marker(self) -> &'static str {
-        match self {
-            Color::None | Color::Target => "",
-            Color::Red => " (r)",
-            Color::Green => " (g)",
-            Color::Gray => " (sla)",
-            Color::Blue => " (b)",
-            Color::Yellow => " (y)",
-        }
-    }
-}
-
-/// One cell: its text and background.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GridCell {
-    /// The printed value (`-` when not measured, `failed` when the step failed).
-    pub text: String,
-    /// The number, when there is one.
-    pub value: Option<f64>,
-    /// Background color.
-    pub color: Color,
-}
-
-impl GridCell {
-    fn missing(text: &str) -> Self {
-        GridCell {
-            text: text.to_string(),
-            value: None,
-            color: Color::None,
-        }
-    }
-    fn num(value: f64, text: String) -> Self {
-        GridCell {
-            text,
-            value: Some(value),
-            color: Color::None,
-        }
-    }
-}
-
-/// A titled table with a first column of row names.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Grid {
-    /// Title.
-    pub title: String,
-    /// Column headings after the row-name column.
-    pub columns: Vec<String>,
-    /// (row name, cells).
-    pub rows: Vec<(String, Vec<GridCell>)>,
-    /// What the colors mean.
-    pub legend: String,
-}
 
 /// True when the report's runs hold Insert Benchmark results.
 pub fn present(data: &ReportData) -> bool {
@@ -138,7 +52,7 @@ fn fmt0(v: f64) -> String {
     format!("{v:.0}")
 }
 
-/// §B10.1/B10.2: absolute throughput with quartile colors, SLA failures gray.
+/// `tput.tab`: absolute throughput with quartile colors, SLA failures gray.
 pub fn tput(data: &ReportData) -> Grid {
     let names = targets(data);
     let mut rows: Vec<(String, Vec<GridCell>)> = names
@@ -196,6 +110,9 @@ pub fn tput(data: &ReportData) -> Grid {
     let mut columns = vec![];
     columns.extend(STEPS.iter().map(|s| s.to_string()));
     Grid {
+        corner: "dbms".into(),
+        notes: Vec::new(),
+        layout: Layout::Colored,
         title: "Absolute throughput: inserts/s (l.i0, l.i1, l.i2), indexed rows/s (l.x), queries/s (qr*, qp*)".into(),
         columns,
         rows,
@@ -203,7 +120,7 @@ pub fn tput(data: &ReportData) -> Grid {
     }
 }
 
-/// §B10.3: throughput relative to the first row (the base).
+/// `tputr.tab`: throughput relative to the first row (the base).
 pub fn tputr(data: &ReportData) -> Grid {
     let abs = tput(data);
     let base: Vec<Option<f64>> = abs
@@ -251,6 +168,9 @@ pub fn tputr(data: &ReportData) -> Grid {
         })
         .collect();
     Grid {
+        corner: "dbms".into(),
+        notes: Vec::new(),
+        layout: Layout::Colored,
         title: format!("Relative throughput: value / value of {}", data.base()),
         columns: abs.columns,
         rows,
@@ -258,7 +178,7 @@ pub fn tputr(data: &ReportData) -> Grid {
     }
 }
 
-/// §B10.4: background insert rates of the read+write steps with a target row.
+/// `iput.tab`: background insert rates of the read+write steps with a target row.
 pub fn iput(data: &ReportData) -> Grid {
     let names = targets(data);
     let mut rows: Vec<(String, Vec<GridCell>)> = names
@@ -292,9 +212,8 @@ pub fn iput(data: &ReportData) -> Grid {
                 .find_map(|t| stats(result(data, t, s)).and_then(|st| st.target_insert_rate));
             match t {
                 Some(v) => GridCell {
-                    text: fmt0(v),
-                    value: Some(v),
                     color: Color::Target,
+                    ..GridCell::num(v, fmt0(v))
                 },
                 None => GridCell::missing("-"),
             }
@@ -302,6 +221,9 @@ pub fn iput(data: &ReportData) -> Grid {
         .collect();
     rows.push(("target".to_string(), target_row));
     Grid {
+        corner: "dbms".into(),
+        notes: Vec::new(),
+        layout: Layout::Colored,
         title: "Background insert rates (rows/s, all clients) during the read+write steps".into(),
         columns: RW_STEPS.iter().map(|(_, c)| c.to_string()).collect(),
         rows,
@@ -390,6 +312,9 @@ pub fn details(data: &ReportData) -> Vec<Grid> {
                 })
                 .collect();
             Grid {
+                corner: "dbms".into(),
+                notes: Vec::new(),
+                layout: Layout::Colored,
                 title: format!("{s}: {}", section_title(s)),
                 columns: columns.clone(),
                 rows,
@@ -428,19 +353,7 @@ fn all_grids(data: &ReportData, details_too: bool) -> Vec<Grid> {
 pub fn text(data: &ReportData, details_too: bool) -> String {
     let mut out = String::new();
     for g in all_grids(data, details_too) {
-        let _ = writeln!(out, "{}", g.title);
-        let _ = writeln!(out, "dbms\t{}", g.columns.join("\t"));
-        for (name, cells) in &g.rows {
-            let texts: Vec<String> = cells
-                .iter()
-                .map(|c| format!("{}{}", c.text, c.color.marker()))
-                .collect();
-            let _ = writeln!(out, "{name}\t{}", texts.join("\t"));
-        }
-        if !g.legend.is_empty() {
-            let _ = writeln!(out, "{}", g.legend);
-        }
-        out.push('\n');
+        g.text(&mut out);
     }
     out
 }
@@ -449,27 +362,7 @@ pub fn text(data: &ReportData, details_too: bool) -> String {
 pub fn markdown(data: &ReportData) -> String {
     let mut out = String::from("# Insert Benchmark\n\n");
     for g in all_grids(data, true) {
-        let _ = writeln!(out, "### {}\n", g.title.replace('|', "/"));
-        let _ = writeln!(out, "| dbms | {} |", g.columns.join(" | "));
-        let _ = writeln!(out, "|---|{}", "---:|".repeat(g.columns.len()));
-        for (name, cells) in &g.rows {
-            let texts: Vec<String> = cells
-                .iter()
-                .map(|c| {
-                    let t = c.text.replace('|', "/");
-                    match c.color {
-                        Color::None | Color::Target => t,
-                        Color::Gray => format!("~~{t}~~"),
-                        _ => format!("**{t}**{}", c.color.marker()),
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "| {name} | {} |", texts.join(" | "));
-        }
-        if !g.legend.is_empty() {
-            let _ = writeln!(out, "\n{}", g.legend.replace("(sla)", "(struck through)"));
-        }
-        out.push('\n');
+        g.markdown(&mut out);
     }
     out
 }
@@ -480,30 +373,7 @@ pub fn html(data: &ReportData) -> String {
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Insert Benchmark</title>\n<style>body{font-family:sans-serif}table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #999;padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}</style></head><body>\n<h1>Insert Benchmark</h1>\n",
     );
     for g in all_grids(data, true) {
-        let _ = writeln!(out, "<h2>{}</h2>\n<table>", esc(&g.title));
-        let _ = write!(out, "<tr><th>dbms</th>");
-        for c in &g.columns {
-            let _ = write!(out, "<th>{}</th>", esc(c));
-        }
-        out.push_str("</tr>\n");
-        for (name, cells) in &g.rows {
-            let _ = write!(out, "<tr><td>{}</td>", esc(name));
-            for c in cells {
-                match c.color.hex() {
-                    Some(hex) => {
-                        let _ = write!(out, "<td style=\"background:{hex}\">{}</td>", esc(&c.text));
-                    }
-                    None => {
-                        let _ = write!(out, "<td>{}</td>", esc(&c.text));
-                    }
-                }
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</table>\n");
-        if !g.legend.is_empty() {
-            let _ = writeln!(out, "<p>{}</p>", esc(&g.legend));
-        }
+        g.html(&mut out);
     }
     out.push_str("</body></html>\n");
     out
@@ -536,11 +406,7 @@ pub fn json(data: &ReportData) -> String {
 
 /// CSV of the absolute throughput table.
 pub fn csv(data: &ReportData) -> String {
-    let g = tput(data);
-    let mut out = format!("dbms,{}\n", g.columns.join(","));
-    for (name, cells) in &g.rows {
-        let texts: Vec<&str> = cells.iter().map(|c| c.text.as_str()).collect();
-        let _ = writeln!(out, "{name},{}", texts.join(","));
-    }
+    let mut out = String::new();
+    tput(data).csv(&mut out);
     out
 }

@@ -16,6 +16,8 @@
 //! [`load_run`] reads one run directory (tolerating a run still being written or killed),
 //! [`ReportData::from_runs`] merges runs into one table model ([`table`]) with the base
 //! first, and each format is one module with a `render(data, opts) -> String` function.
+//! Sections build their tables once ([`markup::Grid`], or the lines of the detail sections);
+//! the writers of [`markup`] lay them out as text, Markdown or HTML.
 #![deny(missing_docs)]
 
 pub mod csv;
@@ -29,10 +31,12 @@ pub mod ibench;
 pub mod json;
 mod load;
 pub mod markdown;
+pub mod markup;
 pub mod merge;
 mod order;
 pub mod profiles;
 pub mod queryset;
+mod sections;
 pub mod summary;
 pub mod svg;
 pub mod table;

@@ -132,9 +132,20 @@ fn read_target_dir(
     }
 }
 
-fn read_result(path: &Path) -> Result<StepResult, String> {
-    let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
-    serde_json::from_str(&text).map_err(|e| format!("not a valid result file ({e})"))
+/// Why one result file was skipped; its text is the warning's reason.
+#[derive(Debug, thiserror::Error)]
+enum ResultFileError {
+    /// The file could not be read.
+    #[error("{0}")]
+    Read(#[source] std::io::Error),
+    /// The file is not a result document.
+    #[error("not a valid result file ({0})")]
+    Parse(#[source] serde_json::Error),
+}
+
+fn read_result(path: &Path) -> Result<StepResult, ResultFileError> {
+    let text = fs::read_to_string(path).map_err(ResultFileError::Read)?;
+    serde_json::from_str(&text).map_err(ResultFileError::Parse)
 }
 
 /// Directory entries sorted by name, so that reading order never depends on the file system.

@@ -7,17 +7,14 @@
 //! with the coloring replaced by markers so it reads in plain text.
 
 use crate::data::{load_rows, ReportData};
-use crate::detail::{cost_row, result_of, selected};
-use crate::summary::{concurrency, group_stats, per_dollar};
+use crate::markup::{md as escape, Markdown};
+use crate::sections::{self, LATENCY_CELLS};
 use crate::table::{Cell, Row, Table};
 use crate::verdict::VerdictCell;
 use crate::ReportOptions;
 use dbdelta_model::StepStatus;
 use dbdelta_verdict::Verdict;
 use std::fmt::Write;
-
-/// Longest failure reason shown in a cell; the full text is in the JSON report.
-const REASON_CHARS: usize = 40;
 
 /// Renders the legend, the tables of every thread count and the load table.
 pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) -> String {
@@ -26,29 +23,30 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
         let _ = writeln!(out, "**{line}.**\n");
     }
     legend(&mut out, data);
+    let w = Markdown { opts };
     for table in &data.tables {
         if data.columns.len() >= 2 {
             relative_table(&mut out, data, table, verdicts);
-            group_table(&mut out, data, table);
+            group_table(&mut out, &w, data, table);
         }
         absolute_table(&mut out, data, table);
     }
-    concurrency_tables(&mut out, data);
+    concurrency_tables(&mut out, &w, data);
     if opts.details {
-        latency_tables(&mut out, data);
-        cost_tables(&mut out, data, opts);
+        latency_tables(&mut out, &w, data);
+        cost_tables(&mut out, &w, data, opts);
         crate::dbcounters::markdown(&mut out, data, opts);
     }
-    dollar_tables(&mut out, data, opts);
+    dollar_tables(&mut out, &w, data, opts);
     load_table(&mut out, data);
-    failure_list(&mut out, data);
+    failure_list(&mut out, &w, data);
     out
 }
 
 /// Avg, median, min, max and stddev of each non-base target's relative QPS per group.
-fn group_table(out: &mut String, data: &ReportData, table: &Table) {
-    let stats = group_stats(data, table);
-    if stats.is_empty() {
+fn group_table(out: &mut String, w: &Markdown, data: &ReportData, table: &Table) {
+    let lines = sections::group_lines(data, table);
+    if lines.is_empty() {
         return;
     }
     let _ = writeln!(
@@ -56,42 +54,21 @@ fn group_table(out: &mut String, data: &ReportData, table: &Table) {
         "\n### Relative QPS per group, dop={}\n\n| group | target | steps | avg | median | min | max | stddev |\n|---|---|---:|---:|---:|---:|---:|---:|",
         table.dop
     );
-    for s in stats {
-        let v = |x: f64| {
-            cell(
-                &Cell::Value {
-                    value: x,
-                    interrupted: false,
-                },
-                2,
-                None,
-            )
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.3} |",
-            s.group.name(),
-            escape(data.columns[s.column].name()),
-            s.n,
-            v(s.avg),
-            v(s.median),
-            v(s.min),
-            v(s.max),
-            s.stddev
-        );
+    for l in &lines {
+        w.line(out, l, 0);
     }
 }
 
 /// One table per step when the run has several thread counts: rows = targets, columns =
 /// thread counts (the published "1 2 4 concurrency/version" layout).
-fn concurrency_tables(out: &mut String, data: &ReportData) {
-    let tables = concurrency(data);
+fn concurrency_tables(out: &mut String, w: &Markdown, data: &ReportData) {
+    let tables = sections::concurrency_lines(data);
     if tables.is_empty() {
         return;
     }
     let dops = data.dops();
     out.push_str("\n## Throughput vs thread count\n");
-    for t in &tables {
+    for (t, lines) in &tables {
         let _ = writeln!(
             out,
             "\n### {} ({})\n\n| target | {} |\n|---|{}",
@@ -103,106 +80,34 @@ fn concurrency_tables(out: &mut String, data: &ReportData) {
                 .join(" | "),
             "---:|".repeat(dops.len())
         );
-        for (col, cells) in data.columns.iter().zip(&t.cells) {
-            let cells: Vec<String> = cells.iter().map(|c| cell(c, 0, None)).collect();
-            let _ = writeln!(out, "| {} | {} |", escape(col.name()), cells.join(" | "));
+        for l in lines {
+            w.line(out, l, 0);
         }
     }
 }
 
 /// Event latency percentiles (µs) per thread count, step and target.
-fn latency_tables(out: &mut String, data: &ReportData) {
+fn latency_tables(out: &mut String, w: &Markdown, data: &ReportData) {
     for table in &data.tables {
         let _ = writeln!(
             out,
             "\n### Latency, dop={} (µs per event)\n\n| step | target | p50 | p95 | p99 | p99.9 | max | mean |\n|---|---|---:|---:|---:|---:|---:|---:|",
             table.dop
         );
-        for row in &table.rows {
-            for (col, c) in data.columns.iter().zip(&row.cells) {
-                let head = format!("| {} | {} |", escape(&row.label), escape(col.name()));
-                match (c, result_of(data, col.name(), &row.label, table.dop)) {
-                    (Cell::Failed { .. }, _) => {
-                        let _ = writeln!(out, "{head} {} | | | | | |", cell(c, 0, None));
-                    }
-                    (Cell::Value { .. }, Some(r)) => {
-                        let l = &r.latency;
-                        let _ = writeln!(
-                            out,
-                            "{head} {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
-                            l.p50_us, l.p95_us, l.p99_us, l.p999_us, l.max_us, l.mean_us
-                        );
-                    }
-                    _ => {}
-                }
-            }
-        }
+        w.blocks(out, &sections::latency(data, table), LATENCY_CELLS);
     }
 }
 
 /// Hardware cost per operation (the `sb.met` figures and CPU µs per operation) with the
 /// relative columns (target / base) marked: for costs more is worse, so ▲ = costlier.
-fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+fn cost_tables(out: &mut String, w: &Markdown, data: &ReportData, opts: &ReportOptions) {
     for table in &data.tables {
-        let proxy = crate::detail::table_has_proxy(data, table);
-        let mut body = String::new();
-        for row in &table.rows {
-            if !selected(&opts.metrics, &row.step, &row.label) {
-                continue;
-            }
-            let base = data
-                .columns
-                .first()
-                .and_then(|c| result_of(data, c.name(), &row.label, table.dop))
-                .and_then(|r| r.costs.as_ref());
-            for (col, c) in data.columns.iter().zip(&row.cells) {
-                let head = format!("| {} | {} |", escape(&row.label), escape(col.name()));
-                if let Cell::Failed { .. } = c {
-                    let empty = if proxy { 12 } else { 11 };
-                    let _ = writeln!(body, "{head} {} |{}", cell(c, 0, None), " |".repeat(empty));
-                    continue;
-                }
-                let Some(k) = result_of(data, col.name(), &row.label, table.dop)
-                    .and_then(|r| r.costs.as_ref())
-                else {
-                    continue;
-                };
-                let costs = cost_row(k, base);
-                let remote = data.is_remote(col.name());
-                let mut line = head;
-                for (i, (v, d)) in costs.absolute.into_iter().enumerate() {
-                    match v {
-                        _ if remote && i == crate::detail::SERVER_CPU => line.push_str(" remote |"),
-                        Some(v) => line.push_str(&format!(" {v:.d$} |")),
-                        None => line.push_str(" - |"),
-                    }
-                }
-                if proxy {
-                    match k.proxy_cpu_us_op {
-                        Some(v) => line.push_str(&format!(" {v:.1} |")),
-                        None => line.push_str(" - |"),
-                    }
-                }
-                for value in costs.relative {
-                    let text = match value {
-                        Some(value) => cell(
-                            &Cell::Value {
-                                value,
-                                interrupted: false,
-                            },
-                            2,
-                            Some(threshold_marker(value, opts)),
-                        ),
-                        None => "-".to_string(),
-                    };
-                    line.push_str(&format!(" {text} |"));
-                }
-                let _ = writeln!(body, "{line}");
-            }
-        }
-        if body.is_empty() {
+        let costs = sections::costs(data, table, &opts.metrics);
+        if costs.is_empty() {
             continue;
         }
+        let mut body = String::new();
+        w.blocks(&mut body, &costs.blocks, costs.width());
         let note = crate::detail::remote_note(data)
             .map(|n| format!(" {}", escape(&n)))
             .unwrap_or_default();
@@ -212,14 +117,15 @@ fn cost_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
             table.dop,
             opts.high,
             opts.low,
-            if proxy { " proxy µs/op |" } else { "" },
-            "---:|".repeat(if proxy { 13 } else { 12 })
+            if costs.proxy { " proxy µs/op |" } else { "" },
+            // Step and target stay left-aligned; every figure is right-aligned.
+            "---:|".repeat(costs.width() - 2)
         );
     }
 }
 
 /// `--cost NAME=$/h`: operations per hour per dollar and the share of the row's best.
-fn dollar_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+fn dollar_tables(out: &mut String, w: &Markdown, data: &ReportData, opts: &ReportOptions) {
     if opts.costs.is_empty() {
         return;
     }
@@ -240,39 +146,21 @@ fn dollar_tables(out: &mut String, data: &ReportData, opts: &ReportOptions) {
             let _ = write!(head, " {0} ops/hour/$ | {0} % of best |", escape(n));
         }
         let _ = writeln!(out, "{head}\n|---|{}", "---:|".repeat(2 * opts.costs.len()));
-        for (row, cells) in table.rows.iter().zip(per_dollar(data, table, &opts.costs)) {
-            let _ = write!(out, "| {} |", escape(&row.label));
-            for pd in cells {
-                let pct = pd
-                    .percent
-                    .map(|p| format!("{p:.1}"))
-                    .unwrap_or_else(|| "NA".into());
-                let _ = write!(out, " {} | {pct} |", cell(&pd.cell, 0, None));
-            }
-            out.push('\n');
+        for l in sections::dollars(data, table, &opts.costs) {
+            w.line(out, &l, 0);
         }
     }
 }
 
 /// Every failed step with its full first-line reason: failures are never shown as zero.
-fn failure_list(out: &mut String, data: &ReportData) {
-    let lines: Vec<String> = crate::detail::failed_cells(data)
-        .map(|(dop, label, target, reason)| {
-            format!(
-                "| {dop} | {} | {} | {} |",
-                escape(label),
-                escape(target),
-                escape(reason.trim())
-            )
-        })
-        .collect();
+fn failure_list(out: &mut String, w: &Markdown, data: &ReportData) {
+    let lines = sections::failures(data);
     if lines.is_empty() {
         return;
     }
     out.push_str("\n### Failed steps\n\n| dop | step | target | reason |\n|---:|---|---|---|\n");
-    for l in lines {
-        out.push_str(&l);
-        out.push('\n');
+    for l in &lines {
+        w.line(out, l, 0);
     }
 }
 
@@ -313,7 +201,7 @@ fn relative_table(out: &mut String, data: &ReportData, table: &Table, verdicts: 
                 Cell::Value { .. } if base_failed => "NA (base failed)".to_string(),
                 _ => {
                     let v = by_cell.get(&(row.label.clone(), target.to_string()));
-                    cell(rel, 2, Some(marker(v.copied())))
+                    Markdown::cell(rel, 2, Some(marker(v.copied())))
                 }
             })
             .collect();
@@ -325,7 +213,11 @@ fn absolute_table(out: &mut String, data: &ReportData, table: &Table) {
     let _ = writeln!(out, "\n### Absolute QPS, dop={}\n", table.dop);
     header(out, data.columns.iter().map(|c| c.name()));
     for row in &table.rows {
-        let cells: Vec<String> = row.cells.iter().map(|c| cell(c, 0, None)).collect();
+        let cells: Vec<String> = row
+            .cells
+            .iter()
+            .map(|c| Markdown::cell(c, 0, None))
+            .collect();
         line(out, row, &cells);
     }
 }
@@ -346,25 +238,6 @@ fn line(out: &mut String, row: &Row, cells: &[String]) {
     );
 }
 
-/// One cell; `mark` follows relative values (▼/▲, `?`).
-fn cell(c: &Cell, decimals: usize, mark: Option<&str>) -> String {
-    match c {
-        Cell::Value { value, interrupted } => {
-            let mut s = format!("{value:.decimals$}");
-            if let Some(m) = mark {
-                s.push_str(m);
-            }
-            if *interrupted {
-                s.push_str(" †");
-            }
-            s
-        }
-        Cell::Failed { reason } => format!("fail ({})", escape(&truncate(reason))),
-        Cell::Missing => "NA".to_string(),
-        Cell::NotSupported { reason } => format!("n/s ({})", escape(&truncate(reason))),
-    }
-}
-
 /// The marker of a relative value: its verdict, `°` when only false discovery rate control
 /// made it insignificant, `?` without an interval.
 fn marker(v: Option<&VerdictCell>) -> &'static str {
@@ -374,16 +247,6 @@ fn marker(v: Option<&VerdictCell>) -> &'static str {
         Some((Verdict::Improvement, _)) => " ▲",
         Some((Verdict::NoChange, true)) => " °",
         Some((Verdict::NoChange, false)) => "",
-    }
-}
-
-/// The fixed-threshold marker of a relative cost (costs have no interval), judged on the
-/// printed two-decimal value so a cell showing 0.95 is always marked.
-fn threshold_marker(value: f64, opts: &ReportOptions) -> &'static str {
-    match crate::html::beyond(value, opts) {
-        Some(false) => " ▼",
-        Some(true) => " ▲",
-        None => "",
     }
 }
 
@@ -399,7 +262,7 @@ fn load_table(out: &mut String, data: &ReportData) {
                 out,
                 "| {} | fail ({}) | NA | NA |",
                 col.name(),
-                escape(&truncate(reason))
+                Markdown::reason(reason)
             ),
             status => writeln!(
                 out,
@@ -415,43 +278,5 @@ fn load_table(out: &mut String, data: &ReportData) {
                 }
             ),
         };
-    }
-}
-
-fn truncate(reason: &str) -> String {
-    let first_line = reason.lines().next().unwrap_or_default().trim();
-    if first_line.chars().count() <= REASON_CHARS && first_line.len() == reason.trim().len() {
-        return first_line.to_string();
-    }
-    let cut: String = first_line.chars().take(REASON_CHARS).collect();
-    format!("{}…", cut.trim_end())
-}
-
-/// Keeps text from breaking the table: pipes escaped, line breaks flattened.
-pub(crate) fn escape(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cost_markers_use_printed_value() {
-        let o = ReportOptions::default();
-        assert_eq!(threshold_marker(0.9504, &o), " ▼");
-        assert_eq!(threshold_marker(0.9551, &o), "");
-        assert_eq!(threshold_marker(1.0451, &o), " ▲");
-        assert_eq!(threshold_marker(1.0449, &o), "");
-        assert_eq!(threshold_marker(f64::INFINITY, &o), " ▲");
-    }
-
-    #[test]
-    fn reasons_are_short_and_safe() {
-        assert_eq!(truncate("SQLITE_BUSY"), "SQLITE_BUSY");
-        let long = "a".repeat(60);
-        assert_eq!(truncate(&long), format!("{}…", "a".repeat(40)));
-        assert_eq!(truncate("first\nsecond"), "first…");
-        assert_eq!(escape("a|b"), "a\\|b");
     }
 }

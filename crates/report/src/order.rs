@@ -1,4 +1,5 @@
-//! The canonical row order of the tables (spec workloads.md §A12).
+//! The canonical row order of the tables: the order of Mark Callaghan's published sysbench
+//! tables.
 //!
 //! Mark Callaghan's scripts sort file names with a locale collation, which is why his tables
 //! list `random-points_range=1000` before `=100` and `=10`. We use an explicit list instead.

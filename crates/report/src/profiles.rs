@@ -4,8 +4,8 @@
 //! (`profiles/NO-PROFILES.txt`, e.g. perf missing) is shown instead.
 
 use crate::data::ReportData;
-use crate::html::esc;
 use crate::load::RunData;
+use crate::markup::esc;
 use crate::ReportOptions;
 use dbdelta_profile::store::{explain, file_safe, load_infos, ProfileInfo, NO_PROFILES};
 use std::collections::BTreeSet;

@@ -5,58 +5,81 @@
 //!
 //! The sections are built once as [`Grid`]s; text, Markdown and HTML only lay them out.
 
-use crate::html::esc;
+use crate::markup::{esc, md, Color, Grid, GridCell, Layout};
 use crate::verdict::{FDR, LEVEL};
 use dbdelta_model::queryset::{ChecksumMode, QsTarget, QueryRuns, QuerySetResult};
 use dbdelta_verdict::{benjamini_hochberg, compare_paired, Comparison, Direction, Verdict};
 use serde::Serialize;
 use std::fmt::Write;
 
-/// How a cell is marked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mark {
-    /// Nothing to say.
-    Plain,
-    /// Significantly faster than the base.
-    Faster,
-    /// Significantly slower than the base.
-    Slower,
-    /// The result differs from the base's, or the query failed.
-    Wrong,
-}
-
-impl Mark {
-    fn text(self) -> &'static str {
-        match self {
-            Mark::Plain => "",
-            Mark::Faster => " ▲",
-            Mark::Slower => " ▼",
-            Mark::Wrong => " ✗",
-        }
-    }
-
-    fn css(self) -> &'static str {
-        match self {
-            Mark::Plain => "",
-            Mark::Faster => " style=\"background:#81FFA6\"",
-            Mark::Slower => " style=\"background:#FF9A9A\"",
-            Mark::Wrong => " style=\"background:#FFDD81\"",
-        }
+/// The JSON name of a cell's mark, as the sections have always been exported.
+fn mark_name(color: Color) -> &'static str {
+    match color {
+        Color::Green => "faster",
+        Color::Red => "slower",
+        Color::Yellow => "wrong",
+        _ => "plain",
     }
 }
 
-/// One section of the report: a titled table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Grid {
-    /// Section title.
-    pub title: String,
-    /// Lines under the title.
-    pub notes: Vec<String>,
-    /// Column headers.
-    pub header: Vec<String>,
-    /// Rows of (text, mark).
-    pub rows: Vec<Vec<(String, Mark)>>,
+/// A section as JSON exports it: the header with the row-name column first, cells as
+/// (text, mark).
+#[derive(Serialize)]
+struct SectionDoc {
+    title: String,
+    notes: Vec<String>,
+    header: Vec<String>,
+    rows: Vec<Vec<(String, &'static str)>>,
+}
+
+impl From<Grid> for SectionDoc {
+    fn from(g: Grid) -> Self {
+        let mut header = vec![g.corner];
+        header.extend(g.columns);
+        SectionDoc {
+            title: g.title,
+            notes: g.notes,
+            header,
+            rows: g
+                .rows
+                .into_iter()
+                .map(|(name, cells)| {
+                    std::iter::once((name, "plain"))
+                        .chain(cells.into_iter().map(|c| (c.text, mark_name(c.color))))
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A section of the report: the row's first text is its name, the header's first the
+/// heading of the name column.
+fn grid(
+    title: &str,
+    notes: Vec<String>,
+    header: Vec<String>,
+    rows: Vec<Vec<(String, Color)>>,
+) -> Grid {
+    let mut header = header.into_iter();
+    Grid {
+        title: title.to_string(),
+        notes,
+        corner: header.next().unwrap_or_default(),
+        columns: header.collect(),
+        rows: rows
+            .into_iter()
+            .map(|r| {
+                let mut cells = r
+                    .into_iter()
+                    .map(|(text, color)| GridCell::colored(text, color));
+                let name = cells.next().map(|c| c.text).unwrap_or_default();
+                (name, cells.collect())
+            })
+            .collect(),
+        legend: String::new(),
+        layout: Layout::Marked,
+    }
 }
 
 /// One target/base comparison of a query.
@@ -191,18 +214,18 @@ impl QuerySetReport {
             .queries
             .iter()
             .map(|q| {
-                let mut row = vec![(q.name.clone(), Mark::Plain)];
+                let mut row = vec![(q.name.clone(), Color::None)];
                 for (i, t) in r.targets.iter().enumerate() {
                     let runs = runs(t, &q.name);
                     let text = match runs {
-                        None if t.error.is_some() => ("failed".to_string(), Mark::Wrong),
-                        None => ("-".to_string(), Mark::Plain),
-                        Some(x) if x.skipped.is_some() => ("n/a".to_string(), Mark::Plain),
-                        Some(x) if x.error.is_some() => ("error".to_string(), Mark::Wrong),
-                        Some(_) if i == 0 => ("1.00".to_string(), Mark::Plain),
+                        None if t.error.is_some() => ("failed".to_string(), Color::Yellow),
+                        None => ("-".to_string(), Color::None),
+                        Some(x) if x.skipped.is_some() => ("n/a".to_string(), Color::None),
+                        Some(x) if x.error.is_some() => ("error".to_string(), Color::Yellow),
+                        Some(_) if i == 0 => ("1.00".to_string(), Color::None),
                         Some(_) => match self.cell(&q.name, &t.name) {
                             Some(c) => speed_text(c),
-                            None => ("-".to_string(), Mark::Plain),
+                            None => ("-".to_string(), Color::None),
                         },
                     };
                     row.push(text);
@@ -210,9 +233,9 @@ impl QuerySetReport {
                 row
             })
             .collect();
-        Grid {
-            title: "Speed relative to the base".to_string(),
-            notes: vec![
+        grid(
+            "Speed relative to the base",
+            vec![
                 format!(
                     "{} runs per query: the first (cold, after setup) is reported apart; speed = base time / target time over the {warm} paired warm rounds (geometric mean; above 1 = faster than {}).",
                     r.repeat_query, self.base
@@ -221,7 +244,7 @@ impl QuerySetReport {
             ],
             header,
             rows,
-        }
+        )
     }
 
     fn times_grid(&self) -> Grid {
@@ -239,12 +262,12 @@ impl QuerySetReport {
                     && self
                         .cell(&q.name, &t.name)
                         .is_some_and(|c| c.result_differs);
-                let mut row = vec![(q.name.clone(), Mark::Plain), (t.name.clone(), Mark::Plain)];
+                let mut row = vec![(q.name.clone(), Color::None), (t.name.clone(), Color::None)];
                 if let Some(why) = x.skipped.as_ref().or(x.error.as_ref()) {
                     let mark = if x.error.is_some() {
-                        Mark::Wrong
+                        Color::Yellow
                     } else {
-                        Mark::Plain
+                        Color::None
                     };
                     row.push((why.clone(), mark));
                     rows.push(row);
@@ -252,17 +275,17 @@ impl QuerySetReport {
                 }
                 let ms = |v: Option<f64>| v.map_or("-".to_string(), |s| format_ms(s * 1e3));
                 let stats = Stats::of(x.warm());
-                row.push((ms(x.runs_secs.first().copied()), Mark::Plain));
+                row.push((ms(x.runs_secs.first().copied()), Color::None));
                 for v in [stats.min, stats.median, stats.mean, stats.max, stats.sd] {
-                    row.push((ms(v), Mark::Plain));
+                    row.push((ms(v), Color::None));
                 }
-                row.push((x.rows.map_or("-".into(), |n| n.to_string()), Mark::Plain));
+                row.push((x.rows.map_or("-".into(), |n| n.to_string()), Color::None));
                 let sum = match (q.checksum, &x.checksum) {
                     (ChecksumMode::None, _) => "not compared".to_string(),
                     (_, Some(c)) => c.clone(),
                     (_, None) => "-".to_string(),
                 };
-                row.push((sum, if differs { Mark::Wrong } else { Mark::Plain }));
+                row.push((sum, if differs { Color::Yellow } else { Color::None }));
                 rows.push(row);
             }
         }
@@ -282,12 +305,7 @@ impl QuerySetReport {
                 q.note.as_deref().unwrap_or_default()
             ));
         }
-        Grid {
-            title: "Query times".to_string(),
-            notes,
-            header,
-            rows,
-        }
+        grid("Query times", notes, header, rows)
     }
 
     fn setup_grid(&self) -> Option<Grid> {
@@ -306,17 +324,17 @@ impl QuerySetReport {
         }
         let mut header = vec!["setup".to_string()];
         header.extend(r.targets.iter().map(|t| t.name.clone()));
-        let mut rows: Vec<Vec<(String, Mark)>> = names
+        let mut rows: Vec<Vec<(String, Color)>> = names
             .iter()
             .map(|n| {
-                let mut row = vec![(n.clone(), Mark::Plain)];
+                let mut row = vec![(n.clone(), Color::None)];
                 for t in &r.targets {
                     row.push(match t.setup.iter().find(|s| &setup_key(&s.name) == n) {
                         Some(s) => match (s.secs, &s.error) {
-                            (Some(secs), _) => (format!("{secs:.2}"), Mark::Plain),
-                            (None, _) => ("failed".to_string(), Mark::Wrong),
+                            (Some(secs), _) => (format!("{secs:.2}"), Color::None),
+                            (None, _) => ("failed".to_string(), Color::Yellow),
                         },
-                        None => ("-".to_string(), Mark::Plain),
+                        None => ("-".to_string(), Color::None),
                     });
                 }
                 row
@@ -331,14 +349,9 @@ impl QuerySetReport {
             ));
         }
         if rows.is_empty() {
-            rows.push(vec![("(none)".to_string(), Mark::Plain)]);
+            rows.push(vec![("(none)".to_string(), Color::None)]);
         }
-        Some(Grid {
-            title: "Setup".to_string(),
-            notes,
-            header,
-            rows,
-        })
+        Some(grid("Setup", notes, header, rows))
     }
 
     fn size_grid(&self) -> Option<Grid> {
@@ -362,29 +375,29 @@ impl QuerySetReport {
                 let Some(s) = t.tables.iter().find(|s| &s.table == table) else {
                     continue;
                 };
-                let mut row = vec![(table.clone(), Mark::Plain), (t.name.clone(), Mark::Plain)];
+                let mut row = vec![(table.clone(), Color::None), (t.name.clone(), Color::None)];
                 match (&s.bytes, &s.error) {
                     (Some(b), _) => {
-                        row.push((bytes(b.data), Mark::Plain));
-                        row.push((b.index.map_or("-".into(), bytes), Mark::Plain));
-                        row.push((bytes(b.data + b.index.unwrap_or(0)), Mark::Plain));
-                        row.push((b.uncompressed.map_or("-".into(), bytes), Mark::Plain));
+                        row.push((bytes(b.data), Color::None));
+                        row.push((b.index.map_or("-".into(), bytes), Color::None));
+                        row.push((bytes(b.data + b.index.unwrap_or(0)), Color::None));
+                        row.push((b.uncompressed.map_or("-".into(), bytes), Color::None));
                     }
-                    (None, Some(e)) => row.push((e.clone(), Mark::Wrong)),
-                    (None, None) => row.push(("unknown to the engine".into(), Mark::Plain)),
+                    (None, Some(e)) => row.push((e.clone(), Color::Yellow)),
+                    (None, None) => row.push(("unknown to the engine".into(), Color::None)),
                 }
                 rows.push(row);
             }
         }
-        Some(Grid {
-            title: "Table sizes".to_string(),
-            notes: vec![
+        Some(grid(
+            "Table sizes",
+            vec![
                 "On-disk size after setup, from each engine's catalog (compressed as stored)."
                     .to_string(),
             ],
             header,
             rows,
-        })
+        ))
     }
 
     fn heading(&self) -> Vec<String> {
@@ -426,21 +439,26 @@ fn runs<'a>(t: &'a QsTarget, query: &str) -> Option<&'a QueryRuns> {
     t.queries.iter().find(|q| q.name == query)
 }
 
-fn speed_text(c: &SpeedCell) -> (String, Mark) {
+fn speed_text(c: &SpeedCell) -> (String, Color) {
     let Some(s) = c.speed else {
-        return ("?".to_string(), Mark::Plain);
+        return ("?".to_string(), Color::None);
     };
     let mut text = match (c.low, c.high) {
         (Some(l), Some(h)) => format!("{s:.2} [{l:.2},{h:.2}]"),
         _ => format!("{s:.2}"),
     };
     let mark = match (c.result_differs, c.significant) {
-        (true, _) => Mark::Wrong,
-        (false, true) if s > 1.0 => Mark::Faster,
-        (false, true) => Mark::Slower,
-        _ => Mark::Plain,
+        (true, _) => Color::Yellow,
+        (false, true) if s > 1.0 => Color::Green,
+        (false, true) => Color::Red,
+        _ => Color::None,
     };
-    text.push_str(mark.text());
+    text.push_str(match mark {
+        Color::Green => " ▲",
+        Color::Red => " ▼",
+        Color::Yellow => " ✗",
+        _ => "",
+    });
     (text, mark)
 }
 
@@ -510,70 +528,19 @@ pub fn text(report: &QuerySetReport) -> String {
     let mut out = report.heading().join("\n");
     out.push('\n');
     for g in report.grids() {
-        let _ = write!(out, "\n{}\n", g.title);
-        for n in &g.notes {
-            let _ = writeln!(out, "  {n}");
-        }
-        let cells: Vec<Vec<String>> = std::iter::once(g.header.clone())
-            .chain(
-                g.rows
-                    .iter()
-                    .map(|r| r.iter().map(|(t, _)| t.clone()).collect()),
-            )
-            .collect();
-        let cols = cells.iter().map(Vec::len).max().unwrap_or(0);
-        let widths: Vec<usize> = (0..cols)
-            .map(|c| {
-                cells
-                    .iter()
-                    .filter_map(|r| r.get(c))
-                    .map(|t| t.chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        for r in &cells {
-            let line: Vec<String> = r
-                .iter()
-                .enumerate()
-                .map(|(i, t)| format!("{t:<w$}", w = widths[i]))
-                .collect();
-            let _ = writeln!(out, "{}", line.join("  ").trim_end());
-        }
+        g.text(&mut out);
     }
     out
 }
 
 /// Markdown report.
 pub fn markdown(report: &QuerySetReport) -> String {
-    let md = |t: &str| crate::markdown::escape(t);
     let mut out = format!("# {}\n\n", md(&report.heading()[0]));
     for l in report.heading().iter().skip(1) {
         let _ = writeln!(out, "{}\n", md(l));
     }
     for g in report.grids() {
-        let _ = write!(out, "## {}\n\n", md(&g.title));
-        for n in &g.notes {
-            let _ = writeln!(out, "{}\n", md(n));
-        }
-        let _ = writeln!(
-            out,
-            "| {} |",
-            g.header
-                .iter()
-                .map(|h| md(h))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        let _ = writeln!(out, "|{}", "---|".repeat(g.header.len()));
-        for r in &g.rows {
-            let _ = writeln!(
-                out,
-                "| {} |",
-                r.iter().map(|(t, _)| md(t)).collect::<Vec<_>>().join(" | ")
-            );
-        }
-        out.push('\n');
+        g.markdown(&mut out);
     }
     out
 }
@@ -593,23 +560,7 @@ p.note{{color:#444;margin:0.2em 0}}</style></head><body>\n<h1>{}</h1>\n",
         let _ = writeln!(out, "<p>{}</p>", esc(l));
     }
     for g in report.grids() {
-        let _ = writeln!(out, "<h2>{}</h2>", esc(&g.title));
-        for n in &g.notes {
-            let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(n));
-        }
-        out.push_str("<table><tr>");
-        for h in &g.header {
-            let _ = write!(out, "<th>{}</th>", esc(h));
-        }
-        out.push_str("</tr>\n");
-        for r in &g.rows {
-            out.push_str("<tr>");
-            for (t, m) in r {
-                let _ = write!(out, "<td{}>{}</td>", m.css(), esc(t));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</table>\n");
+        g.html(&mut out);
     }
     out.push_str("</body></html>\n");
     out
@@ -620,11 +571,11 @@ pub fn json(report: &QuerySetReport) -> String {
     #[derive(Serialize)]
     struct Out<'a> {
         report: &'a QuerySetReport,
-        sections: Vec<Grid>,
+        sections: Vec<SectionDoc>,
     }
     serde_json::to_string_pretty(&Out {
         report,
-        sections: report.grids(),
+        sections: report.grids().into_iter().map(SectionDoc::from).collect(),
     })
     .unwrap_or_default()
         + "\n"

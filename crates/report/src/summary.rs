@@ -1,5 +1,5 @@
 //! Derived tables shared by the Markdown and HTML reports: per-group statistics of relative
-//! QPS (spec workloads.md §C3), concurrency tables (rows = targets, columns = thread counts)
+//! QPS (avg, median, min, max, stddev per group of steps), concurrency tables (rows = targets, columns = thread counts)
 //! and operations per hour per dollar (`--cost`).
 
 use crate::data::ReportData;

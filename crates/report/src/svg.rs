@@ -3,7 +3,7 @@
 //! throughput vs thread count). Coordinates are printed with one decimal, so the output is
 //! deterministic for golden files.
 
-use crate::html::esc;
+use crate::markup::esc;
 use crate::table::Cell;
 use dbdelta_model::Group;
 use std::fmt::Write;

@@ -1,6 +1,6 @@
-//! The published plain-text layout (spec workloads.md §A11.2): per thread count a relative
-//! table (`Relative to: <base>`), an absolute table, then the load lines. Tab-separated, the
-//! label last, so existing spreadsheets and scripts read it unchanged.
+//! The published plain-text layout (Mark Callaghan's sysbench result tables): per thread
+//! count a relative table (`Relative to: <base>`), an absolute table, then the load lines.
+//! Tab-separated, the label last, so existing spreadsheets and scripts read it unchanged.
 
 use crate::data::{load_rows, ReportData};
 use crate::table::{Cell, Table};

@@ -13,7 +13,7 @@
 //! shown with `°` and counted as no significant change.
 
 use crate::data::ReportData;
-use crate::html::esc;
+use crate::markup::esc;
 use crate::table::evidence_rounds;
 
 use dbdelta_model::{Group, StepKind, StepResult};

@@ -1,6 +1,6 @@
-//! The Insert Benchmark report: the three §B10 tables with the published color rules, a
-//! golden text file, and SLA failures gray in the throughput table and red in the insert-rate
-//! table.
+//! The Insert Benchmark report: the three published tables (tput, tputr, iput) with their
+//! color rules, a golden text file, and SLA failures gray in the throughput table and red in
+//! the insert-rate table.
 
 mod common;
 
