@@ -3,8 +3,9 @@
 use crate::auth;
 use crate::binlog;
 use crate::client::{Addr, ConnectParams};
-use crate::connection::{Endpoint, MysqlConnection};
+use crate::connection::MysqlConnection;
 use crate::counters::{self, StatsSession};
+use crate::endpoint::Endpoint;
 use crate::managed::{self, ManagedServer};
 use crate::settle;
 use crate::tls;

@@ -3,7 +3,10 @@
 //! part of the engine API.
 
 use crate::client::{Addr, ConnectParams, RawConn};
-use crate::session::{frame, MysqlSession, ResponseDecoder, SessionStmt, Step};
+use crate::errors::ClientError;
+use crate::proto::response::{ResponseDecoder, Step};
+use crate::proto::split_packet;
+use crate::session::{MysqlSession, SessionStmt};
 use crate::wire::{Stream, Wire};
 use dbdelta_engine::{Decoded, Op, Rows, Session, StmtId, Value};
 use dbdelta_model::Secret;
@@ -140,7 +143,7 @@ fn decode_binary(mut bytes: &[u8], deprecate_eof: bool) {
     dec.begin(true);
     dec.capture = true;
     let mut seq = 1u8;
-    while let Ok(Some((payload, len))) = frame(bytes, &mut seq) {
+    while let Ok(Some((payload, len))) = split_packet(bytes, &mut seq) {
         bytes = &bytes[len..];
         match dec.packet(payload) {
             Ok(Step::More) => {}
@@ -192,7 +195,7 @@ fn blocking(bytes: &[u8], compress: bool, first_op: u8) -> Option<usize> {
                     .load_local("LOAD DATA LOCAL INFILE 'x' INTO TABLE t", b"1\t2\n")
                     .map(drop),
             };
-            if matches!(r, Err(crate::client::ClientError::Io(_))) {
+            if matches!(r, Err(ClientError::Io(_))) {
                 break;
             }
             ok += usize::from(r.is_ok());

@@ -44,11 +44,13 @@ mod bulk;
 mod client;
 mod connection;
 mod counters;
+mod endpoint;
 mod engine;
 mod errors;
 #[doc(hidden)]
 pub mod fuzzing;
 mod managed;
+mod proto;
 mod session;
 mod settle;
 mod tls;

@@ -6,8 +6,9 @@
 
 use super::rsa_key::tests::{server_decrypt, test_pem};
 use super::{KeyExchange, ServerKey};
-use crate::client::{Addr, ClientError, ConnectParams, RawConn};
-use crate::wire::Cur;
+use crate::client::{Addr, ConnectParams, RawConn};
+use crate::errors::ClientError;
+use crate::proto::Cur;
 use dbdelta_model::Secret;
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
