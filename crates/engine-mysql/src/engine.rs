@@ -395,7 +395,7 @@ impl Engine for MysqlEngine {
         let started = Instant::now();
         let mut conn = self.connect_mysql()?;
         let mut actions = Vec::new();
-        // §A6.4's post-write block begins with `reset master`.
+        // The published scripts' post-write block begins with `reset master`.
         if self.binlog_reset {
             actions.extend(binlog::reset(&mut conn, self.flavor, &self.version)?);
         }

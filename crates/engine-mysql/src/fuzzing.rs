@@ -73,8 +73,23 @@ fn compressed_packets(bytes: &[u8]) -> usize {
 /// the error that ended the stream or the bytes left over.
 #[derive(Debug, PartialEq)]
 struct Transcript {
-    responses: Vec<Result<(dbdelta_engine::Outcome, Rows), String>>,
-    end: Result<usize, String>,
+    responses: Vec<Response>,
+    end: End,
+}
+
+/// One response as a driver sees it: its outcome and kept rows, or its error's text.
+#[derive(Debug, PartialEq)]
+enum Response {
+    Done(dbdelta_engine::Outcome, Rows),
+    Failed(String),
+}
+
+/// How a transcript ends: bytes left over (a partial packet), or the error that broke
+/// the stream.
+#[derive(Debug, PartialEq)]
+enum End {
+    Left(usize),
+    Broken(String),
 }
 
 fn decode_session(bytes: &[u8], chunk: usize, deprecate_eof: bool) -> Transcript {
@@ -85,7 +100,7 @@ fn decode_session(bytes: &[u8], chunk: usize, deprecate_eof: bool) -> Transcript
     let mut s = MysqlSession::new(vec![stmt], deprecate_eof, None);
     let mut t = Transcript {
         responses: Vec::new(),
-        end: Ok(0),
+        end: End::Left(0),
     };
     let mut out = Vec::new();
     let mut n = 0usize;
@@ -114,7 +129,7 @@ fn decode_session(bytes: &[u8], chunk: usize, deprecate_eof: bool) -> Transcript
         loop {
             match s.decode(&buf) {
                 Err(e) => {
-                    t.end = Err(e.to_string());
+                    t.end = End::Broken(e.to_string());
                     return t;
                 }
                 Ok(Decoded::Partial { consumed }) => {
@@ -126,14 +141,16 @@ fn decode_session(bytes: &[u8], chunk: usize, deprecate_eof: bool) -> Transcript
                     buf.drain(..consumed);
                     let mut rows = Rows::new();
                     s.take_rows(&mut rows);
-                    t.responses
-                        .push(result.map(|o| (o, rows)).map_err(|e| e.to_string()));
+                    t.responses.push(match result {
+                        Ok(o) => Response::Done(o, rows),
+                        Err(e) => Response::Failed(e.to_string()),
+                    });
                     request(&mut s, &mut n);
                 }
             }
         }
     }
-    t.end = Ok(buf.len());
+    t.end = End::Left(buf.len());
     t
 }
 
@@ -277,7 +294,7 @@ mod tests {
         let bytes = [result(), pkt(1, OK)].concat();
         let t = decode_session(&bytes, 3, false);
         assert_eq!(t, decode_session(&bytes, usize::MAX, false));
-        assert_eq!((t.responses.len(), t.end), (2, Ok(0)));
+        assert_eq!((t.responses.len(), t.end), (2, End::Left(0)));
         mysql_packets(&[[0x05].as_slice(), &bytes].concat());
     }
 }

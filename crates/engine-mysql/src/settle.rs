@@ -1,4 +1,5 @@
-//! Post-write maintenance for InnoDB (spec §A6.4): ANALYZE TABLE, then raise dirty-page
+//! Post-write maintenance for InnoDB, after Mark Callaghan's published sysbench scripts'
+//! post-write block: ANALYZE TABLE, then raise dirty-page
 //! flushing (the dirty-page targets to 1 %, idle flushing to 100 %) and wait out the whole
 //! settle time the run asks for, as the published scripts do, then restore the settings.
 
