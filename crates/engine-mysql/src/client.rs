@@ -432,12 +432,7 @@ mod tests {
     use std::io::{Read, Write};
     use std::os::unix::net::UnixListener;
 
-    fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
-        let mut v = (payload.len() as u32).to_le_bytes().to_vec();
-        v[3] = seq;
-        v.extend_from_slice(payload);
-        v
-    }
+    use crate::proto::testing::{greeting, packet};
 
     fn read_packet(s: &mut UnixStream) -> (u8, Vec<u8>) {
         let mut h = [0u8; 4];
@@ -463,18 +458,12 @@ mod tests {
                 | caps::PLUGIN_AUTH_LENENC
                 | caps::TRANSACTIONS
                 | caps::MULTI_RESULTS;
-            let mut h = vec![10];
-            h.extend_from_slice(b"8.0.36\0");
-            h.extend_from_slice(&7u32.to_le_bytes());
-            h.extend_from_slice(b"abcdefgh\0");
-            h.extend_from_slice(&(caps as u16).to_le_bytes());
-            h.push(45);
-            h.extend_from_slice(&2u16.to_le_bytes());
-            h.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
-            h.push(21);
-            h.extend_from_slice(&[0; 10]);
-            h.extend_from_slice(b"ijklmnopqrst\0");
-            h.extend_from_slice(b"caching_sha2_password\0");
+            let h = greeting(
+                "8.0.36",
+                caps,
+                b"abcdefghijklmnopqrst",
+                "caching_sha2_password",
+            );
             s.write_all(&packet(0, &h)).unwrap();
             let (seq, resp) = read_packet(&mut s);
             assert_eq!(seq, 1);

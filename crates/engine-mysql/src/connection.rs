@@ -74,6 +74,28 @@ impl MysqlConnection {
             .query_rows(sql)
             .map_err(|e| statement_error(e, sql))
     }
+
+    /// Global variable values by name (only those that exist; NULL reads as empty).
+    pub(crate) fn globals<S: AsRef<str>>(
+        &mut self,
+        names: &[S],
+    ) -> Result<Vec<(String, String)>, EngineError> {
+        let list = names
+            .iter()
+            .map(|n| format!("'{}'", n.as_ref()))
+            .collect::<Vec<_>>()
+            .join(",");
+        let rows = self.rows(&format!(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
+        ))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                let mut it = r.into_iter();
+                Some((it.next()??, it.next()?.unwrap_or_default()))
+            })
+            .collect())
+    }
 }
 
 impl MysqlConnection {

@@ -225,26 +225,16 @@ fn blocking(bytes: &[u8], compress: bool, first_op: u8) -> Option<usize> {
 mod tests {
     use super::*;
 
-    fn pkt(seq: u8, payload: &[u8]) -> Vec<u8> {
-        let mut v = (payload.len() as u32).to_le_bytes()[..3].to_vec();
-        v.push(seq);
-        v.extend_from_slice(payload);
-        v
-    }
+    use crate::proto::testing::packet as pkt;
 
     fn greeting() -> Vec<u8> {
         let caps: u32 = 0x1 | 0x8 | 0x20 | 0x200 | 0x2000 | 0x8000 | 0x8_0000 | 0x20_0000;
-        let mut g = vec![10];
-        g.extend_from_slice(b"8.0.36\0");
-        g.extend_from_slice(&7u32.to_le_bytes());
-        g.extend_from_slice(b"abcdefgh\0");
-        g.extend_from_slice(&(caps as u16).to_le_bytes());
-        g.extend_from_slice(&[45, 2, 0]);
-        g.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
-        g.push(21);
-        g.extend_from_slice(&[0; 10]);
-        g.extend_from_slice(b"ijklmnopqrst\0mysql_native_password\0");
-        g
+        crate::proto::testing::greeting(
+            "8.0.36",
+            caps,
+            b"abcdefghijklmnopqrst",
+            "mysql_native_password",
+        )
     }
 
     const OK: &[u8] = &[0, 1, 0, 2, 0, 0, 0];

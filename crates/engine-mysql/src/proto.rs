@@ -198,6 +198,39 @@ pub(crate) fn put_lenenc(out: &mut Vec<u8>, n: u64) {
     }
 }
 
+/// What scripted servers in tests send: packets and greetings.
+#[cfg(test)]
+pub(crate) mod testing {
+    /// A packet with sequence id `seq`.
+    pub(crate) fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
+        let mut v = super::header(payload.len(), seq).to_vec();
+        v.extend_from_slice(payload);
+        v
+    }
+
+    /// A protocol-10 greeting (Protocol::HandshakeV10) of server `version` with
+    /// capabilities `caps`, the 20-byte `scramble` and the default `plugin`.
+    pub(crate) fn greeting(version: &str, caps: u32, scramble: &[u8; 20], plugin: &str) -> Vec<u8> {
+        let mut g = vec![10];
+        g.extend_from_slice(version.as_bytes());
+        g.push(0);
+        g.extend_from_slice(&7u32.to_le_bytes());
+        g.extend_from_slice(&scramble[..8]);
+        g.push(0);
+        g.extend_from_slice(&(caps as u16).to_le_bytes());
+        g.push(45);
+        g.extend_from_slice(&2u16.to_le_bytes());
+        g.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+        g.push(21);
+        g.extend_from_slice(&[0; 10]);
+        g.extend_from_slice(&scramble[8..]);
+        g.push(0);
+        g.extend_from_slice(plugin.as_bytes());
+        g.push(0);
+        g
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +254,26 @@ mod tests {
         assert_eq!(Cur::new(&[0xFB]).lenenc(), None);
         assert_eq!(Cur::new(&[0xFC, 1]).lenenc(), None);
         assert_eq!(Cur::new(&[0x05, b'a']).lenenc_bytes(), Err(Truncated));
+    }
+
+    #[test]
+    fn a_greeting_parses_back() {
+        let caps = caps::PROTOCOL_41 | caps::SECURE_CONNECTION | caps::PLUGIN_AUTH;
+        let g = server::parse_greeting(&testing::greeting(
+            "8.4.3",
+            caps,
+            b"0123456789abcdefghij",
+            "p",
+        ))
+        .unwrap();
+        assert_eq!(
+            (g.version.as_str(), g.connection_id, g.caps),
+            ("8.4.3", 7, caps)
+        );
+        assert_eq!(
+            (g.nonce.as_slice(), g.plugin.as_str()),
+            (&b"0123456789abcdefghij"[..], "p")
+        );
     }
 
     #[test]

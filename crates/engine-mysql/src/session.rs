@@ -258,12 +258,7 @@ mod tests {
     use crate::proto::response::SERVER_MORE_RESULTS_EXISTS;
     use dbdelta_engine::{KvKind, KvOp, Outcome, Value};
 
-    fn pkt(seq: u8, payload: &[u8]) -> Vec<u8> {
-        let mut v = (payload.len() as u32).to_le_bytes()[..3].to_vec();
-        v.push(seq);
-        v.extend_from_slice(payload);
-        v
-    }
+    use crate::proto::testing::packet as pkt;
 
     /// Packets numbered from 1, as a response is.
     fn response(payloads: &[Vec<u8>]) -> Vec<u8> {

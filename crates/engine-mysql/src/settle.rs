@@ -33,28 +33,6 @@ pub(crate) fn settle(
     flush_dirty_pages(conn, wait, started, actions)
 }
 
-/// Global variable values by name (only those that exist).
-fn globals(
-    conn: &mut MysqlConnection,
-    names: &[&str],
-) -> Result<Vec<(String, String)>, EngineError> {
-    let list = names
-        .iter()
-        .map(|n| format!("'{n}'"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let rows = conn.rows(&format!(
-        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
-    ))?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|r| {
-            let mut it = r.into_iter();
-            Some((it.next()??, it.next()?.unwrap_or_default()))
-        })
-        .collect())
-}
-
 /// (dirty, total) buffer pool pages; `None` when the server has no InnoDB.
 fn dirty_pages(conn: &mut MysqlConnection) -> Result<Option<(u64, u64)>, EngineError> {
     let rows = conn.rows(
@@ -92,7 +70,7 @@ fn flush_dirty_pages(
         return Ok(());
     };
     let names: Vec<&str> = FLUSH_VARS.iter().map(|(n, _)| *n).collect();
-    let saved = globals(conn, &names)?;
+    let saved = conn.globals(&names)?;
     let mut changed = Vec::new();
     for (name, value) in FLUSH_VARS {
         if !saved.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
