@@ -12,9 +12,11 @@ use dbdelta_engine::{
     Canceller, Decoded, Dialect, EngineError, ErrorKind, Family, Op, Session, StmtId,
 };
 use std::sync::Arc;
+
 /// A session's statement text buffer is released after a response when it grew past this,
 /// so one large statement does not stay resident in each of 100,000 connections.
 const KEEP_TEXT: usize = 16 * 1024;
+
 /// A statement of a session: its text and, in prepared mode, its server handle.
 #[derive(Debug, Clone)]
 pub(crate) struct SessionStmt {
@@ -54,6 +56,8 @@ enum Last {
 }
 
 impl MysqlSession {
+    /// A session over `stmts` (prepared on the connection it came from), for a connection
+    /// with or without CLIENT_DEPRECATE_EOF, cancelled by `cancel`.
     pub(crate) fn new(
         stmts: Vec<SessionStmt>,
         deprecate_eof: bool,
