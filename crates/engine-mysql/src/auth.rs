@@ -21,7 +21,8 @@ mod scripted;
 
 pub(crate) use rsa_key::ServerKey;
 
-use crate::client::ClientError;
+use crate::errors::{malformed, ClientError};
+use crate::proto::server::parse_auth_switch;
 use dbdelta_engine::EngineError;
 use dbdelta_model::TargetSpec;
 use sha1::Sha1;
@@ -133,10 +134,6 @@ fn clear(password: &[u8]) -> Vec<u8> {
     v
 }
 
-fn malformed(what: &str) -> ClientError {
-    ClientError::Protocol(format!("malformed {what} packet from the server"))
-}
-
 /// The refusal to send the password of `plugin` in full over plain TCP without a key.
 fn needs_key(plugin: &str) -> ClientError {
     let cache = if plugin == CACHING_SHA2 {
@@ -218,12 +215,9 @@ impl<'a> Auth<'a> {
 
     /// The answer to an auth switch request (the payload after 0xFE): `plugin`, NUL, data.
     pub(crate) fn switch(&mut self, payload: &[u8]) -> Result<Vec<u8>, ClientError> {
-        let nul = payload
-            .iter()
-            .position(|b| *b == 0)
-            .ok_or_else(|| malformed("auth switch"))?;
-        self.plugin = String::from_utf8_lossy(&payload[..nul]).into_owned();
-        self.nonce = payload[nul + 1..].to_vec();
+        let (plugin, nonce) = parse_auth_switch(payload)?;
+        self.plugin = String::from_utf8_lossy(plugin).into_owned();
+        self.nonce = nonce.to_vec();
         self.awaiting_key = false;
         self.respond()
     }

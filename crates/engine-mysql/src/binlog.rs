@@ -1,5 +1,5 @@
-//! The binary-log reset of the published scripts (spec §A2.2: `reset master` around each
-//! test; §A6.4: first in the post-write settle), asked for with `binlog_reset=true` on a
+//! The binary-log reset of Mark Callaghan's published sysbench scripts (`reset master`
+//! around each test, and first in the post-write settle), asked for with `binlog_reset=true` on a
 //! mysql target, so binary logs written by one step never pile up into the next.
 
 use crate::connection::MysqlConnection;

@@ -13,9 +13,9 @@
 //! LOAD DATA mode the producer assigns the AUTO_INCREMENT column itself, from MAX+1 in
 //! source order; multi-row INSERTs ("simple inserts") get dense ids from the server.
 
-use crate::client::{ClientError, RawConn};
-use crate::connection::MysqlConnection;
-use crate::errors::statement_error;
+use crate::client::RawConn;
+use crate::endpoint::Endpoint;
+use crate::errors::{statement_error, ClientError};
 use dbdelta_engine::{text, Connection, Dialect, EngineError, OwnedValue, RowSource};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,9 +57,11 @@ struct Plan {
     table: String,
 }
 
-/// Loads `rows` into `table`; returns the number of rows inserted.
+/// Loads `rows` into `table` through `conn` (its settings and the table's layout) and
+/// loader connections opened at `endpoint`; returns the number of rows inserted.
 pub(crate) fn bulk_insert(
-    conn: &mut MysqlConnection,
+    conn: &mut dyn Connection,
+    endpoint: &Endpoint,
     table: &str,
     rows: &mut dyn RowSource,
 ) -> Result<u64, EngineError> {
@@ -91,7 +93,7 @@ pub(crate) fn bulk_insert(
 
     let mut loaders = Vec::new();
     for _ in 0..LOADERS {
-        match conn.endpoint().connect_raw() {
+        match endpoint.connect_raw() {
             Ok(c) => loaders.push(c),
             // Too many connections or similar: load on fewer (at worst, this) connection.
             Err(_) => break,
@@ -124,7 +126,7 @@ pub(crate) fn bulk_insert(
 }
 
 /// The character set of `table` when ASCII text is stored unchanged in it, else utf8mb4.
-fn table_charset(conn: &mut MysqlConnection, table: &str) -> Result<String, EngineError> {
+fn table_charset(conn: &mut dyn Connection, table: &str) -> Result<String, EngineError> {
     let Some(name) = plain_name(table) else {
         return Ok("utf8mb4".into());
     };
@@ -139,7 +141,7 @@ fn table_charset(conn: &mut MysqlConnection, table: &str) -> Result<String, Engi
 /// The AUTO_INCREMENT column of `table` when the row source does not fill it, with the
 /// next id to assign (MAX + 1).
 fn auto_increment_column(
-    conn: &mut MysqlConnection,
+    conn: &mut dyn Connection,
     table: &str,
     columns: &[&str],
 ) -> Result<Option<(String, i64)>, EngineError> {

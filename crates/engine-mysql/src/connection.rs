@@ -1,44 +1,42 @@
-//! [`MysqlConnection`]: dbdelta's [`Connection`] over one protocol connection.
+//! [`MysqlConnection`]: dbdelta's [`Connection`] over one protocol connection, which
+//! splits into a [`MysqlSession`] and its socket for event-loop drivers, with `KILL QUERY`
+//! on a side connection as the session's canceller.
 
 use crate::bulk;
-use crate::client::{ConnectParams, RawConn};
-use crate::errors::{connect_error, statement_error};
-use crate::session::{check_params, KillQuery, MysqlSession, SessionStmt};
+use crate::client::RawConn;
+use crate::endpoint::{Endpoint, CONNECT_TIMEOUT};
+use crate::errors::statement_error;
+use crate::session::{check_params, MysqlSession, SessionStmt};
 use dbdelta_engine::{
-    text, ConnectOptions, Connection, Dialect, EngineError, Outcome, RowSource, StmtId, Value,
+    text, Canceller, ConnectOptions, Connection, Dialect, EngineError, Outcome, RowSource, StmtId,
+    Value,
 };
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long a connection attempt may take before it fails.
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// What a connection needs to open siblings (bulk loads) and to name itself in errors.
-#[derive(Debug)]
-pub(crate) struct Endpoint {
-    /// Target name, for messages.
-    pub target: String,
-    /// Address, user, password, database.
-    pub params: ConnectParams,
+/// Kills the running statement of one connection from a new connection with the same
+/// parameters (the password stays a `Secret`: `Debug` shows it masked).
+#[derive(Debug, Clone)]
+pub(crate) struct KillQuery {
+    pub endpoint: Arc<Endpoint>,
+    pub connection_id: u32,
+    /// Bounds the side connection's handshake and the `KILL QUERY` itself, so a stalled
+    /// server does not keep the cancelling thread forever.
+    pub timeout: Duration,
 }
 
-impl Endpoint {
-    /// Opens a protocol connection, with errors that name the target.
-    pub(crate) fn connect_raw(&self) -> Result<RawConn, EngineError> {
-        self.connect_raw_with(&ConnectOptions::default())
-    }
-
-    /// [`Endpoint::connect_raw`] from a chosen source address, within a chosen timeout.
-    pub(crate) fn connect_raw_with(&self, opts: &ConnectOptions) -> Result<RawConn, EngineError> {
-        let timeout = opts.timeout.unwrap_or(CONNECT_TIMEOUT);
-        RawConn::connect(&self.params, timeout, opts.source, opts.io_timeout).map_err(|e| {
-            connect_error(
-                e,
-                &self.target,
-                &self.params.addr.to_string(),
-                &self.params.user,
-            )
-        })
+impl Canceller for KillQuery {
+    fn cancel(&self) -> Result<(), EngineError> {
+        let opts = ConnectOptions {
+            source: None,
+            timeout: Some(self.timeout),
+            io_timeout: Some(self.timeout),
+        };
+        let mut raw = self.endpoint.connect_raw_with(&opts)?;
+        let sql = format!("KILL QUERY {}", self.connection_id);
+        raw.query(sql.as_bytes())
+            .map(|_| ())
+            .map_err(|e| statement_error(e, &sql))
     }
 }
 
@@ -77,9 +75,26 @@ impl MysqlConnection {
             .map_err(|e| statement_error(e, sql))
     }
 
-    /// The endpoint this connection came from.
-    pub(crate) fn endpoint(&self) -> &Arc<Endpoint> {
-        &self.endpoint
+    /// Global variable values by name (only those that exist; NULL reads as empty).
+    pub(crate) fn globals<S: AsRef<str>>(
+        &mut self,
+        names: &[S],
+    ) -> Result<Vec<(String, String)>, EngineError> {
+        let list = names
+            .iter()
+            .map(|n| format!("'{}'", n.as_ref()))
+            .collect::<Vec<_>>()
+            .join(",");
+        let rows = self.rows(&format!(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
+        ))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                let mut it = r.into_iter();
+                Some((it.next()??, it.next()?.unwrap_or_default()))
+            })
+            .collect())
     }
 }
 
@@ -125,7 +140,11 @@ impl Connection for MysqlConnection {
             connection_id: self.raw.connection_id,
             timeout: self.timeout,
         };
-        let session = MysqlSession::new(std::mem::take(&mut self.stmts), false, Some(cancel));
+        let session = MysqlSession::new(
+            std::mem::take(&mut self.stmts),
+            false,
+            Some(Arc::new(cancel)),
+        );
         Ok(dbdelta_engine::SessionParts {
             socket,
             session: Box::new(session),
@@ -231,80 +250,41 @@ impl Connection for MysqlConnection {
     }
 
     fn bulk_insert(&mut self, table: &str, rows: &mut dyn RowSource) -> Result<u64, EngineError> {
-        bulk::bulk_insert(self, table, rows)
+        let endpoint = Arc::clone(&self.endpoint);
+        bulk::bulk_insert(self, &endpoint, table, rows)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::Addr;
-    use dbdelta_engine::ErrorKind;
-    use std::io::Write;
-    use std::net::TcpListener;
-    use std::time::Instant;
+    use crate::client::{Addr, ConnectParams};
+    use dbdelta_engine::Session;
+    use dbdelta_model::Secret;
 
-    fn endpoint(port: u16) -> Endpoint {
-        Endpoint {
-            target: "silent".into(),
+    #[test]
+    fn the_canceller_never_shows_the_password() {
+        let endpoint = Endpoint {
+            target: "prod".into(),
             params: ConnectParams {
-                addr: Addr::Tcp("127.0.0.1".into(), port),
-                user: "root".into(),
-                password: None,
+                addr: Addr::Tcp("127.0.0.1".into(), 3306),
+                user: "bench".into(),
+                password: Some(Secret::new("hunter2-secret".to_string())),
                 database: None,
                 tls: None,
                 compress: false,
                 key_exchange: crate::auth::KeyExchange::default(),
             },
-        }
-    }
-
-    /// Connects to a server that accepts and then runs `serve` on the socket; returns the
-    /// error and how long the connect took.
-    fn connect_to(serve: fn(std::net::TcpStream)) -> (EngineError, Duration) {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        let server = std::thread::spawn(move || {
-            let (s, _) = l.accept().unwrap();
-            serve(s);
-        });
-        let opts = ConnectOptions {
-            source: None,
-            timeout: Some(Duration::from_secs(1)),
-            io_timeout: None,
         };
-        let t = Instant::now();
-        let e = endpoint(port).connect_raw_with(&opts).unwrap_err();
-        let took = t.elapsed();
-        server.join().unwrap();
-        (e, took)
-    }
-
-    #[test]
-    fn a_server_that_never_greets_times_out() {
-        let (e, took) = connect_to(|s| {
-            std::thread::sleep(Duration::from_secs(4));
-            drop(s);
-        });
-        assert!(took < Duration::from_secs(3), "{took:?}");
-        assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
-        assert!(e.message.contains("connect timeout"), "{e}");
-        assert!(e.message.contains("silent"), "names the target: {e}");
-    }
-
-    #[test]
-    fn the_timeout_bounds_the_whole_handshake_not_each_read() {
-        // A byte every 300 ms: each read is quick, the greeting never completes.
-        let (e, took) = connect_to(|mut s| {
-            let greeting = [60u8, 0, 0, 0, 10, b'5', b'.', b'5'];
-            for b in greeting.iter().cycle().take(14) {
-                if s.write_all(&[*b]).is_err() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(300));
-            }
-        });
-        assert!(took < Duration::from_secs(3), "{took:?}");
-        assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
+        let kill = KillQuery {
+            endpoint: Arc::new(endpoint),
+            connection_id: 12,
+            timeout: Duration::from_secs(1),
+        };
+        let s = MysqlSession::new(Vec::new(), false, Some(Arc::new(kill.clone())));
+        assert!(s.canceller().is_some());
+        let shown = format!("{kill:?} {s:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("12"), "{shown}");
     }
 }

@@ -11,7 +11,8 @@
 //! server's, this side connection's reads included (on MariaDB each read adds about twenty
 //! handler row reads and temporary-table writes of its own).
 
-use crate::connection::{Endpoint, MysqlConnection};
+use crate::connection::MysqlConnection;
+use crate::endpoint::Endpoint;
 use dbdelta_engine::stats_conn::{counter_value, STATS_TIMEOUT};
 use dbdelta_engine::{
     ConnectOptions, EngineCounters, EngineError, StatsConnection, DB_COUNTER_PREFIX,

@@ -3,8 +3,9 @@
 use crate::auth;
 use crate::binlog;
 use crate::client::{Addr, ConnectParams};
-use crate::connection::{Endpoint, MysqlConnection};
+use crate::connection::MysqlConnection;
 use crate::counters::{self, StatsSession};
+use crate::endpoint::Endpoint;
 use crate::managed::{self, ManagedServer};
 use crate::settle;
 use crate::tls;
@@ -327,20 +328,9 @@ impl Engine for MysqlEngine {
         for (k, _) in &self.params {
             names.push(k.replace('-', "_").to_ascii_lowercase());
         }
-        let list = names
-            .iter()
-            .map(|n| format!("'{n}'"))
-            .collect::<Vec<_>>()
-            .join(",");
-        let rows = conn.rows(&format!(
-            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
-        ))?;
         let mut settings = BTreeMap::new();
-        for r in rows {
-            let mut it = r.into_iter();
-            if let (Some(Some(k)), Some(v)) = (it.next(), it.next()) {
-                settings.insert(k.to_ascii_lowercase(), v.unwrap_or_default());
-            }
+        for (k, v) in conn.globals(&names)? {
+            settings.insert(k.to_ascii_lowercase(), v);
         }
         // A target setting the server does not show as a variable (a plugin option, a
         // startup flag) is still recorded as given.
@@ -394,7 +384,7 @@ impl Engine for MysqlEngine {
         let started = Instant::now();
         let mut conn = self.connect_mysql()?;
         let mut actions = Vec::new();
-        // §A6.4's post-write block begins with `reset master`.
+        // The published scripts' post-write block begins with `reset master`.
         if self.binlog_reset {
             actions.extend(binlog::reset(&mut conn, self.flavor, &self.version)?);
         }

@@ -1,10 +1,87 @@
-//! Classification of client errors into dbdelta's [`EngineError`] kinds.
+//! The client's errors ([`ClientError`]) and their classification into dbdelta's
+//! [`EngineError`] kinds. The bottom of the crate: every layer returns these, and this
+//! module names no other.
 //!
 //! Messages come from the server or the socket and never contain the password: servers say
 //! only "using password: YES".
 
-use crate::client::ClientError;
 use dbdelta_engine::{EngineError, ErrorKind};
+use std::io;
+
+/// A client-side failure, from the protocol layer up to the connection.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ClientError {
+    /// Socket error or the server went away.
+    #[error("{0}")]
+    Io(#[source] io::Error),
+    /// An ERR packet.
+    #[error("MySQL error {code} ({state}): {message}")]
+    Server {
+        /// MySQL error number.
+        code: u16,
+        /// SQLSTATE (may be empty during the handshake).
+        state: String,
+        /// The server's message.
+        message: String,
+    },
+    /// The server sent something this client does not understand.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    /// A feature this client does not implement (auth plugin, LOAD DATA LOCAL).
+    #[error("{0}")]
+    Unsupported(String),
+    /// TLS could not be set up: the server refuses it or its certificate is not trusted.
+    #[error("{reason}")]
+    Tls {
+        /// What failed and what to check.
+        reason: String,
+        /// The TLS handshake's own error, when there was one.
+        #[source]
+        source: Option<io::Error>,
+    },
+    /// Connecting (TCP, greeting, TLS, authentication) took longer than allowed.
+    #[error("{reason}")]
+    Timeout {
+        /// What timed out and what to raise.
+        reason: String,
+        /// The socket timeout.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// A break of the packet framing by the server (a wrong sequence id, a payload over the
+/// limit). The socket layer carries it as the inner error of an [`io::Error`] of kind
+/// `InvalidData`; [`ClientError`] reports it as a protocol error, not as a lost connection.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Violation(pub String);
+
+impl Violation {
+    /// The violation as the I/O error the socket layer returns.
+    pub(crate) fn into_io(self) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidData, self)
+    }
+}
+
+impl From<io::Error> for ClientError {
+    /// A break of the packet framing by the server ([`Violation`]) becomes a protocol
+    /// error; other socket errors stay I/O errors.
+    fn from(e: io::Error) -> Self {
+        match e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<Violation>())
+        {
+            Some(v) => ClientError::Protocol(v.0.clone()),
+            None => ClientError::Io(e),
+        }
+    }
+}
+
+/// "malformed `what` packet from the server".
+pub(crate) fn malformed(what: &str) -> ClientError {
+    ClientError::Protocol(format!("malformed {what} packet from the server"))
+}
 
 /// Deadlock, lock wait timeout and "record changed": sysbench ignores these (1213, 1205,
 /// 1020); a duplicate key (1062) is retried like the other engines' unique violations.
@@ -80,10 +157,10 @@ pub(crate) fn connect_error(e: ClientError, target: &str, addr: &str, user: &str
         ClientError::Io(io) => EngineError::connection(format!(
             "target '{target}': cannot connect to MySQL/MariaDB at {addr}: {io}; is the server running and reachable?"
         )),
-        ClientError::Tls(m) => EngineError::config(format!(
+        ClientError::Tls { reason: m, .. } => EngineError::config(format!(
             "target '{target}': TLS with MySQL/MariaDB at {addr}: {m}"
         )),
-        ClientError::Timeout(m) => EngineError::new(
+        ClientError::Timeout { reason: m, .. } => EngineError::new(
             ErrorKind::Timeout,
             format!("target '{target}': MySQL/MariaDB at {addr}: {m}"),
         ),
@@ -99,8 +176,10 @@ fn connect_or_io(e: ClientError, target: Option<&str>) -> EngineError {
         ClientError::Io(io) => EngineError::connection(format!("{prefix}connection lost: {io}")),
         ClientError::Protocol(m) => EngineError::connection(format!("{prefix}protocol error: {m}")),
         ClientError::Unsupported(m) => EngineError::config(format!("{prefix}{m}")),
-        ClientError::Tls(m) => EngineError::config(format!("{prefix}TLS: {m}")),
-        ClientError::Timeout(m) => EngineError::new(ErrorKind::Timeout, format!("{prefix}{m}")),
+        ClientError::Tls { reason: m, .. } => EngineError::config(format!("{prefix}TLS: {m}")),
+        ClientError::Timeout { reason: m, .. } => {
+            EngineError::new(ErrorKind::Timeout, format!("{prefix}{m}"))
+        }
         ClientError::Server {
             code,
             state,

@@ -3,7 +3,10 @@
 //! part of the engine API.
 
 use crate::client::{Addr, ConnectParams, RawConn};
-use crate::session::{frame, MysqlSession, ResponseDecoder, SessionStmt, Step};
+use crate::errors::ClientError;
+use crate::proto::response::{ResponseDecoder, Step};
+use crate::proto::split_packet;
+use crate::session::{MysqlSession, SessionStmt};
 use crate::wire::{Stream, Wire};
 use dbdelta_engine::{Decoded, Op, Rows, Session, StmtId, Value};
 use dbdelta_model::Secret;
@@ -70,8 +73,23 @@ fn compressed_packets(bytes: &[u8]) -> usize {
 /// the error that ended the stream or the bytes left over.
 #[derive(Debug, PartialEq)]
 struct Transcript {
-    responses: Vec<Result<(dbdelta_engine::Outcome, Rows), String>>,
-    end: Result<usize, String>,
+    responses: Vec<Response>,
+    end: End,
+}
+
+/// One response as a driver sees it: its outcome and kept rows, or its error's text.
+#[derive(Debug, PartialEq)]
+enum Response {
+    Done(dbdelta_engine::Outcome, Rows),
+    Failed(String),
+}
+
+/// How a transcript ends: bytes left over (a partial packet), or the error that broke
+/// the stream.
+#[derive(Debug, PartialEq)]
+enum End {
+    Left(usize),
+    Broken(String),
 }
 
 fn decode_session(bytes: &[u8], chunk: usize, deprecate_eof: bool) -> Transcript {
@@ -82,7 +100,7 @@ fn decode_session(bytes: &[u8], chunk: usize, deprecate_eof: bool) -> Transcript
     let mut s = MysqlSession::new(vec![stmt], deprecate_eof, None);
     let mut t = Transcript {
         responses: Vec::new(),
-        end: Ok(0),
+        end: End::Left(0),
     };
     let mut out = Vec::new();
     let mut n = 0usize;
@@ -111,7 +129,7 @@ fn decode_session(bytes: &[u8], chunk: usize, deprecate_eof: bool) -> Transcript
         loop {
             match s.decode(&buf) {
                 Err(e) => {
-                    t.end = Err(e.to_string());
+                    t.end = End::Broken(e.to_string());
                     return t;
                 }
                 Ok(Decoded::Partial { consumed }) => {
@@ -123,14 +141,16 @@ fn decode_session(bytes: &[u8], chunk: usize, deprecate_eof: bool) -> Transcript
                     buf.drain(..consumed);
                     let mut rows = Rows::new();
                     s.take_rows(&mut rows);
-                    t.responses
-                        .push(result.map(|o| (o, rows)).map_err(|e| e.to_string()));
+                    t.responses.push(match result {
+                        Ok(o) => Response::Done(o, rows),
+                        Err(e) => Response::Failed(e.to_string()),
+                    });
                     request(&mut s, &mut n);
                 }
             }
         }
     }
-    t.end = Ok(buf.len());
+    t.end = End::Left(buf.len());
     t
 }
 
@@ -140,7 +160,7 @@ fn decode_binary(mut bytes: &[u8], deprecate_eof: bool) {
     dec.begin(true);
     dec.capture = true;
     let mut seq = 1u8;
-    while let Ok(Some((payload, len))) = frame(bytes, &mut seq) {
+    while let Ok(Some((payload, len))) = split_packet(bytes, &mut seq) {
         bytes = &bytes[len..];
         match dec.packet(payload) {
             Ok(Step::More) => {}
@@ -192,7 +212,7 @@ fn blocking(bytes: &[u8], compress: bool, first_op: u8) -> Option<usize> {
                     .load_local("LOAD DATA LOCAL INFILE 'x' INTO TABLE t", b"1\t2\n")
                     .map(drop),
             };
-            if matches!(r, Err(crate::client::ClientError::Io(_))) {
+            if matches!(r, Err(ClientError::Io(_))) {
                 break;
             }
             ok += usize::from(r.is_ok());
@@ -205,26 +225,16 @@ fn blocking(bytes: &[u8], compress: bool, first_op: u8) -> Option<usize> {
 mod tests {
     use super::*;
 
-    fn pkt(seq: u8, payload: &[u8]) -> Vec<u8> {
-        let mut v = (payload.len() as u32).to_le_bytes()[..3].to_vec();
-        v.push(seq);
-        v.extend_from_slice(payload);
-        v
-    }
+    use crate::proto::testing::packet as pkt;
 
     fn greeting() -> Vec<u8> {
         let caps: u32 = 0x1 | 0x8 | 0x20 | 0x200 | 0x2000 | 0x8000 | 0x8_0000 | 0x20_0000;
-        let mut g = vec![10];
-        g.extend_from_slice(b"8.0.36\0");
-        g.extend_from_slice(&7u32.to_le_bytes());
-        g.extend_from_slice(b"abcdefgh\0");
-        g.extend_from_slice(&(caps as u16).to_le_bytes());
-        g.extend_from_slice(&[45, 2, 0]);
-        g.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
-        g.push(21);
-        g.extend_from_slice(&[0; 10]);
-        g.extend_from_slice(b"ijklmnopqrst\0mysql_native_password\0");
-        g
+        crate::proto::testing::greeting(
+            "8.0.36",
+            caps,
+            b"abcdefghijklmnopqrst",
+            "mysql_native_password",
+        )
     }
 
     const OK: &[u8] = &[0, 1, 0, 2, 0, 0, 0];
@@ -274,7 +284,7 @@ mod tests {
         let bytes = [result(), pkt(1, OK)].concat();
         let t = decode_session(&bytes, 3, false);
         assert_eq!(t, decode_session(&bytes, usize::MAX, false));
-        assert_eq!((t.responses.len(), t.end), (2, Ok(0)));
+        assert_eq!((t.responses.len(), t.end), (2, End::Left(0)));
         mysql_packets(&[[0x05].as_slice(), &bytes].concat());
     }
 }

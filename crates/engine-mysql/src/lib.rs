@@ -10,10 +10,14 @@
 //! my=mysql:/usr?log_bin=binlog&binlog_reset=true reset the binary log (RESET MASTER, or RESET
 //!                                               BINARY LOGS AND GTIDS from MySQL 8.4) before
 //!                                               every write step and settle, as the
-//!                                               published scripts do (spec §A2.2, §A6.4)
+//!                                               published sysbench scripts do
 //! ```
 //!
-//! The client is a small blocking implementation of the MySQL protocol (see `client`):
+//! The client is a small blocking implementation of the MySQL protocol in layers, each
+//! naming only those below it: `proto` (messages and packets over buffers, no I/O), `auth`
+//! (the authentication plugins), `session` (the sans-IO [`MysqlSession`]), `wire` (the
+//! socket, TLS and compressed frames), `client` (one connection's conversation),
+//! `endpoint`, `connection` ([`MysqlConnection`]) and `engine` ([`MysqlEngine`]):
 //! server-side prepared statements by default, text protocol with interpolated literals when
 //! [`OpenOptions::prepared`] is false. Result rows are counted, never decoded, on the
 //! statement path, and buffers are reused, so the client's CPU per statement stays below
@@ -44,11 +48,13 @@ mod bulk;
 mod client;
 mod connection;
 mod counters;
+mod endpoint;
 mod engine;
 mod errors;
 #[doc(hidden)]
 pub mod fuzzing;
 mod managed;
+mod proto;
 mod session;
 mod settle;
 mod tls;

@@ -6,7 +6,7 @@
 //! the spawning *thread*: open managed targets from a thread that lives as long as the run.
 
 use crate::client::{Addr, ConnectParams, RawConn};
-use crate::connection::CONNECT_TIMEOUT;
+use crate::endpoint::CONNECT_TIMEOUT;
 use crate::errors::statement_error;
 use crate::Flavor;
 use dbdelta_engine::netns::Link;

@@ -1,4 +1,5 @@
-//! Post-write maintenance for InnoDB (spec §A6.4): ANALYZE TABLE, then raise dirty-page
+//! Post-write maintenance for InnoDB, after Mark Callaghan's published sysbench scripts'
+//! post-write block: ANALYZE TABLE, then raise dirty-page
 //! flushing (the dirty-page targets to 1 %, idle flushing to 100 %) and wait out the whole
 //! settle time the run asks for, as the published scripts do, then restore the settings.
 
@@ -30,28 +31,6 @@ pub(crate) fn settle(
         actions.push(sql);
     }
     flush_dirty_pages(conn, wait, started, actions)
-}
-
-/// Global variable values by name (only those that exist).
-fn globals(
-    conn: &mut MysqlConnection,
-    names: &[&str],
-) -> Result<Vec<(String, String)>, EngineError> {
-    let list = names
-        .iter()
-        .map(|n| format!("'{n}'"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let rows = conn.rows(&format!(
-        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
-    ))?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|r| {
-            let mut it = r.into_iter();
-            Some((it.next()??, it.next()?.unwrap_or_default()))
-        })
-        .collect())
 }
 
 /// (dirty, total) buffer pool pages; `None` when the server has no InnoDB.
@@ -91,7 +70,7 @@ fn flush_dirty_pages(
         return Ok(());
     };
     let names: Vec<&str> = FLUSH_VARS.iter().map(|(n, _)| *n).collect();
-    let saved = globals(conn, &names)?;
+    let saved = conn.globals(&names)?;
     let mut changed = Vec::new();
     for (name, value) in FLUSH_VARS {
         if !saved.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {

@@ -1,16 +1,15 @@
-//! MySQL packet framing over a blocking socket, with reused read and write buffers.
+//! The socket under a blocking connection: packets (framed by [`crate::proto`]) read and
+//! written over TCP, a Unix socket or TLS, with reused read and write buffers, optionally
+//! inside compressed frames ([`crate::proto::compress`]).
 //!
-//! A packet is a 3-byte little-endian length, a sequence id and the payload; payloads of
-//! 16 MiB − 1 or more are split into several packets. One statement is usually one `write`
-//! and one `read` system call: the whole response of a point select arrives in one segment.
-//!
-//! With protocol compression (`CLIENT_COMPRESS`) the packet stream is cut into compressed
-//! frames: a 7-byte header (3-byte length of the frame payload, a sequence id of its own,
-//! 3-byte uncompressed length, 0 when the payload is stored as is) and a zlib stream. Frames
-//! and packets are independent: one frame may hold several packets or part of one. Payloads
-//! shorter than [`MIN_COMPRESS`] bytes, and those zlib cannot shrink, are stored as is.
+//! Payloads of 16 MiB − 1 or more are split into several packets. One statement is usually
+//! one `write` and one `read` system call: the whole response of a point select arrives in
+//! one segment.
 
-use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+use crate::errors::Violation;
+use crate::proto::compress::{self, parse_frame_header, FRAME_HEADER};
+use crate::proto::{header, u24, HEADER, MAX_CHUNK};
+use flate2::{Compress, Compression, Decompress};
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::io::{self, Read, Write};
@@ -19,33 +18,13 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Largest payload of one physical packet; a packet this long continues in the next one.
-const MAX_CHUNK: usize = 0xFF_FFFF;
-/// Shorter frame payloads are sent uncompressed, like libmysqlclient's `MIN_COMPRESS_LENGTH`.
-const MIN_COMPRESS: usize = 50;
-/// Size of a compressed frame's header.
-const FRAME_HEADER: usize = 7;
 /// Largest payload accepted from the server, joined from split packets: 1 GiB, the largest
 /// `max_allowed_packet` MySQL and MariaDB allow. A longer claim is refused from the header
 /// of the packet that would pass it, before its bytes are read or buffered.
 pub(crate) const MAX_PAYLOAD: usize = 1 << 30;
 
-/// A break of the packet framing by the server (a wrong sequence id, a payload over the
-/// limit). It travels as the inner error of an [`io::Error`] of kind `InvalidData`, and the
-/// client reports it as a protocol error, not as a lost connection.
-#[derive(Debug)]
-pub(crate) struct Violation(pub String);
-
-impl std::fmt::Display for Violation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Violation {}
-
 fn violation(msg: String) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, Violation(msg))
+    Violation(msg).into_io()
 }
 
 fn out_of_sequence(what: &str, got: u8, due: u8) -> io::Error {
@@ -200,17 +179,6 @@ impl std::fmt::Debug for Zlib {
     }
 }
 
-fn u24(b: &[u8]) -> usize {
-    usize::from(b[0]) | usize::from(b[1]) << 8 | usize::from(b[2]) << 16
-}
-
-fn bad_frame(what: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("corrupt compressed packet from the server: {what}"),
-    )
-}
-
 impl Zlib {
     fn new() -> Self {
         Zlib {
@@ -226,73 +194,33 @@ impl Zlib {
     /// Reads one frame and appends its uncompressed payload to `into`.
     fn read_frame(&mut self, stream: &mut Stream, into: &mut InBuf) -> io::Result<()> {
         self.raw.fill(stream, FRAME_HEADER, None)?;
-        let h = &self.raw.buf[self.raw.pos..self.raw.pos + FRAME_HEADER];
-        let (clen, seq, ulen) = (u24(h), h[3], u24(&h[4..]));
-        if seq != self.seq {
-            return Err(out_of_sequence("compressed packet", seq, self.seq));
+        let h = parse_frame_header(&self.raw.buf[self.raw.pos..self.raw.pos + FRAME_HEADER]);
+        if h.seq != self.seq {
+            return Err(out_of_sequence("compressed packet", h.seq, self.seq));
         }
-        self.raw.fill(stream, FRAME_HEADER + clen, None)?;
-        self.seq = seq.wrapping_add(1);
+        self.raw.fill(stream, FRAME_HEADER + h.len, None)?;
+        self.seq = h.seq.wrapping_add(1);
         let src = self.raw.pos + FRAME_HEADER;
-        let input = &self.raw.buf[src..src + clen];
-        if ulen == 0 {
-            into.make_room(clen);
-            into.buf[into.end..into.end + clen].copy_from_slice(input);
-            into.end += clen;
+        let input = &self.raw.buf[src..src + h.len];
+        if h.inflated == 0 {
+            into.make_room(h.len);
+            into.buf[into.end..into.end + h.len].copy_from_slice(input);
+            into.end += h.len;
         } else {
-            into.make_room(ulen);
-            self.inflate.reset(true);
-            let st = self
-                .inflate
-                .decompress(
-                    input,
-                    &mut into.buf[into.end..into.end + ulen],
-                    FlushDecompress::Finish,
-                )
-                .map_err(|e| bad_frame(&e.to_string()))?;
-            if st != Status::StreamEnd || self.inflate.total_out() != ulen as u64 {
-                return Err(bad_frame("length mismatch"));
-            }
-            into.end += ulen;
+            into.make_room(h.inflated);
+            let out = &mut into.buf[into.end..into.end + h.inflated];
+            compress::inflate_frame(&mut self.inflate, input, out)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            into.end += h.inflated;
         }
-        self.raw.pos += FRAME_HEADER + clen;
+        self.raw.pos += FRAME_HEADER + h.len;
         Ok(())
     }
 
     /// Appends one frame holding `data` (at most [`MAX_CHUNK`] bytes) to `out`.
     fn push_frame(&mut self, data: &[u8]) -> io::Result<()> {
-        let start = self.out.len();
-        self.out.resize(start + FRAME_HEADER, 0);
-        let mut ulen = 0;
-        if data.len() >= MIN_COMPRESS {
-            self.deflate.reset();
-            self.out.reserve(data.len() + data.len() / 16 + 64);
-            loop {
-                let done = self.deflate.total_in() as usize;
-                let st = self
-                    .deflate
-                    .compress_vec(&data[done..], &mut self.out, FlushCompress::Finish)
-                    .map_err(|e| io::Error::other(e.to_string()))?;
-                if st == Status::StreamEnd {
-                    break;
-                }
-                self.out.reserve(4096);
-            }
-            if self.out.len() - start - FRAME_HEADER < data.len() {
-                ulen = data.len();
-            } else {
-                // Incompressible: store as is.
-                self.out.truncate(start + FRAME_HEADER);
-            }
-        }
-        if ulen == 0 {
-            self.out.extend_from_slice(data);
-        }
-        let clen = self.out.len() - start - FRAME_HEADER;
-        let h = &mut self.out[start..start + FRAME_HEADER];
-        h[..3].copy_from_slice(&(clen as u32).to_le_bytes()[..3]);
-        h[3] = self.seq;
-        h[4..].copy_from_slice(&(ulen as u32).to_le_bytes()[..3]);
+        compress::push_frame(&mut self.deflate, self.seq, data, &mut self.out)
+            .map_err(io::Error::other)?;
         self.seq = self.seq.wrapping_add(1);
         Ok(())
     }
@@ -465,8 +393,8 @@ impl Wire {
     /// Reads the next packet header (`joined` payload bytes already received for this
     /// packet), checks its sequence id and the payload limit, and returns its length.
     fn header(&mut self, joined: usize) -> io::Result<usize> {
-        self.fill(4)?;
-        let h = &self.inb.buf[self.inb.pos..self.inb.pos + 4];
+        self.fill(HEADER)?;
+        let h = &self.inb.buf[self.inb.pos..self.inb.pos + HEADER];
         let (len, seq) = (u24(h), h[3]);
         // With compression the frames carry the checked sequence ids (`Zlib::read_frame`);
         // the packets inside them are not checked.
@@ -504,8 +432,7 @@ impl Wire {
     pub(crate) fn send(&mut self) -> io::Result<()> {
         let len = self.wbuf.len() - 4;
         if len < MAX_CHUNK {
-            self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
-            self.wbuf[3] = self.seq;
+            self.wbuf[..HEADER].copy_from_slice(&header(len, self.seq));
             self.seq = self.seq.wrapping_add(1);
             return match &mut self.zlib {
                 None => {
@@ -535,12 +462,6 @@ impl Wire {
         })?;
         stream.flush()
     }
-
-    /// Sends a one-shot packet and forgets errors (COM_QUIT on drop).
-    pub(crate) fn send_quiet(&mut self, payload: &[u8]) {
-        self.begin_command().extend_from_slice(payload);
-        let _ = self.send();
-    }
 }
 
 /// Cuts a payload of [`MAX_CHUNK`] bytes or more into packets: full chunks, then a shorter
@@ -553,8 +474,7 @@ fn for_each_chunk(
     let mut off = 0;
     loop {
         let n = (payload.len() - off).min(MAX_CHUNK);
-        let mut h = (n as u32).to_le_bytes();
-        h[3] = *seq;
+        let h = header(n, *seq);
         *seq = seq.wrapping_add(1);
         f(&h, &payload[off..off + n])?;
         off += n;
@@ -564,121 +484,9 @@ fn for_each_chunk(
     }
 }
 
-/// A cursor over a received payload, for the few fields dbdelta decodes.
-pub(crate) struct Cur<'a> {
-    data: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Cur<'a> {
-    /// A cursor at the start of `data`.
-    pub(crate) fn new(data: &'a [u8]) -> Self {
-        Cur { data, pos: 0 }
-    }
-    /// Bytes not read yet.
-    pub(crate) fn rest(&self) -> &'a [u8] {
-        &self.data[self.pos.min(self.data.len())..]
-    }
-    /// Skips `n` bytes.
-    pub(crate) fn skip(&mut self, n: usize) {
-        self.pos += n;
-    }
-    /// The next `n` bytes, or `None` past the end.
-    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let s = self.data.get(self.pos..self.pos.checked_add(n)?)?;
-        self.pos += n;
-        Some(s)
-    }
-    /// One byte.
-    pub(crate) fn u8(&mut self) -> Option<u8> {
-        self.take(1).map(|b| b[0])
-    }
-    /// A little-endian u16.
-    pub(crate) fn u16(&mut self) -> Option<u16> {
-        self.take(2).map(|b| u16::from_le_bytes([b[0], b[1]]))
-    }
-    /// A little-endian u32.
-    pub(crate) fn u32(&mut self) -> Option<u32> {
-        self.take(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-    /// A length-encoded integer; `None` for the NULL marker 0xFB or past the end.
-    pub(crate) fn lenenc(&mut self) -> Option<u64> {
-        let first = self.u8()?;
-        match first {
-            0xFB => None,
-            0xFC => self
-                .take(2)
-                .map(|b| u64::from(u16::from_le_bytes([b[0], b[1]]))),
-            0xFD => self
-                .take(3)
-                .map(|b| u64::from(b[0]) | u64::from(b[1]) << 8 | u64::from(b[2]) << 16),
-            0xFE => self.take(8).map(|b| {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(b);
-                u64::from_le_bytes(a)
-            }),
-            n => Some(u64::from(n)),
-        }
-    }
-    /// A length-encoded string; `Ok(None)` for SQL NULL, `Err(())` when truncated.
-    pub(crate) fn lenenc_bytes(&mut self) -> Result<Option<&'a [u8]>, ()> {
-        if self.data.get(self.pos) == Some(&0xFB) {
-            self.pos += 1;
-            return Ok(None);
-        }
-        let n = self.lenenc().ok_or(())?;
-        let n = usize::try_from(n).map_err(|_| ())?;
-        self.take(n).map(Some).ok_or(())
-    }
-    /// A NUL-terminated string (or the rest when no NUL).
-    pub(crate) fn cstr(&mut self) -> &'a [u8] {
-        let rest = self.rest();
-        let n = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
-        self.pos += (n + 1).min(rest.len());
-        &rest[..n]
-    }
-}
-
-/// Appends a length-encoded integer.
-pub(crate) fn put_lenenc(out: &mut Vec<u8>, n: u64) {
-    if n < 251 {
-        out.push(n as u8);
-    } else if n < 1 << 16 {
-        out.push(0xFC);
-        out.extend_from_slice(&(n as u16).to_le_bytes());
-    } else if n < 1 << 24 {
-        out.push(0xFD);
-        out.extend_from_slice(&(n as u32).to_le_bytes()[..3]);
-    } else {
-        out.push(0xFE);
-        out.extend_from_slice(&n.to_le_bytes());
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lenenc_roundtrip() {
-        for n in [
-            0u64,
-            250,
-            251,
-            65535,
-            65536,
-            (1 << 24) - 1,
-            1 << 24,
-            u64::MAX,
-        ] {
-            let mut v = Vec::new();
-            put_lenenc(&mut v, n);
-            assert_eq!(Cur::new(&v).lenenc(), Some(n), "{n}");
-        }
-        assert_eq!(Cur::new(&[0xFB]).lenenc(), None);
-        assert_eq!(Cur::new(&[0xFC, 1]).lenenc(), None);
-    }
 
     #[test]
     fn a_packet_out_of_sequence_is_refused() {

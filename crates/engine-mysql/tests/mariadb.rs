@@ -763,7 +763,8 @@ fn unreachable_external_server_is_a_connection_error() {
     );
 }
 
-/// `binlog_reset=true` on a managed MariaDB with binary logging on (spec §A2.2): the hook
+/// `binlog_reset=true` on a managed MariaDB with binary logging on (the published sysbench
+/// scripts' `reset master`): the hook
 /// before write steps drops every binary log (one small file is left), the settle begins
 /// with the same reset, and the manifest's settings say so. Without `log_bin` nothing is run.
 #[test]

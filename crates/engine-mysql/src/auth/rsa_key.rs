@@ -17,6 +17,41 @@ const OAEP_SHA1_OVERHEAD: usize = 41;
 /// Largest PEM file read for `server-public-key` (a 16384-bit key is about 3 KB).
 const MAX_PEM: u64 = 64 * 1024;
 
+/// Why a server key cannot be read or used. The messages never hold the password.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum KeyError {
+    /// The key is not UTF-8 text.
+    #[error("not PEM text")]
+    NotText,
+    /// No PEM public-key header.
+    #[error("not a PEM public key (no '-----BEGIN PUBLIC KEY-----')")]
+    NotPem,
+    /// A PKCS#1 (`BEGIN RSA PUBLIC KEY`) key that does not parse.
+    #[error("{0}")]
+    Pkcs1(#[source] rsa::pkcs1::Error),
+    /// A SubjectPublicKeyInfo (`BEGIN PUBLIC KEY`) key that does not parse.
+    #[error("{0}")]
+    Spki(#[source] rsa::pkcs8::spki::Error),
+    /// The key file cannot be read.
+    #[error("cannot read it: {0}")]
+    Read(#[source] std::io::Error),
+    /// The key file is longer than any PEM public key.
+    #[error("{0} bytes is too long for a PEM public key")]
+    TooLong(u64),
+    /// The server sent no scramble to mix the password with.
+    #[error("the server sent no scramble")]
+    NoScramble,
+    /// The password does not fit one RSA-OAEP block of the key.
+    #[error("the password is too long for the server's {bits}-bit RSA key")]
+    PasswordTooLong {
+        /// The key's size in bits.
+        bits: usize,
+    },
+    /// The encryption itself failed.
+    #[error("RSA encryption failed: {0}")]
+    Encrypt(#[source] rsa::Error),
+}
+
 /// A server's RSA public key.
 #[derive(Debug)]
 pub(crate) struct ServerKey(RsaPublicKey);
@@ -24,31 +59,28 @@ pub(crate) struct ServerKey(RsaPublicKey);
 impl ServerKey {
     /// Parses a PEM public key: `BEGIN PUBLIC KEY` (what MySQL sends and writes) or
     /// `BEGIN RSA PUBLIC KEY`. Trailing NULs and whitespace are ignored.
-    pub(crate) fn from_pem(pem: &[u8]) -> Result<ServerKey, String> {
-        let text = std::str::from_utf8(pem).map_err(|_| "not PEM text".to_string())?;
+    pub(crate) fn from_pem(pem: &[u8]) -> Result<ServerKey, KeyError> {
+        let text = std::str::from_utf8(pem).map_err(|_| KeyError::NotText)?;
         let text = text
             .trim_end_matches(['\0', ' ', '\n', '\r', '\t'])
             .trim_start();
         let key = if text.starts_with("-----BEGIN RSA PUBLIC KEY-----") {
-            RsaPublicKey::from_pkcs1_pem(text).map_err(|e| e.to_string())?
+            RsaPublicKey::from_pkcs1_pem(text).map_err(KeyError::Pkcs1)?
         } else if text.starts_with("-----BEGIN PUBLIC KEY-----") {
-            RsaPublicKey::from_public_key_pem(text).map_err(|e| e.to_string())?
+            RsaPublicKey::from_public_key_pem(text).map_err(KeyError::Spki)?
         } else {
-            return Err("not a PEM public key (no '-----BEGIN PUBLIC KEY-----')".into());
+            return Err(KeyError::NotPem);
         };
         Ok(ServerKey(key))
     }
 
     /// Reads a PEM public key from `path`.
-    pub(crate) fn from_file(path: &Path) -> Result<ServerKey, String> {
-        let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
+    pub(crate) fn from_file(path: &Path) -> Result<ServerKey, KeyError> {
+        let meta = std::fs::metadata(path).map_err(KeyError::Read)?;
         if meta.len() > MAX_PEM {
-            return Err(format!(
-                "{} bytes is too long for a PEM public key",
-                meta.len()
-            ));
+            return Err(KeyError::TooLong(meta.len()));
         }
-        let pem = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+        let pem = std::fs::read(path).map_err(KeyError::Read)?;
         ServerKey::from_pem(&pem)
     }
 
@@ -58,16 +90,13 @@ impl ServerKey {
         &self,
         password: &[u8],
         scramble: &[u8],
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, KeyError> {
         if scramble.is_empty() {
-            return Err("the server sent no scramble".into());
+            return Err(KeyError::NoScramble);
         }
         let size = self.0.size();
         if password.len() + 1 + OAEP_SHA1_OVERHEAD >= size {
-            return Err(format!(
-                "the password is too long for the server's {}-bit RSA key",
-                size * 8
-            ));
+            return Err(KeyError::PasswordTooLong { bits: size * 8 });
         }
         let mut msg = Vec::with_capacity(password.len() + 1);
         msg.extend_from_slice(password);
@@ -79,7 +108,7 @@ impl ServerKey {
             .0
             .encrypt(&mut rsa::rand_core::OsRng, Oaep::new::<sha1::Sha1>(), &msg);
         msg.fill(0);
-        r.map_err(|e| format!("RSA encryption failed: {e}"))
+        r.map_err(KeyError::Encrypt)
     }
 }
 
@@ -126,7 +155,10 @@ pub(crate) mod tests {
         assert_eq!(server_decrypt(&c, &scramble), [&pw[..], b"\0"].concat());
         // OAEP is randomized: the same input encrypts differently.
         assert_ne!(c, key.encrypt_password(pw, &scramble).unwrap());
-        let e = key.encrypt_password(&[b'x'; 300], &scramble).unwrap_err();
+        let e = key
+            .encrypt_password(&[b'x'; 300], &scramble)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("too long") && !e.contains("xxx"), "{e}");
     }
 

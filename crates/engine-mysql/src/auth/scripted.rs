@@ -6,8 +6,9 @@
 
 use super::rsa_key::tests::{server_decrypt, test_pem};
 use super::{KeyExchange, ServerKey};
-use crate::client::{Addr, ClientError, ConnectParams, RawConn};
-use crate::wire::Cur;
+use crate::client::{Addr, ConnectParams, RawConn};
+use crate::errors::ClientError;
+use crate::proto::{testing, Cur};
 use dbdelta_model::Secret;
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
@@ -29,10 +30,7 @@ struct Peer(Box<dyn Io>);
 
 impl Peer {
     fn send(&mut self, seq: u8, payload: &[u8]) {
-        let mut v = (payload.len() as u32).to_le_bytes().to_vec();
-        v[3] = seq;
-        v.extend_from_slice(payload);
-        self.0.write_all(&v).unwrap();
+        self.0.write_all(&testing::packet(seq, payload)).unwrap();
     }
 
     /// The next client packet, which must carry sequence id `seq`.
@@ -56,22 +54,7 @@ impl Peer {
     /// A protocol-10 greeting offering `plugin` with [`SCRAMBLE`].
     fn greet(&mut self, plugin: &str) {
         let caps: u32 = 0x200 | 0x8000 | 0x8_0000 | 0x20_0000 | 0x2000 | 0x2_0000;
-        let mut h = vec![10];
-        h.extend_from_slice(b"8.4.3\0");
-        h.extend_from_slice(&7u32.to_le_bytes());
-        h.extend_from_slice(&SCRAMBLE[..8]);
-        h.push(0);
-        h.extend_from_slice(&(caps as u16).to_le_bytes());
-        h.push(45);
-        h.extend_from_slice(&2u16.to_le_bytes());
-        h.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
-        h.push(21);
-        h.extend_from_slice(&[0; 10]);
-        h.extend_from_slice(&SCRAMBLE[8..]);
-        h.push(0);
-        h.extend_from_slice(plugin.as_bytes());
-        h.push(0);
-        self.send(0, &h);
+        self.send(0, &testing::greeting("8.4.3", caps, &SCRAMBLE, plugin));
     }
 
     /// The handshake response: (plugin named, its auth data).
