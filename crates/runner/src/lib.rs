@@ -20,6 +20,7 @@ pub mod queryset;
 pub mod recorder;
 pub mod schedule;
 pub mod sequence;
+mod shared;
 pub mod turns;
 
 pub use connect::ConnectPlan;
