@@ -148,48 +148,21 @@ pub enum WorkloadKind {
 }
 
 impl WorkloadKind {
-    /// The db_bench benchmark of a kind; `None` for the others.
-    pub fn db_bench(self) -> Option<crate::dbbench::Bench> {
-        use crate::dbbench::Bench;
-        Some(match self {
-            WorkloadKind::Fillseq => Bench::FillSeq,
-            WorkloadKind::Readrandom => Bench::ReadRandom,
-            WorkloadKind::Fwdrange => Bench::FwdRange,
-            WorkloadKind::Revrange => Bench::RevRange,
-            WorkloadKind::Multireadrandom => Bench::MultiReadRandom,
-            WorkloadKind::Overwrite => Bench::Overwrite,
-            WorkloadKind::Overwritesome => Bench::OverwriteSome,
-            WorkloadKind::Readwhilewriting => Bench::ReadWhileWriting,
-            WorkloadKind::Fwdrangewhilewriting => Bench::FwdRangeWhileWriting,
-            WorkloadKind::Revrangewhilewriting => Bench::RevRangeWhileWriting,
-            _ => return None,
-        })
-    }
-
-    /// The data set the kind works on.
+    /// The data set the kind works on (the benchmark it belongs to).
     pub fn dataset(self) -> Dataset {
-        if self.ycsb_mix().is_some() {
-            Dataset::Usertable
-        } else if self.db_bench().is_some() {
-            Dataset::Keys
-        } else if self.pgbench_script().is_some() {
-            Dataset::Pgbench
-        } else if self == WorkloadKind::Tpcc {
-            Dataset::Tpcc
-        } else {
-            Dataset::Sbtest
+        use WorkloadKind::*;
+        match self {
+            PointSelect | InlistSelect | PointsCovered | RangeCovered | ReadOnly | Scan
+            | UpdateInlist | UpdateIndex | UpdateNonindex | WriteOnly | ReadWrite | Delete
+            | Insert => Dataset::Sbtest,
+            YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF => Dataset::Usertable,
+            Fillseq | Readrandom | Fwdrange | Revrange | Multireadrandom | Overwrite
+            | Overwritesome | Readwhilewriting | Fwdrangewhilewriting | Revrangewhilewriting => {
+                Dataset::Keys
+            }
+            TpcbLike | SimpleUpdate | SelectOnly => Dataset::Pgbench,
+            Tpcc => Dataset::Tpcc,
         }
-    }
-
-    /// pgbench's built-in script of a kind; `None` for the others.
-    pub fn pgbench_script(self) -> Option<crate::tpcb::Script> {
-        use crate::tpcb::Script;
-        Some(match self {
-            WorkloadKind::TpcbLike => Script::TpcbLike,
-            WorkloadKind::SimpleUpdate => Script::SimpleUpdate,
-            WorkloadKind::SelectOnly => Script::SelectOnly,
-            _ => return None,
-        })
     }
 
     /// True for kinds that change data (any statement of the event writes).
@@ -209,20 +182,6 @@ impl WorkloadKind {
     /// pgbench does (TPC-B, TPC-C): transactions per second is the headline.
     pub fn counts_transactions(self) -> bool {
         matches!(self.dataset(), Dataset::Pgbench | Dataset::Tpcc)
-    }
-
-    /// The YCSB core workload of a `ycsb-*` kind; `None` for sysbench's kinds.
-    pub fn ycsb_mix(self) -> Option<crate::ycsb::Mix> {
-        use crate::ycsb::Mix;
-        Some(match self {
-            WorkloadKind::YcsbA => Mix::A,
-            WorkloadKind::YcsbB => Mix::B,
-            WorkloadKind::YcsbC => Mix::C,
-            WorkloadKind::YcsbD => Mix::D,
-            WorkloadKind::YcsbE => Mix::E,
-            WorkloadKind::YcsbF => Mix::F,
-            _ => return None,
-        })
     }
 }
 

@@ -9,7 +9,7 @@ pub use step::{run_step, StepContext};
 
 use crate::control::StopFlag;
 use crate::progress::Progress;
-use crate::sequence::{SinkError, TargetOutcome};
+use crate::sequence::TargetOutcome;
 use dbdelta_engine::{Engine, EngineError, SettleWait};
 use dbdelta_model::ibench::IbenchOptions;
 use dbdelta_model::{Group, StepKind, StepResult, StepStatus};
@@ -69,9 +69,10 @@ fn settle(
     Ok(engine.settle(&opts.tables(), &wait)?.actions)
 }
 
-/// Runs the Insert Benchmark against one target.
+/// Runs the Insert Benchmark against one target. `sink` persists each result; an error from
+/// it stops the target and is returned.
 #[allow(clippy::too_many_arguments)]
-pub fn run_ibench(
+pub fn run_ibench<E>(
     engine: &dyn Engine,
     target: &str,
     steps: &[IbenchStep],
@@ -79,8 +80,8 @@ pub fn run_ibench(
     env: &IbenchEnv,
     stop: &StopFlag,
     progress: &dyn Progress,
-    sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
-) -> Result<TargetOutcome, SinkError> {
+    sink: &mut dyn FnMut(&StepResult) -> Result<(), E>,
+) -> Result<TargetOutcome, E> {
     progress.message(&format!(
         "[{target}] ibench: {} client(s), tables {}",
         opts.clients,

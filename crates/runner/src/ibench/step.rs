@@ -4,7 +4,7 @@
 
 use super::client::{self, ClientPlan, ClientShared, ThreadOut, QUEUE_DEPTH};
 use crate::control::StopFlag;
-use crate::measure::gettid;
+use crate::cpu::gettid;
 use dbdelta_engine::{Connection, Engine, EngineError};
 use dbdelta_model::ibench::{sla_failed, IbenchOptions, IbenchStats, KindLatency};
 use dbdelta_model::os::OsSamples;
@@ -241,7 +241,7 @@ pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> 
         barrier.wait();
         t0 = Instant::now();
         let sampler =
-            crate::measure::start_sampler(engine, ctx.os_metrics, &ctx.device, Some(&tids));
+            crate::observe::start_sampler(engine, ctx.os_metrics, &ctx.device, Some(&tids));
         while !shared.iter().all(|c| c.done.load(Ordering::SeqCst)) {
             if stop.requested() {
                 abort.store(true, Ordering::SeqCst);
