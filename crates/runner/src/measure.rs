@@ -596,7 +596,7 @@ fn run_jobs(
     if let Some(os) = outputs.1 {
         if result.is_ok() {
             // Per operation of the headline: a new order for TPC-C (NOPM is per minute), a
-            // thousand rows for scan. Scan's headline is one thread's rate (§A8.2) while the
+            // thousand rows for scan. Scan's headline is one thread's rate (the published oltp_scan comparison's) while the
             // CPU is every thread's, so its costs divide by the rows all threads scanned.
             let per_sec = match result.throughput.unit {
                 ThroughputUnit::Nopm => result.throughput.value / 60.0,
@@ -1019,7 +1019,8 @@ fn assemble(
     let wall_secs = window.wall.as_secs_f64().max(secs);
     let latency = summarize(&hist);
     let throughput = if plan.step.params.kind == WorkloadKind::Scan {
-        // §A8.2: rows per table / mean time of one full scan, in thousands of rows per second.
+        // As the published oltp_scan comparison reports it: rows per table / mean time of one
+        // full scan, in thousands of rows per second.
         let mean_s = latency.mean_us / 1e6;
         Throughput {
             value: if mean_s > 0.0 {

@@ -1,6 +1,6 @@
-//! The Insert Benchmark sequence (spec workloads.md §B5) against one target: create the
-//! `pi<n>` tables, then l.i0, l.x, l.i1, l.i2, settle, qr100 … qp1000 in order, each result
-//! handed to the sink the moment it exists.
+//! The Insert Benchmark sequence (Mark Callaghan's ibench: `iibench.py` and its steps)
+//! against one target: create the `pi<n>` tables, then l.i0, l.x, l.i1, l.i2, settle,
+//! qr100 … qp1000 in order, each result handed to the sink the moment it exists.
 
 pub mod client;
 pub mod step;
@@ -48,7 +48,7 @@ pub fn create_tables(
     Ok(())
 }
 
-/// The settle ("vac") step of §B5.1: the engine's vacuum/analyze/checkpoint/flush, then the
+/// The settle ("vac") step of the Insert Benchmark's sequence: the engine's vacuum/analyze/checkpoint/flush, then the
 /// rest of the run's settle sleep (server engines wait it out, MySQL with InnoDB's
 /// dirty-page flushing raised); what was done, for the result.
 fn settle(
