@@ -207,20 +207,13 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dbdelta_engine::mock::{LatencyDist, MockConfig, MockEngine};
-    use std::time::Duration;
+    use dbdelta_engine::mock::{MockConfig, MockEngine};
+    use dbdelta_model::TargetSpec;
 
     #[test]
     fn a_panicking_load_thread_is_reported_as_a_panic_with_its_message() {
-        let engine = MockEngine::new(MockConfig {
-            latency: Duration::ZERO,
-            dist: LatencyDist::Fixed,
-            error_rate: 0.0,
-            fail_rate: 0.0,
-            fail_on: None,
-            seed: 1,
-            families: &[dbdelta_engine::Family::Sql],
-        });
+        let spec = TargetSpec::parse("m=mock").unwrap();
+        let engine = MockEngine::new(MockConfig::from_spec(&spec).unwrap());
         let e = load_parallel(&engine, 3, &|_, part| {
             if part == 1 {
                 panic!("part {part} is broken");
