@@ -1,5 +1,11 @@
 //! The client's own CPU time (getrusage), so every result says what dbdelta itself cost.
 
+/// The calling thread's kernel id (its /proc/self/task entry, for per-thread CPU).
+pub(crate) fn gettid() -> u32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+}
+
 /// User + system CPU seconds of this whole process so far.
 pub fn process_cpu_secs() -> f64 {
     let (user, sys) = process_cpu_split();

@@ -14,12 +14,15 @@ mod gate;
 pub mod ibench;
 pub mod measure;
 mod mux;
+mod observe;
 mod op_types;
+mod probe;
 pub mod progress;
 pub mod queryset;
 pub mod recorder;
 pub mod schedule;
 pub mod sequence;
+mod shared;
 pub mod turns;
 
 pub use connect::ConnectPlan;

@@ -7,77 +7,30 @@ use crate::cpu::process_cpu_secs;
 use crate::gate::Gate;
 use crate::mux::event_loop::{run_loop, LoopConfig, Terminal};
 use crate::op_types::OpTypeRecorder;
+use crate::probe::OpenProbe;
 use crate::progress::Progress;
 use crate::recorder::{Merged, Recorder, SharedRecording, Slice};
 use crate::schedule::{PaceTally, Pacer, Schedule, TxnPolicy, TxnTally, Window};
+use crate::shared::{
+    check_error_rate, count_code, percent, ErrorCodes, Padded, Shared, WorkerOutput,
+    ERROR_BUDGET_FLOOR, ERROR_BUDGET_PER_EVENT,
+};
 use dbdelta_engine::{Engine, EngineError, ErrorKind, SessionParts};
 use dbdelta_model::{
     ConnectStats, Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
     TxnCounts, RESULT_SCHEMA,
 };
-use dbdelta_osmetrics::{op_costs, DeviceChoice, Sampler, SamplerConfig, SamplerHandle};
+use dbdelta_osmetrics::{op_costs, SamplerHandle};
 use dbdelta_profile::perf::Stopped;
-use dbdelta_profile::{ProfileSpec, ProfileTargets, Recording};
+use dbdelta_profile::{ProfileError, ProfileSpec, Recording};
 use dbdelta_stats::{new_compact_histogram, new_histogram, record_ns, summarize};
-use dbdelta_workload::dbbench::{DbBench, DbBenchShared};
-use dbdelta_workload::sysbench::{Sysbench, WorkerContext};
-use dbdelta_workload::tpcb::{Tpcb, TpcbConfig};
-use dbdelta_workload::tpcc::{Tpcc, TpccConfig};
-use dbdelta_workload::ycsb::{Ycsb, YcsbShared};
-use dbdelta_workload::{run_event, Counters, EventBuffers, Step, Workload, WorkloadKind};
-use hdrhistogram::Histogram;
+pub use dbdelta_workload::benchmark::WindowProbe;
+use dbdelta_workload::{
+    run_event, Counters, EventBuffers, Step, StepWorkload, TerminalSetup, Workload, WorkloadKind,
+};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// Errors of a window by server code or kind.
-pub(crate) type ErrorCodes = std::collections::BTreeMap<String, u64>;
-
-/// Failed (not retried) events a worker tolerates before it checks the step's error rate
-/// early: below this the rate of a short window says little.
-pub(crate) const FAILED_EVENTS_FLOOR: u64 = 100;
-
-/// Counts an error under its code.
-pub(crate) fn count_code(codes: &mut ErrorCodes, e: &EngineError) {
-    *codes.entry(e.count_key()).or_insert(0) += 1;
-}
-
-/// `Err` once failed events are past the floor and over `max_rate` of all events: going on
-/// would only measure failures.
-pub(crate) fn check_error_rate(
-    failed: u64,
-    events: u64,
-    max_rate: f64,
-    last: &EngineError,
-) -> Result<(), EngineError> {
-    if failed >= FAILED_EVENTS_FLOOR && failed as f64 > max_rate * (failed + events) as f64 {
-        return Err(EngineError::new(
-            last.kind,
-            format!(
-                "error rate {} is over --max-error-rate {} ({failed} failed events); last ({}): {last}",
-                percent(failed as f64 / (failed + events) as f64),
-                percent(max_rate),
-                last.count_key()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// A share as a percentage with the digits it needs (`1.0 %`, `0.01 %`).
-pub(crate) fn percent(share: f64) -> String {
-    let p = share * 100.0;
-    if p >= 1.0 || p == 0.0 {
-        format!("{p:.1} %")
-    } else {
-        format!("{p:.2} %")
-    }
-}
-
-/// Retried errors beyond this many per completed event (plus a floor) fail the step: the
-/// target is not doing useful work any more.
-pub(crate) const ERROR_BUDGET_PER_EVENT: u64 = 10;
-pub(crate) const ERROR_BUDGET_FLOOR: u64 = 1000;
 
 /// Everything needed to measure one step at one thread count.
 #[derive(Debug, Clone)]
@@ -117,14 +70,9 @@ pub struct StepPlan {
     pub statement_timeout: Duration,
     /// Largest share of failed (not retried) events the step may have and still count.
     pub max_error_rate: f64,
-    /// YCSB steps: the state their workers share (insert key sequence, zeta of `latest`).
-    pub ycsb: Option<Arc<YcsbShared>>,
-    /// db_bench steps: sizes, the value buffer and fillseq's key counter.
-    pub db_bench: Option<Arc<DbBenchShared>>,
-    /// pgbench steps: the script, scale and transaction count.
-    pub tpcb: Option<TpcbConfig>,
-    /// TPC-C steps: warehouses, terminals, mode and the run's NURand constants.
-    pub tpcc: Option<TpccConfig>,
+    /// The state the step's terminals share and what the runner asks about the step, from
+    /// the suite's benchmark (`dbdelta_workload::registry`).
+    pub workload: Arc<dyn StepWorkload>,
     /// pgbench's transaction rules: re-runs, latency limit, Poisson pacing.
     pub txn: TxnPolicy,
     /// A query answering one number the step reports as its difference over the window
@@ -136,17 +84,6 @@ pub struct StepPlan {
     pub turn: Option<crate::turns::Turn>,
 }
 
-/// A number read from the database at the window's edges (see [`StepPlan::window_probe`]).
-#[derive(Debug, Clone)]
-pub struct WindowProbe {
-    /// The query; its first column of its first row is the number.
-    pub sql: String,
-    /// The name the difference is reported under in `workload_stats`.
-    pub name: String,
-    /// Report the difference per minute of the window as the headline, in this unit.
-    pub per_minute_unit: Option<ThroughputUnit>,
-}
-
 impl StepPlan {
     /// Connections running the workload.
     pub fn active_connections(&self) -> u32 {
@@ -155,17 +92,13 @@ impl StepPlan {
 
     /// True when the step's unit is key-value operations (YCSB, db_bench), not statements.
     pub fn counts_operations(&self) -> bool {
-        self.ycsb.is_some() || self.db_bench.is_some()
+        self.workload.counts_operations()
     }
 
     /// Workers beside the step's threads whose operations are not the step's (the
     /// background writer of db_bench's `*whilewriting`; embedded engines only).
     pub fn background_workers(&self) -> u32 {
-        u32::from(
-            self.db_bench
-                .as_ref()
-                .is_some_and(|d| d.config().bench.while_writing()),
-        )
+        self.workload.background_workers()
     }
 }
 
@@ -178,61 +111,6 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Limit for one operation unless `--statement-timeout` says otherwise.
 pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// What one worker thread or event loop brings back.
-pub(crate) struct WorkerOutput {
-    pub counters: Counters,
-    pub events: u64,
-    pub errors: u64,
-    pub busy: u64,
-    /// Events that failed and were not retried (the step went on).
-    pub failed: u64,
-    /// Every error of the window by server code or kind.
-    pub codes: ErrorCodes,
-    /// Paced steps: schedule lag and service time, ns.
-    pub lag: Histogram<u64>,
-    pub service: Histogram<u64>,
-    /// Latency per operation type (mixed workloads).
-    pub op_types: OpTypeRecorder,
-    /// When the workload said it had done all it was given (counted steps).
-    pub done_at: Option<Instant>,
-    /// A background worker (not the step's: db_bench's writer).
-    pub background: bool,
-    /// Retries, late and skipped transactions.
-    pub txn: TxnTally,
-    /// A terminal waited between events by design (TPC-C's keying and think times): seconds
-    /// without a completed event are no stall.
-    pub paused: bool,
-    /// Paced steps: the backlogs at the window's edges and the drain.
-    pub pace: PaceTally,
-}
-
-/// State shared by the workers of one step (never touched per statement except `slots`).
-pub(crate) struct Shared<'a> {
-    pub stop: &'a StopFlag,
-    pub start: OnceLock<Instant>,
-    pub barrier: Gate,
-    /// Next schedule slot of a paced step.
-    pub slots: AtomicU64,
-    /// Thread ids of the workers: the "server" of an embedded engine for the OS sampler.
-    pub tids: Arc<Mutex<Vec<u32>>>,
-    /// Workers whose loop has ended.
-    pub finished: AtomicU64,
-    /// Set when one worker failed: the others stop at once instead of running on.
-    pub abort: AtomicBool,
-    /// Workers stay alive until the OS sampler took its last snapshot, so their thread CPU
-    /// is counted in full.
-    pub release: Gate,
-    pub warmup: Duration,
-    pub window: Duration,
-    /// What the workers recorded, merged once a second per worker.
-    pub recording: SharedRecording,
-    /// A closed-loop window holds at least one event: set once an event started in it.
-    pub window_used: AtomicBool,
-    /// Nanoseconds from the start to the end of a window that a stall covered entirely:
-    /// the start of the first event after it (0 = the planned end held).
-    pub stretched_end_ns: AtomicU64,
-}
-
 /// One thread of a step: a blocking worker with its own connection, or an event loop
 /// driving many connections in session form.
 enum Job {
@@ -242,85 +120,6 @@ enum Job {
     },
     Loop(Vec<Terminal>),
 }
-
-/// The calling thread's kernel id (its /proc/self/task entry, for per-thread CPU).
-pub(crate) fn gettid() -> u32 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
-}
-
-/// Starts the OS sampler for the window; a failure only loses the OS metrics (noted).
-pub(crate) fn start_sampler(
-    engine: &dyn Engine,
-    enabled: bool,
-    device: &Option<String>,
-    tids: Option<&Arc<Mutex<Vec<u32>>>>,
-) -> Option<SamplerHandle> {
-    if !enabled {
-        return None;
-    }
-    let device = match (device, engine.data_dir()) {
-        (Some(name), _) => DeviceChoice::Named(name.clone()),
-        (None, Some(dir)) => DeviceChoice::DataDir(dir),
-        (None, None) => DeviceChoice::None,
-    };
-    let worker_tids: Option<dbdelta_osmetrics::WorkerTids> = match tids {
-        Some(tids) if engine.embedded() => {
-            let tids = Arc::clone(tids);
-            let prefixes = engine.background_thread_prefixes();
-            Some(Arc::new(move || {
-                let mut all = tids.lock().map(|v| v.clone()).unwrap_or_default();
-                all.extend(crate::cpu::threads_named(prefixes));
-                all
-            }))
-        }
-        _ => None,
-    };
-    Sampler::start(SamplerConfig {
-        device,
-        server_pids: engine.server_pids(),
-        proxy_pids: engine.proxy_pids(),
-        worker_tids,
-        ..SamplerConfig::default()
-    })
-    .ok()
-}
-
-/// Starts perf for the window on the server's processes, or on the worker threads of an
-/// embedded engine; an error is the reason there will be no profile.
-fn start_profile(
-    engine: &dyn Engine,
-    spec: &ProfileSpec,
-    tids: &Arc<Mutex<Vec<u32>>>,
-) -> Result<Recording, String> {
-    let targets = if engine.embedded() {
-        ProfileTargets::Tids(tids.lock().map(|v| v.clone()).unwrap_or_default())
-    } else {
-        ProfileTargets::Pids(engine.server_pids())
-    };
-    spec.start_disabled(&targets).map_err(|e| e.to_string())
-}
-
-/// Keeps the profile of a step (folded stacks, flamegraph, …) or the reason it has none.
-/// Never fails the step.
-fn keep_profile(spec: &ProfileSpec, stopped: Option<Result<Stopped, String>>, queries: u64) {
-    let outcome = stopped
-        .unwrap_or_else(|| Err("the measured window never started".to_string()))
-        .and_then(|s| s.script().map_err(|e| e.to_string()));
-    match outcome {
-        Ok(script) => {
-            dbdelta_profile::store::keep_profile(spec, &script, queries);
-        }
-        Err(why) => {
-            dbdelta_profile::store::record_failure(spec, &why);
-        }
-    }
-}
-
-/// A cache-line padded counter so workers never share a line.
-#[repr(align(64))]
-#[derive(Default)]
-pub(crate) struct Padded(pub AtomicU64);
 
 /// Runs the step and returns its result; a failure is a result with a `Failed` status.
 ///
@@ -384,30 +183,12 @@ fn step_kind(plan: &StepPlan) -> StepKind {
 
 /// A terminal's workload on a connection of the given dialect.
 fn workload_for(plan: &StepPlan, w: u32, dialect: dbdelta_engine::Dialect) -> Box<dyn Workload> {
-    let stream = (u64::from(plan.step.order) << 20) | u64::from(w);
-    if let Some(shared) = &plan.ycsb {
-        return Box::new(Ycsb::new(shared.clone(), plan.seed, stream));
-    }
-    if let Some(config) = plan.tpcb {
-        return Box::new(Tpcb::new(config, plan.seed, stream));
-    }
-    if let Some(config) = &plan.tpcc {
-        return Box::new(Tpcc::new(config.clone(), plan.seed, stream, w));
-    }
-    if let Some(shared) = &plan.db_bench {
-        // Workers past the step's threads are the background writer of *whilewriting.
-        let writer = w >= plan.threads;
-        return Box::new(DbBench::new(shared.clone(), plan.seed, stream, writer));
-    }
-    let ctx = WorkerContext {
-        tables: plan.tables,
-        table_size: plan.table_size,
-        seed: plan.seed,
-        stream,
+    plan.workload.terminal(&TerminalSetup {
         worker: w,
+        stream: (u64::from(plan.step.order) << 20) | u64::from(w),
+        seed: plan.seed,
         dialect,
-    };
-    Box::new(Sysbench::new(plan.step.params.clone(), ctx))
+    })
 }
 
 /// A connection after the connect phase.
@@ -587,22 +368,20 @@ fn run_jobs(
     let (mut cpu_at_window, mut cpu_at_end) = (None, None);
     let (mut counters_at_window, mut counters_at_end) = (None, None);
     // The probe's connection is opened before the step so reading it costs one query.
-    let mut probe = plan.window_probe.as_ref().map(|p| {
-        engine
-            .connect()
-            .map(|conn| (conn, p))
-            .map_err(|e| format!("the step's counter query could not connect: {e}"))
-    });
+    let mut probe = plan
+        .window_probe
+        .as_ref()
+        .map(|p| OpenProbe::open(engine, p));
     let (mut probe_at_window, mut probe_at_end) = (None, None);
     let mut sampler: Option<SamplerHandle> = None;
-    let mut recording: Option<Result<Recording, String>> = None;
+    let mut recording: Option<Result<Recording, ProfileError>> = None;
     let mut actual_window = plan.window;
 
     #[allow(clippy::type_complexity)]
     let outputs: (
         Vec<Result<WorkerOutput, EngineError>>,
         Option<_>,
-        Option<Result<Stopped, String>>,
+        Option<Result<Stopped, ProfileError>>,
     ) = std::thread::scope(|s| {
         let handles: Vec<_> = jobs
             .into_iter()
@@ -613,7 +392,7 @@ fn run_jobs(
                     // A panicking worker must still reach the release barrier.
                     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         if let Ok(mut t) = shared.tids.lock() {
-                            t.push(gettid());
+                            t.push(crate::cpu::gettid());
                         }
                         match job {
                             Job::Thread { w, pre } => worker(engine, plan, w, pre, live, shared),
@@ -655,7 +434,7 @@ fn run_jobs(
         recording = plan
             .profile
             .as_ref()
-            .map(|p| start_profile(engine, p, &shared.tids));
+            .map(|p| crate::observe::start_profile(engine, p, &shared.tids));
         loop {
             let now = Instant::now();
             if cpu_at_window.is_none() && now >= window_start {
@@ -663,10 +442,14 @@ fn run_jobs(
                 if !(shared_host && engine.embedded()) {
                     counters_at_window = engine_counters(engine, plan, "start", progress);
                 }
-                probe_at_window = read_probe(&mut probe);
+                probe_at_window = probe.as_mut().map(OpenProbe::read);
                 if !shared_host {
-                    sampler =
-                        start_sampler(engine, plan.os_metrics, &plan.device, Some(&shared.tids));
+                    sampler = crate::observe::start_sampler(
+                        engine,
+                        plan.os_metrics,
+                        &plan.device,
+                        Some(&shared.tids),
+                    );
                 }
                 if let Some(Ok(r)) = recording.as_mut() {
                     r.enable();
@@ -715,11 +498,9 @@ fn run_jobs(
             .filter(|_| ending_normally)
             .and_then(|_| engine_counters(engine, plan, "end", progress));
         if probe_at_window.is_some() {
-            probe_at_end = read_probe(&mut probe);
+            probe_at_end = probe.as_mut().map(OpenProbe::read);
         }
-        let stopped = recording
-            .take()
-            .map(|r| r.and_then(|r| r.stop().map_err(|e| e.to_string())));
+        let stopped = recording.take().map(|r| r.and_then(|r| r.stop()));
         // A paced step's workers drain the events intended in the window: keep showing
         // progress until they are done.
         let mut tick = Instant::now();
@@ -815,7 +596,7 @@ fn run_jobs(
     if let Some(os) = outputs.1 {
         if result.is_ok() {
             // Per operation of the headline: a new order for TPC-C (NOPM is per minute), a
-            // thousand rows for scan. Scan's headline is one thread's rate (§A8.2) while the
+            // thousand rows for scan. Scan's headline is one thread's rate (the published oltp_scan comparison's) while the
             // CPU is every thread's, so its costs divide by the rows all threads scanned.
             let per_sec = match result.throughput.unit {
                 ThroughputUnit::Nopm => result.throughput.value / 60.0,
@@ -832,28 +613,9 @@ fn run_jobs(
         result.engine_stats = dbdelta_engine::EngineCounters::step(a, b);
     }
     if let Some(spec) = &plan.profile {
-        keep_profile(spec, stopped, result.queries);
+        crate::observe::keep_profile(spec, stopped, result.queries);
     }
     result
-}
-
-/// A window probe's connection (or why it could not connect) and its query.
-type OpenProbe<'p> = Result<(Box<dyn dbdelta_engine::Connection>, &'p WindowProbe), String>;
-
-/// Reads the step's window probe; `None` when the step has none.
-fn read_probe(probe: &mut Option<OpenProbe<'_>>) -> Option<Result<f64, String>> {
-    let p = probe.as_mut()?;
-    Some(match p {
-        Err(e) => Err(e.clone()),
-        Ok((conn, p)) => conn
-            .query_scalar(&p.sql)
-            .map_err(|e| e.to_string())
-            .and_then(|v| {
-                v.as_deref()
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-                    .ok_or_else(|| format!("{} returned {v:?}, not a number", p.sql))
-            }),
-    })
 }
 
 /// The engine's own counters, with this process's CPU and memory beside them for an
@@ -1257,7 +1019,8 @@ fn assemble(
     let wall_secs = window.wall.as_secs_f64().max(secs);
     let latency = summarize(&hist);
     let throughput = if plan.step.params.kind == WorkloadKind::Scan {
-        // §A8.2: rows per table / mean time of one full scan, in thousands of rows per second.
+        // As the published oltp_scan comparison reports it: rows per table / mean time of one
+        // full scan, in thousands of rows per second.
         let mean_s = latency.mean_us / 1e6;
         Throughput {
             value: if mean_s > 0.0 {

@@ -29,18 +29,19 @@ pub struct QsTargetUnderTest<'a> {
     pub engine: &'a dyn Engine,
 }
 
-/// Hands the result so far to its writer; an `Err` (the file cannot be written) ends the run.
-pub type QsSink<'a> = dyn FnMut(&QuerySetResult) -> Result<(), String> + 'a;
+/// Hands the result so far to its writer; an `Err` (the file cannot be written) ends the
+/// run and is returned as it was.
+pub type QsSink<'a, E> = dyn FnMut(&QuerySetResult) -> Result<(), E> + 'a;
 
 /// Runs `set` on `targets` with `repeat` runs per query (cold run included).
-pub fn run_query_set(
+pub fn run_query_set<E>(
     set: &QuerySet,
     targets: &[QsTargetUnderTest<'_>],
     repeat: u32,
     stop: &StopFlag,
     progress: &dyn Progress,
-    sink: &mut QsSink<'_>,
-) -> Result<QuerySetResult, String> {
+    sink: &mut QsSink<'_, E>,
+) -> Result<QuerySetResult, E> {
     let mut result = QuerySetResult {
         schema: QUERYSET_SCHEMA,
         suite: set.name.clone(),

@@ -11,6 +11,7 @@
 use dbdelta_engine::mock::{LatencyDist, MockConfig, MockEngine};
 use dbdelta_model::StepStatus;
 use dbdelta_runner::{measure_step, ConnectPlan, Silent, StepPlan, StopFlag};
+use dbdelta_workload::sysbench::SysbenchStep;
 use dbdelta_workload::Suite;
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ fn plan(rate: f64, secs: f64) -> StepPlan {
         .find(|s| s.label == "point-query_range=100")
         .unwrap()
         .clone();
+    let workload = std::sync::Arc::new(SysbenchStep::new(step.params.clone(), 1, 1000));
     StepPlan {
         target: "mock".into(),
         step,
@@ -43,10 +45,7 @@ fn plan(rate: f64, secs: f64) -> StepPlan {
         },
         statement_timeout: Duration::from_secs(60),
         max_error_rate: 0.01,
-        ycsb: None,
-        db_bench: None,
-        tpcb: None,
-        tpcc: None,
+        workload,
         txn: Default::default(),
         window_probe: None,
         turn: None,

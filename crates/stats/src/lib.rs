@@ -12,8 +12,17 @@ pub const SIGFIG: u8 = 3;
 
 /// Why a stored histogram could not be read back.
 #[derive(Debug, thiserror::Error)]
-#[error("stored latency histogram is unreadable: {0}")]
-pub struct HistogramError(String);
+pub enum HistogramError {
+    /// The text is not base64.
+    #[error("stored latency histogram is unreadable: {0}")]
+    Base64(#[from] base64::DecodeError),
+    /// The bytes are not a V2-deflate histogram.
+    #[error("stored latency histogram is unreadable: {0:?}")]
+    Decode(#[from] hdrhistogram::serialization::DeserializeError),
+    /// Two histograms could not be added (their ranges do not fit).
+    #[error("stored latency histogram is unreadable: {0:?}")]
+    Add(#[from] hdrhistogram::errors::AdditionError),
+}
 
 /// A new auto-resizing latency histogram (values in nanoseconds).
 pub fn new_histogram() -> Histogram<u64> {
@@ -66,12 +75,8 @@ pub fn encode(h: &Histogram<u64>) -> String {
 
 /// Decodes [`encode`]'s output.
 pub fn decode(text: &str) -> Result<Histogram<u64>, HistogramError> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .map_err(|e| HistogramError(e.to_string()))?;
-    let mut h: Histogram<u64> = Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| HistogramError(format!("{e:?}")))?;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
+    let mut h: Histogram<u64> = Deserializer::new().deserialize(&mut bytes.as_slice())?;
     h.auto(true);
     Ok(h)
 }
@@ -82,9 +87,7 @@ pub fn merge_encoded<'a>(
 ) -> Result<Histogram<u64>, HistogramError> {
     let mut total = new_histogram();
     for t in texts {
-        total
-            .add(decode(t)?)
-            .map_err(|e| HistogramError(format!("{e:?}")))?;
+        total.add(decode(t)?)?;
     }
     Ok(total)
 }

@@ -5,10 +5,13 @@
 //! steps' background writer limited to 2 MB/s whose operations are not counted as the
 //! step's (db_bench excludes them from its report; dbdelta reports the writer's rate).
 
+use crate::benchmark::{Benchmark, Carry, LoadError, StepSetup, StepWorkload, TerminalSetup};
 use crate::rng::Rng;
+use crate::suite::{Dataset, WorkloadKind};
 use crate::Workload;
 use dbdelta_engine::ops::KvKind;
-use dbdelta_engine::{Connection, EngineError, Family, OpBatch};
+use dbdelta_engine::{Connection, Engine, EngineError, Family, OpBatch};
+use dbdelta_model::RunOptions;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -39,6 +42,23 @@ pub enum Bench {
 }
 
 impl Bench {
+    /// The db_bench benchmark of a kind; `None` for the others.
+    pub fn of(kind: WorkloadKind) -> Option<Bench> {
+        Some(match kind {
+            WorkloadKind::Fillseq => Bench::FillSeq,
+            WorkloadKind::Readrandom => Bench::ReadRandom,
+            WorkloadKind::Fwdrange => Bench::FwdRange,
+            WorkloadKind::Revrange => Bench::RevRange,
+            WorkloadKind::Multireadrandom => Bench::MultiReadRandom,
+            WorkloadKind::Overwrite => Bench::Overwrite,
+            WorkloadKind::Overwritesome => Bench::OverwriteSome,
+            WorkloadKind::Readwhilewriting => Bench::ReadWhileWriting,
+            WorkloadKind::Fwdrangewhilewriting => Bench::FwdRangeWhileWriting,
+            WorkloadKind::Revrangewhilewriting => Bench::RevRangeWhileWriting,
+            _ => return None,
+        })
+    }
+
     /// True when a background writer runs beside the step's threads.
     pub fn while_writing(self) -> bool {
         matches!(
@@ -329,6 +349,82 @@ impl Workload for DbBench {
 
     fn op_type_names(&self) -> &'static [&'static str] {
         self.shared.config.bench.type_names()
+    }
+}
+
+/// db_bench's benchmark: binary keys in a native ordered store, written by the suite's
+/// fillseq step (there is no load), and one [`DbBench`] terminal per worker.
+#[derive(Debug, Clone, Copy)]
+pub struct DbBenchBenchmark;
+
+impl Benchmark for DbBenchBenchmark {
+    fn name(&self) -> &'static str {
+        "db_bench"
+    }
+
+    fn dataset(&self) -> Dataset {
+        Dataset::Keys
+    }
+
+    fn load_summary(&self, _: &RunOptions) -> Option<String> {
+        None
+    }
+
+    fn tables(&self, _: &RunOptions) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Refused when the suite is parsed already: fillseq writes the keys.
+    fn load(&self, _: &dyn Engine, _: &RunOptions) -> Result<u64, LoadError> {
+        Err(
+            EngineError::config("db_bench's keys are written by the fillseq step, not by a load")
+                .into(),
+        )
+    }
+
+    fn step(&self, setup: &StepSetup<'_>, _: &Carry) -> Arc<dyn StepWorkload> {
+        // A validated suite's steps on dataset = "keys" are all db_bench's.
+        let bench = Bench::of(setup.step.params.kind).unwrap_or(Bench::ReadRandom);
+        Arc::new(DbBenchStep {
+            shared: DbBenchShared::new(DbBenchConfig::new(
+                bench,
+                setup.opts.table_size,
+                setup.threads,
+            )),
+            threads: setup.threads,
+        })
+    }
+}
+
+/// What a db_bench step's terminals share: sizes, the value buffer, fillseq's key counter.
+#[derive(Debug)]
+struct DbBenchStep {
+    shared: Arc<DbBenchShared>,
+    /// The step's threads: workers past them are the background writer.
+    threads: u32,
+}
+
+impl StepWorkload for DbBenchStep {
+    fn terminal(&self, t: &TerminalSetup) -> Box<dyn Workload> {
+        // Workers past the step's threads are the background writer of *whilewriting.
+        let writer = t.worker >= self.threads;
+        Box::new(DbBench::new(self.shared.clone(), t.seed, t.stream, writer))
+    }
+
+    fn counts_operations(&self) -> bool {
+        true
+    }
+
+    fn background_workers(&self) -> u32 {
+        u32::from(self.shared.config().bench.while_writing())
+    }
+
+    fn flush_before(&self) -> bool {
+        true
+    }
+
+    fn counted(&self) -> bool {
+        self.shared.config().bench.counted()
     }
 }
 

@@ -1,7 +1,10 @@
 //! The suite part of the `suite_config` fuzz target (`fuzz/` at the repository root) and of
 //! its corpus regression test. Not part of the workload API.
 
+use crate::dbbench::Bench;
 use crate::suite::{group_of, Suite, SuiteItem};
+use crate::tpcb::Script;
+use crate::ycsb::Mix;
 
 /// Parses `data` (as UTF-8, lossily) as a suite file, as `--suite FILE` does, and as the
 /// Insert Benchmark's step list; on success walks every step as the runner and `--steps`
@@ -17,8 +20,8 @@ pub fn suite_toml(data: &[u8]) {
                 SuiteItem::Step(s) => {
                     orders.push(s.order);
                     let kind = s.params.kind;
-                    let _ = (kind.dataset(), kind.db_bench(), kind.ycsb_mix());
-                    let _ = (kind.pgbench_script(), kind.counts_transactions());
+                    let _ = (kind.dataset(), Bench::of(kind), Mix::of(kind));
+                    let _ = (Script::of(kind), kind.counts_transactions());
                     let _ = group_of(&s.name);
                     assert!(s.matches(&s.label) && s.matches("*"));
                     let _ = s.matches(&s.name);

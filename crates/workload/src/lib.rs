@@ -2,12 +2,14 @@
 //! schema and load ([`schema`]) and its statements ([`sysbench`]).
 #![deny(missing_docs)]
 
+pub mod benchmark;
 pub mod counters;
 pub mod dbbench;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod ibench;
 pub mod queryset;
+pub mod registry;
 pub mod rng;
 pub mod schema;
 pub mod suite;
@@ -16,6 +18,7 @@ pub mod tpcb;
 pub mod tpcc;
 pub mod ycsb;
 
+pub use benchmark::{Benchmark, Carry, LoadError, StepSetup, StepWorkload, TerminalSetup};
 pub use counters::Counters;
 pub use suite::{Action, DurationClass, Step, Suite, SuiteError, SuiteItem, WorkloadKind};
 

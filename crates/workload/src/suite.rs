@@ -59,7 +59,7 @@ pub enum SuiteError {
 pub enum Action {
     /// Create and load the tables, then build the secondary index (sysbench prepare).
     Load,
-    /// Post-write maintenance: analyze / vacuum / checkpoint / flush (§A6.4).
+    /// Post-write maintenance: analyze / vacuum / checkpoint / flush (the engine's `settle`).
     Settle,
 }
 
@@ -148,48 +148,21 @@ pub enum WorkloadKind {
 }
 
 impl WorkloadKind {
-    /// The db_bench benchmark of a kind; `None` for the others.
-    pub fn db_bench(self) -> Option<crate::dbbench::Bench> {
-        use crate::dbbench::Bench;
-        Some(match self {
-            WorkloadKind::Fillseq => Bench::FillSeq,
-            WorkloadKind::Readrandom => Bench::ReadRandom,
-            WorkloadKind::Fwdrange => Bench::FwdRange,
-            WorkloadKind::Revrange => Bench::RevRange,
-            WorkloadKind::Multireadrandom => Bench::MultiReadRandom,
-            WorkloadKind::Overwrite => Bench::Overwrite,
-            WorkloadKind::Overwritesome => Bench::OverwriteSome,
-            WorkloadKind::Readwhilewriting => Bench::ReadWhileWriting,
-            WorkloadKind::Fwdrangewhilewriting => Bench::FwdRangeWhileWriting,
-            WorkloadKind::Revrangewhilewriting => Bench::RevRangeWhileWriting,
-            _ => return None,
-        })
-    }
-
-    /// The data set the kind works on.
+    /// The data set the kind works on (the benchmark it belongs to).
     pub fn dataset(self) -> Dataset {
-        if self.ycsb_mix().is_some() {
-            Dataset::Usertable
-        } else if self.db_bench().is_some() {
-            Dataset::Keys
-        } else if self.pgbench_script().is_some() {
-            Dataset::Pgbench
-        } else if self == WorkloadKind::Tpcc {
-            Dataset::Tpcc
-        } else {
-            Dataset::Sbtest
+        use WorkloadKind::*;
+        match self {
+            PointSelect | InlistSelect | PointsCovered | RangeCovered | ReadOnly | Scan
+            | UpdateInlist | UpdateIndex | UpdateNonindex | WriteOnly | ReadWrite | Delete
+            | Insert => Dataset::Sbtest,
+            YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF => Dataset::Usertable,
+            Fillseq | Readrandom | Fwdrange | Revrange | Multireadrandom | Overwrite
+            | Overwritesome | Readwhilewriting | Fwdrangewhilewriting | Revrangewhilewriting => {
+                Dataset::Keys
+            }
+            TpcbLike | SimpleUpdate | SelectOnly => Dataset::Pgbench,
+            Tpcc => Dataset::Tpcc,
         }
-    }
-
-    /// pgbench's built-in script of a kind; `None` for the others.
-    pub fn pgbench_script(self) -> Option<crate::tpcb::Script> {
-        use crate::tpcb::Script;
-        Some(match self {
-            WorkloadKind::TpcbLike => Script::TpcbLike,
-            WorkloadKind::SimpleUpdate => Script::SimpleUpdate,
-            WorkloadKind::SelectOnly => Script::SelectOnly,
-            _ => return None,
-        })
     }
 
     /// True for kinds that change data (any statement of the event writes).
@@ -209,20 +182,6 @@ impl WorkloadKind {
     /// pgbench does (TPC-B, TPC-C): transactions per second is the headline.
     pub fn counts_transactions(self) -> bool {
         matches!(self.dataset(), Dataset::Pgbench | Dataset::Tpcc)
-    }
-
-    /// The YCSB core workload of a `ycsb-*` kind; `None` for sysbench's kinds.
-    pub fn ycsb_mix(self) -> Option<crate::ycsb::Mix> {
-        use crate::ycsb::Mix;
-        Some(match self {
-            WorkloadKind::YcsbA => Mix::A,
-            WorkloadKind::YcsbB => Mix::B,
-            WorkloadKind::YcsbC => Mix::C,
-            WorkloadKind::YcsbD => Mix::D,
-            WorkloadKind::YcsbE => Mix::E,
-            WorkloadKind::YcsbF => Mix::F,
-            _ => return None,
-        })
     }
 }
 
@@ -417,7 +376,8 @@ struct SuiteFile {
     quick: Option<dbdelta_model::QuickPreset>,
 }
 
-/// The published scripts' group rule (§A11.1): `point` unless `warm`; else write words; else range.
+/// The published sysbench comparison scripts' group rule: `point` unless `warm`; else
+/// write words; else range.
 pub fn group_of(name: &str) -> Group {
     if name.contains("point") {
         Group::Point
@@ -486,7 +446,7 @@ impl Suite {
                             "ycsb-* workloads run on dataset = \"usertable\", db_bench's (fillseq, readrandom, …) on dataset = \"keys\", pgbench's (tpcb-like, simple-update, select-only) on dataset = \"pgbench\", tpcc on dataset = \"tpcc\", sysbench's on the default sbtest tables",
                         ));
                     }
-                    let step = resolve(&def, kind, order).map_err(|m| err(&m))?;
+                    let step = resolve(&def, kind, order).map_err(|e| err(&e.to_string()))?;
                     if !labels.insert(step.label.clone()) {
                         return Err(err("duplicate step label; give it another name or range"));
                     }
@@ -548,28 +508,37 @@ impl Suite {
     }
 }
 
-fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, String> {
+/// What is wrong with a workload step as written (the message of [`SuiteError::Step`]).
+#[derive(Debug, thiserror::Error)]
+enum StepDefError {
+    #[error("a workload step needs a name")]
+    NoName,
+    #[error("a workload step needs duration = \"read\"|\"write\"|\"insert\"")]
+    NoDuration,
+    #[error("rand = \"{0}\" is unknown: use uniform or zipfian")]
+    UnknownRand(String),
+    #[error("rate must be a positive number of events per second")]
+    BadRate,
+    #[error("range, points and table_size must be at least 1")]
+    ZeroSize,
+}
+
+fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, StepDefError> {
     if def.name.is_empty() {
-        return Err("a workload step needs a name".into());
+        return Err(StepDefError::NoName);
     }
-    let duration = def
-        .duration
-        .ok_or("a workload step needs duration = \"read\"|\"write\"|\"insert\"")?;
+    let duration = def.duration.ok_or(StepDefError::NoDuration)?;
     let range = def.range.unwrap_or(100);
     let zipfian = match def.rand.as_deref() {
         None | Some("uniform") => false,
         Some("zipfian") => true,
-        Some(other) => {
-            return Err(format!(
-                "rand = \"{other}\" is unknown: use uniform or zipfian"
-            ))
-        }
+        Some(other) => return Err(StepDefError::UnknownRand(other.to_string())),
     };
     if def.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-        return Err("rate must be a positive number of events per second".into());
+        return Err(StepDefError::BadRate);
     }
     if range == 0 || def.points == Some(0) || def.table_size == Some(0) {
-        return Err("range, points and table_size must be at least 1".into());
+        return Err(StepDefError::ZeroSize);
     }
     Ok(Step {
         order,

@@ -1,11 +1,19 @@
-//! The sysbench statements (§A4–A5) as one native workload per worker: statements are
-//! prepared once per connection and table, parameters are generated into reused buffers.
+//! The sysbench statements (sysbench's oltp_common.lua and the oltp_*.lua scripts) as one
+//! native workload per worker: statements are prepared once per connection and table,
+//! parameters are generated into reused buffers. Also sysbench as a benchmark the runner
+//! asks (its tables and their load).
 
+use crate::benchmark::{
+    load_parallel, Benchmark, Carry, LoadError, StepSetup, StepWorkload, TerminalSetup,
+};
 use crate::rng::{KeyDist, Rng, Zipf, C_TEMPLATE, PAD_TEMPLATE, ZIPF_EXPONENT};
-use crate::suite::{WorkloadKind, WorkloadParams};
+use crate::schema::{ensure_ledger, load_table};
+use crate::suite::{Dataset, WorkloadKind, WorkloadParams};
 use crate::Workload;
-use dbdelta_engine::{Connection, Dialect, EngineError, OpBatch, StmtId};
+use dbdelta_engine::{Connection, Dialect, Engine, EngineError, OpBatch, StmtId};
+use dbdelta_model::RunOptions;
 use std::fmt::Write;
+use std::sync::Arc;
 
 /// What a worker needs to know to build its workload.
 #[derive(Debug, Clone)]
@@ -464,5 +472,92 @@ impl Sysbench {
             .text(&self.c)
             .text(&self.pad);
         Ok(())
+    }
+}
+
+/// sysbench's benchmark: the `sbtest1…N` tables, loaded in parallel (sysbench's
+/// `prepare`), and one [`Sysbench`] terminal per worker.
+#[derive(Debug, Clone, Copy)]
+pub struct SysbenchBenchmark;
+
+impl Benchmark for SysbenchBenchmark {
+    fn name(&self) -> &'static str {
+        "sysbench"
+    }
+
+    fn dataset(&self) -> Dataset {
+        Dataset::Sbtest
+    }
+
+    fn load_summary(&self, opts: &RunOptions) -> Option<String> {
+        Some(format!(
+            "{} table(s) x {} rows",
+            opts.tables, opts.table_size
+        ))
+    }
+
+    fn tables(&self, opts: &RunOptions) -> Vec<String> {
+        (1..=opts.tables).map(|t| format!("sbtest{t}")).collect()
+    }
+
+    fn loaded_rows(&self, opts: &RunOptions) -> u64 {
+        u64::from(opts.tables) * opts.table_size
+    }
+
+    /// Creates and loads every table: one connection per table, at most
+    /// [`crate::benchmark::LOAD_PARALLEL`], for servers; one after another for embedded
+    /// engines, whose writers serialize anyway.
+    fn load(&self, engine: &dyn Engine, opts: &RunOptions) -> Result<u64, LoadError> {
+        {
+            let mut conn = engine.connect()?;
+            ensure_ledger(&mut *conn)?;
+        }
+        load_parallel(engine, u64::from(opts.tables), &|c, part| {
+            let t = part as u32 + 1;
+            load_table(c, t, opts.table_size, opts.seed, opts.i_own_this_database).map(|l| l.rows)
+        })
+    }
+
+    fn step(&self, setup: &StepSetup<'_>, _: &Carry) -> Arc<dyn StepWorkload> {
+        Arc::new(SysbenchStep::new(
+            setup.step.params.clone(),
+            setup.opts.tables,
+            setup.opts.table_size,
+        ))
+    }
+}
+
+/// What a sysbench step's terminals share: the step's parameters and the tables' sizes.
+#[derive(Debug, Clone)]
+pub struct SysbenchStep {
+    params: WorkloadParams,
+    tables: u32,
+    table_size: u64,
+}
+
+impl SysbenchStep {
+    /// A step with `params` on `tables` tables of `table_size` rows.
+    pub fn new(params: WorkloadParams, tables: u32, table_size: u64) -> Self {
+        SysbenchStep {
+            params,
+            tables,
+            table_size,
+        }
+    }
+}
+
+impl StepWorkload for SysbenchStep {
+    fn terminal(&self, t: &TerminalSetup) -> Box<dyn Workload> {
+        Box::new(Sysbench::new(
+            self.params.clone(),
+            WorkerContext {
+                tables: self.tables,
+                table_size: self.table_size,
+                seed: t.seed,
+                stream: t.stream,
+                worker: t.worker,
+                dialect: t.dialect,
+            },
+        ))
     }
 }

@@ -2,10 +2,18 @@
 //! tables at a scale factor, loaded as `pgbench -i` does, and the `tpcb-like`,
 //! `simple-update` and `select-only` transactions with their statement texts.
 
+use crate::benchmark::{
+    load_parallel, Benchmark, Carry, LoadError, StepSetup, StepWorkload, TerminalSetup,
+};
 use crate::rng::Rng;
 use crate::schema::{drop_if_owned, ensure_ledger, record_owned};
+use crate::suite::{Dataset, WorkloadKind};
 use crate::Workload;
-use dbdelta_engine::{Connection, Dialect, EngineError, OpBatch, OwnedValue, RowSource, StmtId};
+use dbdelta_engine::{
+    Connection, Dialect, Engine, EngineError, OpBatch, OwnedValue, RowSource, StmtId,
+};
+use dbdelta_model::RunOptions;
+use std::sync::Arc;
 
 /// The tables, in pgbench's drop order.
 pub const TABLES: [&str; 4] = [
@@ -34,6 +42,16 @@ pub enum Script {
 }
 
 impl Script {
+    /// pgbench's built-in script of a kind; `None` for the others.
+    pub fn of(kind: WorkloadKind) -> Option<Script> {
+        Some(match kind {
+            WorkloadKind::TpcbLike => Script::TpcbLike,
+            WorkloadKind::SimpleUpdate => Script::SimpleUpdate,
+            WorkloadKind::SelectOnly => Script::SelectOnly,
+            _ => return None,
+        })
+    }
+
     /// pgbench's name of the script (`transaction type: <builtin: …>`).
     pub fn builtin_name(self) -> &'static str {
         match self {
@@ -340,6 +358,75 @@ impl Balances {
         self.branches == self.tellers
             && self.tellers == self.accounts
             && self.accounts == self.history
+    }
+}
+
+/// pgbench's benchmark: `pgbench -i`'s four tables at `--scale-factor`, and one [`Tpcb`]
+/// terminal per worker running the step's built-in script.
+#[derive(Debug, Clone, Copy)]
+pub struct PgbenchBenchmark;
+
+impl Benchmark for PgbenchBenchmark {
+    fn name(&self) -> &'static str {
+        "pgbench"
+    }
+
+    fn dataset(&self) -> Dataset {
+        Dataset::Pgbench
+    }
+
+    fn load_summary(&self, opts: &RunOptions) -> Option<String> {
+        Some(format!("pgbench tables at scale {}", opts.tpc.scale_factor))
+    }
+
+    fn tables(&self, _: &RunOptions) -> Vec<String> {
+        TABLES.iter().map(|t| t.to_string()).collect()
+    }
+
+    /// `pgbench -i`: the small tables on one connection, the accounts in parallel by
+    /// ranges of branches, then vacuum, analyze and the primary keys.
+    fn load(&self, engine: &dyn Engine, opts: &RunOptions) -> Result<u64, LoadError> {
+        let scale = opts.tpc.scale_factor;
+        let mut conn = engine.connect()?;
+        let mut rows = create_and_load_small(&mut *conn, scale, opts.i_own_this_database)?;
+        // Ranges of about ten branches (a million accounts) per COPY.
+        let per = 10i64;
+        let parts = (i64::from(scale) + per - 1) / per;
+        rows += load_parallel(engine, parts as u64, &|c, part| {
+            let from = part as i64 * per;
+            load_accounts(c, from, (from + per).min(i64::from(scale)))
+        })?;
+        finish_load(&mut *conn)?;
+        Ok(rows)
+    }
+
+    /// pgbench's scripts are paced with Poisson arrivals under `--rate`.
+    fn poisson_arrivals(&self) -> bool {
+        true
+    }
+
+    fn step(&self, setup: &StepSetup<'_>, _: &Carry) -> Arc<dyn StepWorkload> {
+        let opts = setup.opts;
+        Arc::new(TpcbStep(TpcbConfig {
+            // A validated suite's steps on dataset = "pgbench" are all pgbench scripts.
+            script: Script::of(setup.step.params.kind).unwrap_or(Script::TpcbLike),
+            scale: opts.tpc.scale_factor,
+            transactions: opts.tpc.transactions,
+        }))
+    }
+}
+
+/// What a pgbench step's terminals share: the script, scale and transaction count.
+#[derive(Debug)]
+struct TpcbStep(TpcbConfig);
+
+impl StepWorkload for TpcbStep {
+    fn terminal(&self, t: &TerminalSetup) -> Box<dyn Workload> {
+        Box::new(Tpcb::new(self.0, t.seed, t.stream))
+    }
+
+    fn counted(&self) -> bool {
+        self.0.transactions.is_some()
     }
 }
 

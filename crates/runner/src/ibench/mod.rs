@@ -1,6 +1,6 @@
-//! The Insert Benchmark sequence (spec workloads.md §B5) against one target: create the
-//! `pi<n>` tables, then l.i0, l.x, l.i1, l.i2, settle, qr100 … qp1000 in order, each result
-//! handed to the sink the moment it exists.
+//! The Insert Benchmark sequence (Mark Callaghan's ibench: `iibench.py` and its steps)
+//! against one target: create the `pi<n>` tables, then l.i0, l.x, l.i1, l.i2, settle,
+//! qr100 … qp1000 in order, each result handed to the sink the moment it exists.
 
 pub mod client;
 pub mod step;
@@ -9,7 +9,7 @@ pub use step::{run_step, StepContext};
 
 use crate::control::StopFlag;
 use crate::progress::Progress;
-use crate::sequence::{SinkError, TargetOutcome};
+use crate::sequence::TargetOutcome;
 use dbdelta_engine::{Engine, EngineError, SettleWait};
 use dbdelta_model::ibench::IbenchOptions;
 use dbdelta_model::{Group, StepKind, StepResult, StepStatus};
@@ -48,7 +48,7 @@ pub fn create_tables(
     Ok(())
 }
 
-/// The settle ("vac") step of §B5.1: the engine's vacuum/analyze/checkpoint/flush, then the
+/// The settle ("vac") step of the Insert Benchmark's sequence: the engine's vacuum/analyze/checkpoint/flush, then the
 /// rest of the run's settle sleep (server engines wait it out, MySQL with InnoDB's
 /// dirty-page flushing raised); what was done, for the result.
 fn settle(
@@ -69,9 +69,10 @@ fn settle(
     Ok(engine.settle(&opts.tables(), &wait)?.actions)
 }
 
-/// Runs the Insert Benchmark against one target.
+/// Runs the Insert Benchmark against one target. `sink` persists each result; an error from
+/// it stops the target and is returned.
 #[allow(clippy::too_many_arguments)]
-pub fn run_ibench(
+pub fn run_ibench<E>(
     engine: &dyn Engine,
     target: &str,
     steps: &[IbenchStep],
@@ -79,8 +80,8 @@ pub fn run_ibench(
     env: &IbenchEnv,
     stop: &StopFlag,
     progress: &dyn Progress,
-    sink: &mut dyn FnMut(&StepResult) -> Result<(), SinkError>,
-) -> Result<TargetOutcome, SinkError> {
+    sink: &mut dyn FnMut(&StepResult) -> Result<(), E>,
+) -> Result<TargetOutcome, E> {
     progress.message(&format!(
         "[{target}] ibench: {} client(s), tables {}",
         opts.clients,

@@ -1,10 +1,10 @@
 //! Runs one measured Insert Benchmark step: every client's threads, the step's wall clock
 //! from the start barrier until the last insert and delete, OS metrics over that window, and
-//! the [`IbenchStats`] of §B9.
+//! the [`IbenchStats`] the Insert Benchmark's reports hold.
 
 use super::client::{self, ClientPlan, ClientShared, ThreadOut, QUEUE_DEPTH};
 use crate::control::StopFlag;
-use crate::measure::gettid;
+use crate::cpu::gettid;
 use dbdelta_engine::{Connection, Engine, EngineError};
 use dbdelta_model::ibench::{sla_failed, IbenchOptions, IbenchStats, KindLatency};
 use dbdelta_model::os::OsSamples;
@@ -49,7 +49,7 @@ impl StepContext<'_> {
         }
     }
 
-    /// Rows per insert: `min(rows_per_commit, rate)` as §B7 does.
+    /// Rows per insert: `min(rows_per_commit, rate)` as the Insert Benchmark does.
     fn rows_per_commit(&self) -> u64 {
         match self.step.rate {
             Some(r) => self.step.rows_per_commit.min(u64::from(r)).max(1),
@@ -241,7 +241,7 @@ pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> 
         barrier.wait();
         t0 = Instant::now();
         let sampler =
-            crate::measure::start_sampler(engine, ctx.os_metrics, &ctx.device, Some(&tids));
+            crate::observe::start_sampler(engine, ctx.os_metrics, &ctx.device, Some(&tids));
         while !shared.iter().all(|c| c.done.load(Ordering::SeqCst)) {
             if stop.requested() {
                 abort.store(true, Ordering::SeqCst);
@@ -393,7 +393,7 @@ fn assemble(
         let cpu_us = sum.host.busy() / 100.0 * f64::from(sum.ncpu) * sum.seconds * 1e6;
         let cs = sum.host.cs_per_s * sum.seconds;
         // Per insert means per row of the step's insert rate: for l.x that is the indexed
-        // rows (§B9.2 normalizes by insert_rate, which includes nr1 for l.x).
+        // rows (the Insert Benchmark's report normalizes by insert_rate, which includes nr1 for l.x).
         let rows = if step.create_indexes {
             ins_rows + ctx.loaded_rows
         } else {
@@ -401,7 +401,7 @@ fn assemble(
         };
         if rows > 0 {
             stats.wkb_per_insert = sum.disk.as_ref().map(|d| d.wkb_s * d.seconds / rows as f64);
-            // In read+write steps the CPU is reported per query (cpupq, §B9.3).
+            // In read+write steps the CPU is reported per query (its cpupq).
             if target.is_none() {
                 stats.cpu_us_per_insert = Some(cpu_us / rows as f64);
             }

@@ -3,13 +3,13 @@
 //! with a server-side cancel; stops within one poll interval of a stop request.
 
 use super::epoll::{Epoll, Interest, Ready};
-use crate::measure::{
-    check_error_rate, count_code, ErrorCodes, Shared, WorkerOutput, ERROR_BUDGET_FLOOR,
-    ERROR_BUDGET_PER_EVENT,
-};
 use crate::op_types::OpTypeRecorder;
 use crate::recorder::Recorder;
 use crate::schedule::{Pacer, Schedule, TxnPolicy, TxnTally, Window};
+use crate::shared::{
+    check_error_rate, count_code, ErrorCodes, Shared, WorkerOutput, ERROR_BUDGET_FLOOR,
+    ERROR_BUDGET_PER_EVENT,
+};
 use dbdelta_engine::Rows;
 use dbdelta_engine::{
     Canceller, Decoded, EngineError, ErrorKind, OpBatch, Outcome, Scratch, Session, SessionParts,
@@ -112,7 +112,7 @@ pub(crate) fn run_loop(
     terminals: Vec<Terminal>,
     cfg: &LoopConfig<'_>,
     shared: &Shared<'_>,
-    live: &crate::measure::Padded,
+    live: &crate::shared::Padded,
     index: usize,
 ) -> Result<WorkerOutput, EngineError> {
     let mut ep = Epoll::new(terminals.len().min(1024))
@@ -266,7 +266,7 @@ pub(crate) fn run_loop(
 struct Loop<'a, 's> {
     cfg: &'a LoopConfig<'a>,
     shared: &'a Shared<'s>,
-    live: &'a crate::measure::Padded,
+    live: &'a crate::shared::Padded,
     t0: Instant,
     end: Instant,
     /// Past this a dropped connection is not replaced: the window's end, or for paced

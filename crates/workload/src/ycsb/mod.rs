@@ -5,11 +5,14 @@
 
 pub mod gen;
 
+use crate::benchmark::{Benchmark, Carry, LoadError, StepSetup, StepWorkload, TerminalSetup};
 use crate::rng::Rng;
+use crate::suite::{Dataset, WorkloadKind};
 use crate::Workload;
 use dbdelta_engine::ops::{KvKind, KvOp};
 use dbdelta_engine::usertable::{self, KvRoute, UsertableRows};
-use dbdelta_engine::{Connection, EngineError, OpBatch};
+use dbdelta_engine::{Connection, Engine, EngineError, OpBatch};
+use dbdelta_model::RunOptions;
 use gen::{AcknowledgedCounter, Discrete, ScrambledZipfian, SkewedLatest};
 use std::sync::Arc;
 
@@ -42,6 +45,19 @@ const SCAN: usize = 3;
 const RMW: usize = 4;
 
 impl Mix {
+    /// The YCSB core workload of a `ycsb-*` kind; `None` for the others.
+    pub fn of(kind: WorkloadKind) -> Option<Mix> {
+        Some(match kind {
+            WorkloadKind::YcsbA => Mix::A,
+            WorkloadKind::YcsbB => Mix::B,
+            WorkloadKind::YcsbC => Mix::C,
+            WorkloadKind::YcsbD => Mix::D,
+            WorkloadKind::YcsbE => Mix::E,
+            WorkloadKind::YcsbF => Mix::F,
+            _ => return None,
+        })
+    }
+
     /// Proportions of READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE (`workloads/workloadX`).
     pub fn proportions(self) -> [f64; 5] {
         match self {
@@ -382,6 +398,69 @@ pub fn load(
             }
         })?;
     conn.bulk_insert(usertable::TABLE, &mut rows)
+}
+
+/// YCSB's benchmark: the usertable (or a native key-value store) loaded in hashed key
+/// order, and one [`Ycsb`] terminal per worker sharing the insert key sequence.
+#[derive(Debug, Clone, Copy)]
+pub struct YcsbBenchmark;
+
+impl Benchmark for YcsbBenchmark {
+    fn name(&self) -> &'static str {
+        "ycsb"
+    }
+
+    fn dataset(&self) -> Dataset {
+        Dataset::Usertable
+    }
+
+    fn load_summary(&self, opts: &RunOptions) -> Option<String> {
+        Some(format!("usertable, {} records", opts.table_size))
+    }
+
+    fn tables(&self, _: &RunOptions) -> Vec<String> {
+        vec![usertable::TABLE.to_string()]
+    }
+
+    /// YCSB's load phase on one connection: records in hashed key order.
+    fn load(&self, engine: &dyn Engine, opts: &RunOptions) -> Result<u64, LoadError> {
+        let mut conn = engine.connect()?;
+        // The load's mix is irrelevant: only the record layout matters.
+        let config = YcsbConfig::new(Mix::A, opts.table_size);
+        Ok(load(
+            &mut *conn,
+            &config,
+            opts.seed,
+            opts.i_own_this_database,
+        )?)
+    }
+
+    fn step(&self, setup: &StepSetup<'_>, carry: &Carry) -> Arc<dyn StepWorkload> {
+        // A validated suite's steps on dataset = "usertable" are all ycsb-*.
+        let mix = Mix::of(setup.step.params.kind).unwrap_or(Mix::A);
+        Arc::new(YcsbStep(YcsbShared::new(
+            YcsbConfig::new(mix, setup.opts.table_size),
+            carry.next_insert,
+        )))
+    }
+}
+
+/// What a YCSB step's terminals share: the insert key sequence and the zeta of `latest`.
+#[derive(Debug)]
+struct YcsbStep(Arc<YcsbShared>);
+
+impl StepWorkload for YcsbStep {
+    fn terminal(&self, t: &TerminalSetup) -> Box<dyn Workload> {
+        Box::new(Ycsb::new(self.0.clone(), t.seed, t.stream))
+    }
+
+    fn counts_operations(&self) -> bool {
+        true
+    }
+
+    fn carry_on(&self, carry: &mut Carry) {
+        carry.next_insert = self.0.next_insert();
+    }
 }
 
 #[cfg(test)]
