@@ -5,22 +5,21 @@
 //! prepare statements once per connection and then execute them with parameters that they
 //! generate into reused buffers, so the per-statement path allocates nothing.
 //!
-//! This crate holds the trait and the two embedded engines (`sqlite`, `mock`); server engines
-//! live in their own crates and implement the same traits.
+//! This crate holds the traits, operations, rows, errors and the sans-IO session interface
+//! only; every engine (SQLite, the mock, the servers) lives in its own crate and implements
+//! them, and what engines share beyond the traits is in `dbdelta-kit`.
 #![deny(missing_docs)]
 
 pub mod error;
+mod family;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod mock;
 pub mod net;
 pub mod netns;
 pub mod ops;
 pub mod rows;
 pub mod server;
 pub mod session;
-pub mod sqlite;
-mod sqlite_pragma;
 pub mod stats_conn;
 #[cfg(feature = "test-support")]
 #[doc(hidden)]
