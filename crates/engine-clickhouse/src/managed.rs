@@ -6,16 +6,17 @@
 
 use crate::conn::{Endpoint, HttpConnection};
 use crate::http::HttpTarget;
-use dbdelta_engine::server::{
-    chown_tree, free_loopback_port, log_tail, prepare_command, service_user, ServerProcess,
-    SERVICE_USER,
-};
 use dbdelta_engine::{ConnectOptions, Connection, EngineError, ErrorKind};
+use dbdelta_kit::params::config_err;
+use dbdelta_kit::server::{
+    self, check_reachable, chown_tree, free_loopback_port, log_tail, prepare_command, service_user,
+    NotReady, Probe, ServerProcess,
+};
 use dbdelta_model::TargetSpec;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a server may take to answer its first query.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -27,10 +28,6 @@ pub(crate) struct ManagedServer {
     pub(crate) data_dir: PathBuf,
     pub(crate) log_path: PathBuf,
     pub(crate) port: u16,
-}
-
-fn config_err(spec: &TargetSpec, msg: impl AsRef<str>) -> EngineError {
-    EngineError::config(format!("target '{}': {}", spec.name, msg.as_ref()))
 }
 
 /// The server program in `dir` and the arguments that make it a server.
@@ -156,9 +153,12 @@ pub(crate) fn start(
     let scratch = scratch
         .canonicalize()
         .map_err(|e| config_err(spec, format!("cannot resolve {}: {e}", scratch.display())))?;
-    if let Some((uid, _)) = owner {
-        check_reachable(spec, &scratch, uid)?;
-    }
+    check_reachable(&scratch, owner).map_err(|e| {
+        config_err(
+            spec,
+            e.advice("put the run directory elsewhere (e.g. under /var/tmp)"),
+        )
+    })?;
     let data_dir = scratch.join("data");
     fs::create_dir_all(&data_dir)
         .map_err(|e| config_err(spec, format!("cannot create {}: {e}", data_dir.display())))?;
@@ -214,28 +214,6 @@ pub(crate) fn start(
     }
 }
 
-/// When the server runs as the service user, every ancestor of `dir` must be searchable.
-fn check_reachable(spec: &TargetSpec, dir: &Path, uid: u32) -> Result<(), EngineError> {
-    use std::os::unix::fs::MetadataExt;
-    for a in dir.ancestors().skip(1) {
-        let Ok(m) = fs::metadata(a) else { continue };
-        if m.uid() != uid && m.mode() & 0o001 == 0 {
-            return Err(config_err(
-                spec,
-                format!(
-                    "running as root, the server runs as user '{SERVICE_USER}', which cannot reach {}: \
-                     {} is not searchable by others; put the run directory elsewhere (e.g. under /var/tmp) \
-                     or chmod o+x {}",
-                    dir.display(),
-                    a.display(),
-                    a.display()
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// The endpoint of a managed server (user `default`, no password).
 pub(crate) fn endpoint(spec: &TargetSpec, port: u16, database: &str) -> Endpoint {
     Endpoint {
@@ -258,7 +236,6 @@ fn wait_ready(
     server: &mut ManagedServer,
     scratch: &Path,
 ) -> Result<(), (EngineError, bool)> {
-    let deadline = Instant::now() + START_TIMEOUT;
     let tail = || {
         let mut t = log_tail(&scratch.join("server.err.log"), 20);
         if t.is_empty() {
@@ -267,11 +244,26 @@ fn wait_ready(
         t
     };
     let ep = endpoint(spec, server.port, "");
-    loop {
-        if let Some(status) = server.process.exited() {
+    let ready = server::wait_ready(
+        &mut server.process,
+        START_TIMEOUT,
+        Duration::from_millis(100),
+        || {
+            HttpConnection::open(&ep, &ConnectOptions::default())
+                .and_then(|mut c| c.query_scalar("SELECT 1"))
+                .map_err(|e| match e.kind {
+                    // Not listening yet.
+                    ErrorKind::Connection => Probe::NotYet(Some(e)),
+                    _ => Probe::Failed(e),
+                })
+        },
+    );
+    match ready {
+        Ok(_) => Ok(()),
+        Err(NotReady::Exited(status)) => {
             let t = tail();
             let clash = t.contains("Address already in use");
-            return Err((
+            Err((
                 config_err(
                     spec,
                     format!(
@@ -281,30 +273,32 @@ fn wait_ready(
                     ),
                 ),
                 clash,
-            ));
+            ))
         }
-        let answer = HttpConnection::open(&ep, &ConnectOptions::default())
-            .and_then(|mut c| c.query_scalar("SELECT 1"));
-        match answer {
-            Ok(_) => return Ok(()),
-            Err(e) if e.kind == ErrorKind::Connection && Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            Err(e) => {
-                return Err((
-                    config_err(
-                        spec,
-                        format!(
-                            "the ClickHouse server did not answer within {START_TIMEOUT:?}: {e}. \
-                             Last lines of its log in {}:\n{}",
-                            scratch.display(),
-                            tail()
-                        ),
-                    ),
-                    false,
-                ))
-            }
-        }
+        Err(NotReady::Failed(e) | NotReady::TimedOut(Some(e))) => Err((
+            config_err(
+                spec,
+                format!(
+                    "the ClickHouse server did not answer within {START_TIMEOUT:?}: {e}. \
+                     Last lines of its log in {}:\n{}",
+                    scratch.display(),
+                    tail()
+                ),
+            ),
+            false,
+        )),
+        Err(NotReady::TimedOut(None)) => Err((
+            config_err(
+                spec,
+                format!(
+                    "the ClickHouse server did not answer within {START_TIMEOUT:?}. \
+                     Last lines of its log in {}:\n{}",
+                    scratch.display(),
+                    tail()
+                ),
+            ),
+            false,
+        )),
     }
 }
 

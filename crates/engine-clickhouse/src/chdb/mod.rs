@@ -14,6 +14,8 @@ use dbdelta_engine::{
     text, Connection, Dialect, Engine, EngineError, EngineInfo, Op, OpenOptions, Outcome, Rows,
     SessionParts, SettleReport, SettleWait, StatementTexts, StmtId, TableSize, Value,
 };
+use dbdelta_kit::params::config_err;
+use dbdelta_kit::quote;
 use dbdelta_model::{Location, TargetSpec};
 use ffi::{AdbcError, ArrowArray, ArrowArrayStream, ArrowSchema, Driver, Handle};
 use std::collections::BTreeMap;
@@ -46,10 +48,6 @@ pub struct ChdbOptions {
     pub libpython: Option<PathBuf>,
     /// ClickHouse settings, applied with `SET` on every connection.
     pub settings: Vec<(String, String)>,
-}
-
-fn config(spec: &TargetSpec, msg: impl AsRef<str>) -> EngineError {
-    EngineError::config(format!("target '{}': {}", spec.name, msg.as_ref()))
 }
 
 /// `_chdb.abi3.so` in the venv's site-packages, if installed there.
@@ -94,7 +92,7 @@ impl ChdbOptions {
     /// Reads a target spec without loading anything.
     pub fn from_spec(spec: &TargetSpec) -> Result<Self, EngineError> {
         if matches!(spec.location, Location::Url { .. }) {
-            return Err(config(
+            return Err(config_err(
                 spec,
                 "chdb is embedded: give chdb or chdb:/path/dir, not a URL (a server is clickhouse://host:8123)",
             ));
@@ -235,7 +233,7 @@ impl ChdbEngine {
     ) -> Result<Self, EngineError> {
         let options = ChdbOptions::from_spec(spec)?;
         let Some(lib) = options.lib.clone() else {
-            return Err(config(
+            return Err(config_err(
                 spec,
                 format!(
                     "cannot find chDB's _chdb.abi3.so: install the wheel (pip install chdb-core) and give \
@@ -244,7 +242,7 @@ impl ChdbEngine {
             ));
         };
         let Some(libpython) = options.libpython.clone() else {
-            return Err(config(
+            return Err(config_err(
                 spec,
                 format!(
                     "chDB's library needs CPython's symbols (no interpreter is started): install libpython3 \
@@ -261,7 +259,7 @@ impl ChdbEngine {
             .map(|mut d| d.next().is_some())
             .unwrap_or(false);
         if existing && !dir.join(OWNED_MARKER).exists() && !opts.i_own_this_database {
-            return Err(config(
+            return Err(config_err(
                 spec,
                 format!(
                     "{} already holds files and was not created by dbdelta; refusing to use it. \
@@ -271,11 +269,11 @@ impl ChdbEngine {
             ));
         }
         std::fs::create_dir_all(&dir)
-            .map_err(|e| config(spec, format!("cannot create {}: {e}", dir.display())))?;
+            .map_err(|e| config_err(spec, format!("cannot create {}: {e}", dir.display())))?;
         std::fs::write(dir.join(OWNED_MARKER), b"created by dbdelta\n")
-            .map_err(|e| config(spec, format!("cannot write in {}: {e}", dir.display())))?;
+            .map_err(|e| config_err(spec, format!("cannot write in {}: {e}", dir.display())))?;
         let driver = ffi::load(&lib, &libpython).map_err(|e| {
-            config(
+            config_err(
                 spec,
                 format!(
                     "cannot load chDB ({e}); give lib=/path/to/chdb/_chdb.abi3.so (pip install chdb-core) \
@@ -284,7 +282,7 @@ impl ChdbEngine {
             )
         })?;
         let db = open_database(driver, &dir)
-            .map_err(|e| config(spec, format!("chDB cannot open {}: {e}", dir.display())))?;
+            .map_err(|e| config_err(spec, format!("chDB cannot open {}: {e}", dir.display())))?;
         let engine = ChdbEngine {
             db: Arc::new(db),
             dir,
@@ -294,8 +292,8 @@ impl ChdbEngine {
         };
         let mut c = engine.connect_without_database()?;
         c.query(&format!(
-            "CREATE DATABASE IF NOT EXISTS `{}`",
-            engine.database
+            "CREATE DATABASE IF NOT EXISTS {}",
+            quote::ident(&engine.database, Dialect::Clickhouse)
         ))?;
         Ok(engine)
     }
