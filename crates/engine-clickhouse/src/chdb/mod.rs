@@ -7,16 +7,19 @@
 //! (`formatRowNoNewline('TabSeparated', *)`) and reads them like the HTTP engine does.
 
 mod arrow;
+mod error;
 pub(crate) mod ffi;
 
 use crate::{sql, tsv};
 use dbdelta_engine::{
-    text, Connection, Dialect, Engine, EngineError, EngineInfo, Op, OpenOptions, Outcome, Rows,
-    SessionParts, SettleReport, SettleWait, StatementTexts, StmtId, TableSize, Value,
+    text, Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Op, OpenOptions,
+    Outcome, Rows, SessionParts, SettleReport, SettleWait, StatementTexts, StmtId, TableSize,
+    Value,
 };
 use dbdelta_kit::params::config_err;
 use dbdelta_kit::quote;
 use dbdelta_model::{Location, TargetSpec};
+use error::ChdbError;
 use ffi::{AdbcError, ArrowArray, ArrowArrayStream, ArrowSchema, Driver, Handle};
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -145,19 +148,13 @@ struct Database {
 static OPEN_PATH: Mutex<Option<(PathBuf, usize)>> = Mutex::new(None);
 
 /// Claims the process's chDB storage path for `dir` (shared by targets at the same path).
-fn claim_path(dir: &Path) -> Result<(), String> {
+fn claim_path(dir: &Path) -> Result<(), ChdbError> {
     let mut open = OPEN_PATH
         .lock()
-        .map_err(|_| "chDB path lock poisoned".to_string())?;
+        .map_err(|_| ChdbError::Poisoned("chDB path lock"))?;
     match open.as_mut() {
         Some((p, n)) if p == dir => *n += 1,
-        Some((p, _)) => {
-            return Err(format!(
-                "chDB allows one storage path per process and {} is open (another chdb target); \
-                 give the chdb targets of one run the same directory (chdb:/path/dir) or run them in separate runs",
-                p.display()
-            ))
-        }
+        Some((p, _)) => return Err(ChdbError::PathTaken { open: p.clone() }),
         None => *open = Some((dir.to_path_buf(), 1)),
     }
     Ok(())
@@ -318,7 +315,7 @@ impl ChdbEngine {
     }
 }
 
-fn open_database(driver: &'static Driver, dir: &Path) -> Result<Database, String> {
+fn open_database(driver: &'static Driver, dir: &Path) -> Result<Database, ChdbError> {
     claim_path(dir)?;
     let db = Database {
         driver,
@@ -327,12 +324,12 @@ fn open_database(driver: &'static Driver, dir: &Path) -> Result<Database, String
     };
     let t = &driver.table;
     let mut err = AdbcError::new();
-    let path = CString::new(dir.display().to_string()).map_err(|e| e.to_string())?;
+    let path = CString::new(dir.display().to_string())?;
     {
         let mut h = db
             .handle
             .lock()
-            .map_err(|_| "chDB database lock poisoned".to_string())?;
+            .map_err(|_| ChdbError::Poisoned("chDB database lock"))?;
         let h: &mut Handle = &mut h;
         // SAFETY: the functions were checked present at load; handle and error are valid.
         unsafe {
@@ -344,7 +341,7 @@ fn open_database(driver: &'static Driver, dir: &Path) -> Result<Database, String
                     || init(h, &mut err) != 0
                 {
                     // Dropping `db` releases what was created and the path claim.
-                    return Err(err.take());
+                    return Err(ChdbError::Adbc(err.take()));
                 }
             }
         }
@@ -535,8 +532,10 @@ impl ChdbConnection {
             let child = unsafe { &**array.children };
             for row in 0..array.length.max(0) as usize {
                 // SAFETY: as above; row < length.
-                let some = unsafe { arrow::value(child, &formats[0], row, &mut cell) }
-                    .map_err(EngineError::statement)?;
+                let some =
+                    unsafe { arrow::value(child, &formats[0], row, &mut cell) }.map_err(|e| {
+                        EngineError::with_source(ErrorKind::Statement, e.to_string(), e)
+                    })?;
                 if some {
                     body.extend_from_slice(cell.as_bytes());
                 }
@@ -779,8 +778,9 @@ impl Connection for ChdbConnection {
                 {
                     // SAFETY: children are the batch's columns, each of array.length rows.
                     let child = unsafe { &**array.children.add(c) };
-                    let some = unsafe { arrow::value(child, f, row, &mut cell) }
-                        .map_err(EngineError::statement)?;
+                    let some = unsafe { arrow::value(child, f, row, &mut cell) }.map_err(|e| {
+                        EngineError::with_source(ErrorKind::Statement, e.to_string(), e)
+                    })?;
                     rows.push(some.then_some(cell.as_bytes()));
                 }
             }
