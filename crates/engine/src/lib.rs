@@ -313,8 +313,8 @@ pub struct SettleReport {
     pub actions: Vec<String>,
 }
 
-/// How long a settle point lasts at least, and why: the published scripts' `sleep_secs`
-/// after their vacuum, analyze and flush (spec §A6.4, §B5.1). Server engines wait out what
+/// How long a settle point lasts at least, and why: the published benchmark scripts'
+/// `sleep_secs` after their vacuum, analyze and flush. Server engines wait out what
 /// remains of it after their maintenance (MySQL with InnoDB's dirty-page flushing raised);
 /// embedded engines have no server working in the background and do not wait.
 #[derive(Clone, Copy)]
@@ -423,8 +423,8 @@ pub trait Engine: Send + Sync {
     /// Version and effective settings.
     fn info(&self) -> Result<EngineInfo, EngineError>;
 
-    /// The post-write maintenance of §A6.4 for the given tables (analyze, vacuum,
-    /// checkpoint, flush), then, for server engines, the rest of `wait`. Runs on its own
+    /// The post-write maintenance the published benchmark scripts run on the given tables
+    /// (analyze, vacuum, checkpoint, flush), then, for server engines, the rest of `wait`. Runs on its own
     /// connection.
     fn settle(&self, tables: &[String], wait: &SettleWait<'_>)
         -> Result<SettleReport, EngineError>;
@@ -464,7 +464,7 @@ pub trait Engine: Send + Sync {
     }
 
     /// Runs before every measured write step (updates, deletes, inserts, read-write):
-    /// housekeeping a target asked for, such as MySQL's binary-log reset (spec §A2.2). Says
+    /// housekeeping a target asked for, such as MySQL's binary-log reset (`binlog_reset=true`). Says
     /// what it did for the step's result; the default does nothing.
     fn before_write_step(&self) -> Result<Option<String>, EngineError> {
         Ok(None)
