@@ -464,8 +464,9 @@ pub trait Engine: Send + Sync {
     }
 
     /// Runs before every measured write step (updates, deletes, inserts, read-write):
-    /// housekeeping a target asked for, such as MySQL's binary-log reset (`binlog_reset=true`). Says
-    /// what it did for the step's result; the default does nothing.
+    /// housekeeping a target asked for, such as MySQL's binary-log reset
+    /// (`binlog_reset=true`). Says what it did for the step's result; the default does
+    /// nothing.
     fn before_write_step(&self) -> Result<Option<String>, EngineError> {
         Ok(None)
     }
