@@ -3,7 +3,7 @@
 //! URL's database.
 
 use crate::point::Point;
-use crate::store::{HistoryError, Store};
+use crate::store::{decode, encode, HistoryError, Store};
 use dbdelta_engine::{Connection, EngineError, Value};
 use dbdelta_model::TargetSpec;
 
@@ -56,10 +56,7 @@ impl Store for PgStore {
         let mut added = 0;
         self.conn.query("BEGIN").map_err(|e| self.err(e))?;
         for p in points {
-            let doc = serde_json::to_string(p).map_err(|source| HistoryError::Decode {
-                store: self.url.clone(),
-                source,
-            })?;
+            let doc = encode(&self.url, p)?;
             let id = p.id();
             let out = self
                 .conn
@@ -83,15 +80,7 @@ impl Store for PgStore {
             .query_scalar("SELECT string_agg(doc, chr(10) ORDER BY id) FROM dbdelta_history")
             .map_err(|e| self.err(e))?
             .unwrap_or_default();
-        all.lines()
-            .filter(|l| !l.is_empty())
-            .map(|d| {
-                serde_json::from_str(d).map_err(|source| HistoryError::Decode {
-                    store: self.url.clone(),
-                    source,
-                })
-            })
-            .collect()
+        decode(&self.url, all.lines().filter(|l| !l.is_empty()))
     }
 
     fn describe(&self) -> String {

@@ -54,3 +54,26 @@ pub trait Store {
     /// Where the store is, for messages (passwords redacted).
     fn describe(&self) -> String;
 }
+
+/// A point as the JSON document every store keeps.
+pub(crate) fn encode(store: &str, point: &Point) -> Result<String, HistoryError> {
+    serde_json::to_string(point).map_err(|source| HistoryError::Decode {
+        store: store.to_string(),
+        source,
+    })
+}
+
+/// The points of stored JSON documents.
+pub(crate) fn decode<'a>(
+    store: &str,
+    docs: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<Point>, HistoryError> {
+    docs.into_iter()
+        .map(|d| {
+            serde_json::from_str(d).map_err(|source| HistoryError::Decode {
+                store: store.to_string(),
+                source,
+            })
+        })
+        .collect()
+}
