@@ -9,13 +9,13 @@ use crate::http::HttpTarget;
 use dbdelta_engine::{ConnectOptions, Connection, EngineError, ErrorKind};
 use dbdelta_kit::params::config_err;
 use dbdelta_kit::server::{
-    self, check_reachable, chown_tree, free_loopback_port, log_tail, prepare_command, service_user,
+    self, check_reachable, chown_tree, free_loopback_port, log_tail, service_user, Launch,
     NotReady, Probe, ServerProcess,
 };
 use dbdelta_model::TargetSpec;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 /// How long a server may take to answer its first query.
@@ -175,28 +175,23 @@ pub(crate) fn start(
         let port = free_loopback_port()?;
         write(&config, &config_xml(&scratch, &data_dir, port))?;
         chown_tree(&scratch, owner)?;
-        let out = fs::File::create(scratch.join("stdout.log")).map_err(|e| {
-            config_err(
-                spec,
-                format!("cannot create a log in {}: {e}", scratch.display()),
-            )
-        })?;
-        let err = out
-            .try_clone()
-            .map_err(|e| config_err(spec, format!("cannot share the log file: {e}")))?;
-        let mut cmd = Command::new(&binary);
-        cmd.args(&args)
+        let mut command = Command::new(&binary);
+        command
+            .args(&args)
             .arg(format!("--config-file={}", config.display()))
-            .current_dir(&scratch)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err);
-        prepare_command(&mut cmd, owner);
-        let child = cmd
-            .spawn()
-            .map_err(|e| config_err(spec, format!("cannot start {}: {e}", binary.display())))?;
+            .current_dir(&scratch);
+        let process = server::launch(Launch {
+            command,
+            log: &scratch.join("stdout.log"),
+            append: false,
+            owner,
+            netns: None,
+            stop_signal: libc::SIGTERM,
+            grace: Duration::from_secs(30),
+        })
+        .map_err(|e| config_err(spec, e.to_string()))?;
         let mut server = ManagedServer {
-            process: ServerProcess::new(child, libc::SIGTERM, Duration::from_secs(30)),
+            process,
             data_dir: data_dir.clone(),
             log_path: log_path.clone(),
             port,

@@ -244,6 +244,83 @@ pub fn prepare_command(cmd: &mut Command, owner: Option<(u32, u32)>) {
     }
 }
 
+/// How a managed server is started: its command (program, arguments, working directory),
+/// where its output goes, whom it runs as, the namespace it runs in, and how it stops.
+#[derive(Debug)]
+pub struct Launch<'a> {
+    /// The command; its standard input is closed and its output redirected to `log`.
+    pub command: Command,
+    /// The file standard output and standard error go to (created, or appended to).
+    pub log: &'a Path,
+    /// Append to `log` instead of truncating it (a log shared with the server's own).
+    pub append: bool,
+    /// The service user (from [`service_user`]), or `None` to run as ourselves.
+    pub owner: Option<(u32, u32)>,
+    /// A network namespace to enter ([`crate::netns::Link::ns_fd`]).
+    pub netns: Option<i32>,
+    /// The server's fast-shutdown signal.
+    pub stop_signal: i32,
+    /// How long the server may take to stop before it is killed.
+    pub grace: Duration,
+}
+
+/// Why a managed server could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// The output file could not be opened.
+    #[error("cannot open {}: {source}", .path.display())]
+    Log {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The program could not be started.
+    #[error("cannot start {}: {source}", .program.display())]
+    Spawn {
+        /// The program.
+        program: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Starts a managed server: output to the log, the service user, the namespace and the
+/// death signal set up ([`prepare_command_in`]), and the guard that stops it on drop.
+pub fn launch(l: Launch<'_>) -> Result<ServerProcess, LaunchError> {
+    let Launch {
+        mut command,
+        log,
+        append,
+        owner,
+        netns,
+        stop_signal,
+        grace,
+    } = l;
+    let log_err = |source| LaunchError::Log {
+        path: log.to_path_buf(),
+        source,
+    };
+    let out = fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(append)
+        .truncate(!append)
+        .open(log)
+        .map_err(log_err)?;
+    let err = out.try_clone().map_err(log_err)?;
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    prepare_command_in(&mut command, owner, netns);
+    let child = command.spawn().map_err(|source| LaunchError::Spawn {
+        program: PathBuf::from(command.get_program()),
+        source,
+    })?;
+    Ok(ServerProcess::new(child, stop_signal, grace))
+}
+
 /// A running server process that is stopped when this guard drops.
 #[derive(Debug)]
 pub struct ServerProcess {
@@ -411,6 +488,47 @@ mod tests {
             || Err(Probe::NotYet(None)),
         );
         assert!(matches!(r, Err(NotReady::Exited(_))));
+    }
+
+    #[test]
+    fn launch_logs_and_guards() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("out.log");
+        let mut command = Command::new("sh");
+        command.args(["-c", "echo started; echo oops >&2; exec sleep 30"]);
+        let mut p = launch(Launch {
+            command,
+            log: &log,
+            append: false,
+            owner: None,
+            netns: None,
+            stop_signal: libc::SIGTERM,
+            grace: Duration::from_secs(5),
+        })
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while log_tail(&log, 5).lines().count() < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(log_tail(&log, 5), "started\noops");
+        assert!(p.exited().is_none());
+        p.stop().unwrap();
+        let e = launch(Launch {
+            command: Command::new(dir.path().join("missing")),
+            log: &log,
+            append: true,
+            owner: None,
+            netns: None,
+            stop_signal: libc::SIGTERM,
+            grace: Duration::from_secs(1),
+        })
+        .unwrap_err();
+        assert!(e.to_string().starts_with("cannot start "), "{e}");
+        assert_eq!(
+            log_tail(&log, 5),
+            "started\noops",
+            "appended, not truncated"
+        );
     }
 
     #[test]
