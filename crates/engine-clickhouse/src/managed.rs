@@ -9,8 +9,8 @@ use crate::http::HttpTarget;
 use dbdelta_engine::{ConnectOptions, Connection, EngineError, ErrorKind};
 use dbdelta_kit::params::config_err;
 use dbdelta_kit::server::{
-    self, check_reachable, chown_tree, free_loopback_port, log_tail, service_user, Launch,
-    NotReady, Probe, ServerProcess,
+    self, check_reachable, chown_tree, log_tail, service_user, Launch, NotReady, Probe,
+    ServerProcess,
 };
 use dbdelta_model::TargetSpec;
 use std::fs;
@@ -169,12 +169,9 @@ pub(crate) fn start(
             .map_err(|e| config_err(spec, format!("cannot write {}: {e}", p.display())))
     };
     write(&scratch.join("users.xml"), &users_xml(settings))?;
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let port = free_loopback_port()?;
-        write(&config, &config_xml(&scratch, &data_dir, port))?;
-        chown_tree(&scratch, owner)?;
+    server::start_on_free_port(None, |port| {
+        write(&config, &config_xml(&scratch, &data_dir, port)).map_err(|e| (e, false))?;
+        chown_tree(&scratch, owner).map_err(|e| (e, false))?;
         let mut command = Command::new(&binary);
         command
             .args(&args)
@@ -189,24 +186,19 @@ pub(crate) fn start(
             stop_signal: libc::SIGTERM,
             grace: Duration::from_secs(30),
         })
-        .map_err(|e| config_err(spec, e.to_string()))?;
+        .map_err(|e| (config_err(spec, e.to_string()), false))?;
         let mut server = ManagedServer {
             process,
             data_dir: data_dir.clone(),
             log_path: log_path.clone(),
             port,
         };
-        match wait_ready(spec, &mut server, &scratch) {
-            Ok(()) => return Ok(server),
-            Err((e, clash)) => {
-                let _ = server.process.stop();
-                if clash && attempts < 3 {
-                    continue;
-                }
-                return Err(e);
-            }
+        if let Err(failed) = wait_ready(spec, &mut server, &scratch) {
+            let _ = server.process.stop();
+            return Err(failed);
         }
-    }
+        Ok(server)
+    })
 }
 
 /// The endpoint of a managed server (user `default`, no password).

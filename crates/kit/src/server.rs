@@ -25,6 +25,32 @@ pub fn free_loopback_port() -> Result<u16, EngineError> {
         .map_err(|e| EngineError::config(format!("cannot find a free loopback port: {e}")))
 }
 
+/// How many ports [`start_on_free_port`] tries.
+pub const PORT_TRIES: u32 = 3;
+
+/// Starts a server on a loopback port: `requested`, or a free one. A free port can be taken
+/// by another process between the check and the server's bind; when `start` says its
+/// failure was that (`Err((error, true))`), another free port is tried, [`PORT_TRIES`] in
+/// all. A requested port is tried once.
+pub fn start_on_free_port<T>(
+    requested: Option<u16>,
+    mut start: impl FnMut(u16) -> Result<T, (EngineError, bool)>,
+) -> Result<T, EngineError> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let port = match requested {
+            Some(p) => p,
+            None => free_loopback_port()?,
+        };
+        match start(port) {
+            Ok(server) => return Ok(server),
+            Err((_, true)) if requested.is_none() && tries < PORT_TRIES => continue,
+            Err((e, _)) => return Err(e),
+        }
+    }
+}
+
 /// True when `port` on 127.0.0.1 is already taken.
 pub fn port_in_use(port: u16) -> bool {
     TcpListener::bind(("127.0.0.1", port)).is_err()
@@ -529,6 +555,37 @@ mod tests {
             "started\noops",
             "appended, not truncated"
         );
+    }
+
+    #[test]
+    fn port_clashes_are_retried() {
+        let mut seen = Vec::new();
+        let r = start_on_free_port(None, |port| {
+            seen.push(port);
+            Err::<(), _>((EngineError::config("taken"), true))
+        });
+        assert_eq!(r.unwrap_err().message, "taken");
+        assert_eq!(seen.len(), PORT_TRIES as usize);
+        let mut n = 0;
+        let r = start_on_free_port(Some(5555), |port| {
+            n += 1;
+            assert_eq!(port, 5555);
+            Err::<(), _>((EngineError::config("taken"), true))
+        });
+        assert!(r.is_err());
+        assert_eq!(n, 1, "a requested port is tried once");
+        let mut n = 0;
+        let r = start_on_free_port(None, |port| {
+            n += 1;
+            if n == 2 {
+                Ok(port)
+            } else {
+                Err((EngineError::config("taken"), true))
+            }
+        });
+        assert!(r.unwrap() > 0);
+        let r = start_on_free_port(None, |_| Err::<(), _>((EngineError::config("bad"), false)));
+        assert_eq!(r.unwrap_err().message, "bad");
     }
 
     #[test]
