@@ -2,10 +2,10 @@
 //! concrete engine; the runner sees the `Engine` trait.
 
 use anyhow::{bail, Result};
-use dbdelta_engine::mock::{MockConfig, MockEngine};
-use dbdelta_engine::sqlite::SqliteEngine;
-use dbdelta_engine::{Engine, EngineError, OpenOptions};
+use dbdelta_engine::{Connection, Engine, EngineError, OpenOptions};
+use dbdelta_engine_mock::{MockConfig, MockEngine};
 use dbdelta_engine_rocksdb::RocksdbEngine;
+use dbdelta_engine_sqlite::SqliteEngine;
 use dbdelta_model::{Location, TargetSpec};
 use std::path::Path;
 
@@ -101,6 +101,13 @@ pub fn open(
             )))
         }
     })
+}
+
+/// A connection to the PostgreSQL server of a `--store postgres://…` results history,
+/// through the PostgreSQL engine's client (the history crate names no engine).
+pub fn history_connection(t: &TargetSpec) -> Result<Box<dyn Connection>, EngineError> {
+    let engine = dbdelta_engine_postgres::open(t, &std::env::temp_dir(), &OpenOptions::default())?;
+    engine.connect()
 }
 
 /// Engines whose connections each need a thread of their own (no session form): embedded

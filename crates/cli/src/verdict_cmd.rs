@@ -175,7 +175,7 @@ fn store_spec(flag: Option<&str>) -> Result<String> {
 
 fn open(flag: Option<&str>) -> Result<Box<dyn Store>> {
     let spec = store_spec(flag)?;
-    open_store(&spec).with_context(|| {
+    open_store(&spec, &crate::registry::history_connection).with_context(|| {
         "cannot open the results history; give --store PATH (SQLite file) or --store postgres://user@host/db"
     })
 }

@@ -451,7 +451,7 @@ fn a_violated_condition_fails_the_step_and_exits_1() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     let spec = TargetSpec::parse(&target).unwrap();
     let engine =
-        dbdelta_engine::sqlite::SqliteEngine::open(&spec, dir.path(), &OpenOptions::default())
+        dbdelta_engine_sqlite::SqliteEngine::open(&spec, dir.path(), &OpenOptions::default())
             .unwrap();
     let mut conn = engine.connect().unwrap();
     conn.query("UPDATE warehouse SET w_ytd = w_ytd + 1")

@@ -4,8 +4,8 @@
 //! counted without being held in memory.
 
 use base64::Engine as _;
-use dbdelta_engine::net::{connect_tcp, is_timeout};
 use dbdelta_engine::{EngineError, ErrorKind};
+use dbdelta_kit::net::{connect_tcp, is_timeout};
 use dbdelta_model::Secret;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, TcpStream};

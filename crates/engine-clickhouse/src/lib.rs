@@ -32,6 +32,8 @@ use dbdelta_engine::{
     ConnectOptions, Connection, Dialect, Engine, EngineError, EngineInfo, Op, OpenOptions, Rows,
     SettleReport, SettleWait,
 };
+use dbdelta_kit::params::config_err;
+use dbdelta_kit::quote;
 use dbdelta_model::{Location, TargetSpec};
 use http::HttpTarget;
 use managed::ManagedServer;
@@ -48,10 +50,6 @@ const CLIENT_PARAMS: &[&str] = &["connect_timeout"];
 /// The 18.x setting without which `LowCardinality` columns cannot be created.
 const LOW_CARDINALITY_GATE: &str = "allow_experimental_low_cardinality_type";
 
-fn config(spec: &TargetSpec, msg: impl AsRef<str>) -> EngineError {
-    EngineError::config(format!("target '{}': {}", spec.name, msg.as_ref()))
-}
-
 /// The ClickHouse settings of a server target (its parameters but dbdelta's own).
 fn settings_of(spec: &TargetSpec) -> Vec<(String, String)> {
     spec.params
@@ -66,12 +64,12 @@ pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
     let settings = settings_of(spec);
     managed::check_settings(spec, &settings)?;
     match &spec.location {
-        Location::Default => Err(config(
+        Location::Default => Err(config_err(
             spec,
             "clickhouse needs a server: a URL (external, clickhouse://127.0.0.1:8123) or the directory of \
              clickhouse-server (managed, clickhouse:/usr/sbin); for embedded ClickHouse use chdb",
         )),
-        Location::Path { path } if !path.is_dir() => Err(config(
+        Location::Path { path } if !path.is_dir() => Err(config_err(
             spec,
             format!(
                 "{} is not a directory: point at the directory holding clickhouse-server (clickhouse:/usr/sbin)",
@@ -92,7 +90,7 @@ fn connect_timeout(spec: &TargetSpec) -> Result<Duration, EngineError> {
             .filter(|s| *s > 0)
             .map(Duration::from_secs)
             .ok_or_else(|| {
-                config(
+                config_err(
                     spec,
                     format!("connect_timeout={v} must be a whole number of seconds above 0"),
                 )
@@ -155,14 +153,16 @@ impl ClickhouseEngine {
                     Some(server),
                 )
             }
-            Location::Default => return Err(config(spec, "clickhouse needs a URL or a directory")),
+            Location::Default => {
+                return Err(config_err(spec, "clickhouse needs a URL or a directory"))
+            }
         };
         let mut admin = HttpConnection::open_without_database(&endpoint)?;
         let version = admin.query_scalar("SELECT version()")?.unwrap_or_default();
         if endpoint.database == opts.database {
             admin.query(&format!(
-                "CREATE DATABASE IF NOT EXISTS `{}`",
-                endpoint.database
+                "CREATE DATABASE IF NOT EXISTS {}",
+                quote::ident(&endpoint.database, Dialect::Clickhouse)
             ))?;
         } else {
             let exists = admin.query_scalar(&format!(
@@ -170,7 +170,7 @@ impl ClickhouseEngine {
                 sql::literal(&endpoint.database)
             ))?;
             if exists.as_deref() != Some("1") {
-                return Err(config(
+                return Err(config_err(
                     spec,
                     format!(
                         "database '{}' does not exist on the server; create it, or leave the database out of \
@@ -345,7 +345,7 @@ mod tests {
 
     #[test]
     fn unreachable_server_is_a_connection_error() {
-        let port = dbdelta_engine::server::free_loopback_port().unwrap();
+        let port = dbdelta_kit::server::free_loopback_port().unwrap();
         let t = TargetSpec::parse(&format!(
             "c=clickhouse://127.0.0.1:{port}?connect_timeout=2"
         ))

@@ -6,16 +6,17 @@
 
 use crate::conn::{Endpoint, HttpConnection};
 use crate::http::HttpTarget;
-use dbdelta_engine::server::{
-    chown_tree, free_loopback_port, log_tail, prepare_command, service_user, ServerProcess,
-    SERVICE_USER,
-};
 use dbdelta_engine::{ConnectOptions, Connection, EngineError, ErrorKind};
+use dbdelta_kit::params::config_err;
+use dbdelta_kit::server::{
+    self, check_reachable, chown_tree, log_tail, service_user, Launch, NotReady, Probe,
+    ServerProcess,
+};
 use dbdelta_model::TargetSpec;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// How long a server may take to answer its first query.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -27,10 +28,6 @@ pub(crate) struct ManagedServer {
     pub(crate) data_dir: PathBuf,
     pub(crate) log_path: PathBuf,
     pub(crate) port: u16,
-}
-
-fn config_err(spec: &TargetSpec, msg: impl AsRef<str>) -> EngineError {
-    EngineError::config(format!("target '{}': {}", spec.name, msg.as_ref()))
 }
 
 /// The server program in `dir` and the arguments that make it a server.
@@ -156,9 +153,12 @@ pub(crate) fn start(
     let scratch = scratch
         .canonicalize()
         .map_err(|e| config_err(spec, format!("cannot resolve {}: {e}", scratch.display())))?;
-    if let Some((uid, _)) = owner {
-        check_reachable(spec, &scratch, uid)?;
-    }
+    check_reachable(&scratch, owner).map_err(|e| {
+        config_err(
+            spec,
+            e.advice("put the run directory elsewhere (e.g. under /var/tmp)"),
+        )
+    })?;
     let data_dir = scratch.join("data");
     fs::create_dir_all(&data_dir)
         .map_err(|e| config_err(spec, format!("cannot create {}: {e}", data_dir.display())))?;
@@ -169,71 +169,36 @@ pub(crate) fn start(
             .map_err(|e| config_err(spec, format!("cannot write {}: {e}", p.display())))
     };
     write(&scratch.join("users.xml"), &users_xml(settings))?;
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let port = free_loopback_port()?;
-        write(&config, &config_xml(&scratch, &data_dir, port))?;
-        chown_tree(&scratch, owner)?;
-        let out = fs::File::create(scratch.join("stdout.log")).map_err(|e| {
-            config_err(
-                spec,
-                format!("cannot create a log in {}: {e}", scratch.display()),
-            )
-        })?;
-        let err = out
-            .try_clone()
-            .map_err(|e| config_err(spec, format!("cannot share the log file: {e}")))?;
-        let mut cmd = Command::new(&binary);
-        cmd.args(&args)
+    server::start_on_free_port(None, |port| {
+        write(&config, &config_xml(&scratch, &data_dir, port)).map_err(|e| (e, false))?;
+        chown_tree(&scratch, owner).map_err(|e| (e, false))?;
+        let mut command = Command::new(&binary);
+        command
+            .args(&args)
             .arg(format!("--config-file={}", config.display()))
-            .current_dir(&scratch)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err);
-        prepare_command(&mut cmd, owner);
-        let child = cmd
-            .spawn()
-            .map_err(|e| config_err(spec, format!("cannot start {}: {e}", binary.display())))?;
+            .current_dir(&scratch);
+        let process = server::launch(Launch {
+            command,
+            log: &scratch.join("stdout.log"),
+            append: false,
+            owner,
+            netns: None,
+            stop_signal: libc::SIGTERM,
+            grace: Duration::from_secs(30),
+        })
+        .map_err(|e| (config_err(spec, e.to_string()), false))?;
         let mut server = ManagedServer {
-            process: ServerProcess::new(child, libc::SIGTERM, Duration::from_secs(30)),
+            process,
             data_dir: data_dir.clone(),
             log_path: log_path.clone(),
             port,
         };
-        match wait_ready(spec, &mut server, &scratch) {
-            Ok(()) => return Ok(server),
-            Err((e, clash)) => {
-                let _ = server.process.stop();
-                if clash && attempts < 3 {
-                    continue;
-                }
-                return Err(e);
-            }
+        if let Err(failed) = wait_ready(spec, &mut server, &scratch) {
+            let _ = server.process.stop();
+            return Err(failed);
         }
-    }
-}
-
-/// When the server runs as the service user, every ancestor of `dir` must be searchable.
-fn check_reachable(spec: &TargetSpec, dir: &Path, uid: u32) -> Result<(), EngineError> {
-    use std::os::unix::fs::MetadataExt;
-    for a in dir.ancestors().skip(1) {
-        let Ok(m) = fs::metadata(a) else { continue };
-        if m.uid() != uid && m.mode() & 0o001 == 0 {
-            return Err(config_err(
-                spec,
-                format!(
-                    "running as root, the server runs as user '{SERVICE_USER}', which cannot reach {}: \
-                     {} is not searchable by others; put the run directory elsewhere (e.g. under /var/tmp) \
-                     or chmod o+x {}",
-                    dir.display(),
-                    a.display(),
-                    a.display()
-                ),
-            ));
-        }
-    }
-    Ok(())
+        Ok(server)
+    })
 }
 
 /// The endpoint of a managed server (user `default`, no password).
@@ -258,7 +223,6 @@ fn wait_ready(
     server: &mut ManagedServer,
     scratch: &Path,
 ) -> Result<(), (EngineError, bool)> {
-    let deadline = Instant::now() + START_TIMEOUT;
     let tail = || {
         let mut t = log_tail(&scratch.join("server.err.log"), 20);
         if t.is_empty() {
@@ -267,11 +231,26 @@ fn wait_ready(
         t
     };
     let ep = endpoint(spec, server.port, "");
-    loop {
-        if let Some(status) = server.process.exited() {
+    let ready = server::wait_ready(
+        &mut server.process,
+        START_TIMEOUT,
+        Duration::from_millis(100),
+        || {
+            HttpConnection::open(&ep, &ConnectOptions::default())
+                .and_then(|mut c| c.query_scalar("SELECT 1"))
+                .map_err(|e| match e.kind {
+                    // Not listening yet.
+                    ErrorKind::Connection => Probe::NotYet(Some(e)),
+                    _ => Probe::Failed(e),
+                })
+        },
+    );
+    match ready {
+        Ok(_) => Ok(()),
+        Err(NotReady::Exited(status)) => {
             let t = tail();
             let clash = t.contains("Address already in use");
-            return Err((
+            Err((
                 config_err(
                     spec,
                     format!(
@@ -281,30 +260,32 @@ fn wait_ready(
                     ),
                 ),
                 clash,
-            ));
+            ))
         }
-        let answer = HttpConnection::open(&ep, &ConnectOptions::default())
-            .and_then(|mut c| c.query_scalar("SELECT 1"));
-        match answer {
-            Ok(_) => return Ok(()),
-            Err(e) if e.kind == ErrorKind::Connection && Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            Err(e) => {
-                return Err((
-                    config_err(
-                        spec,
-                        format!(
-                            "the ClickHouse server did not answer within {START_TIMEOUT:?}: {e}. \
-                             Last lines of its log in {}:\n{}",
-                            scratch.display(),
-                            tail()
-                        ),
-                    ),
-                    false,
-                ))
-            }
-        }
+        Err(NotReady::Failed(e) | NotReady::TimedOut(Some(e))) => Err((
+            config_err(
+                spec,
+                format!(
+                    "the ClickHouse server did not answer within {START_TIMEOUT:?}: {e}. \
+                     Last lines of its log in {}:\n{}",
+                    scratch.display(),
+                    tail()
+                ),
+            ),
+            false,
+        )),
+        Err(NotReady::TimedOut(None)) => Err((
+            config_err(
+                spec,
+                format!(
+                    "the ClickHouse server did not answer within {START_TIMEOUT:?}. \
+                     Last lines of its log in {}:\n{}",
+                    scratch.display(),
+                    tail()
+                ),
+            ),
+            false,
+        )),
     }
 }
 

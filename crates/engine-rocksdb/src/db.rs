@@ -1,6 +1,7 @@
 //! Safe owners of RocksDB's C handles: the database with its options, cache and table
 //! options; per-connection read and write options; write batches and iterators.
 
+use crate::error::RocksError;
 use crate::ffi::{Api, Handle};
 use crate::options::RocksOptions;
 use std::ffi::{c_char, CString};
@@ -26,13 +27,15 @@ pub(crate) struct Db {
 unsafe impl Send for Db {}
 unsafe impl Sync for Db {}
 
-fn cstr(s: &str) -> Result<CString, String> {
-    CString::new(s).map_err(|_| format!("{s:?} contains a NUL byte"))
+fn cstr(s: &str) -> Result<CString, RocksError> {
+    CString::new(s).map_err(|_| RocksError::Nul {
+        text: s.to_string(),
+    })
 }
 
 impl Db {
     /// Opens (creating if missing) the database at `path` with `o`.
-    pub fn open(api: Arc<Api>, path: &Path, o: &RocksOptions) -> Result<Db, String> {
+    pub fn open(api: Arc<Api>, path: &Path, o: &RocksOptions) -> Result<Db, RocksError> {
         let c_path = cstr(&path.to_string_lossy())?;
         // SAFETY: every handle is created here, configured, and owned by the returned Db
         // (or destroyed on the error path).
@@ -94,7 +97,7 @@ impl Db {
     }
 
     /// Writes one key.
-    pub fn put(&self, w: &WriteOpts, key: &[u8], value: &[u8]) -> Result<(), String> {
+    pub fn put(&self, w: &WriteOpts, key: &[u8], value: &[u8]) -> Result<(), RocksError> {
         let mut err = ptr::null_mut();
         // SAFETY: valid handles; slices outlive the call.
         unsafe {
@@ -118,7 +121,7 @@ impl Db {
         r: &ReadOpts,
         key: &[u8],
         f: impl FnOnce(Option<&[u8]>) -> R,
-    ) -> Result<R, String> {
+    ) -> Result<R, RocksError> {
         let mut err = ptr::null_mut();
         // SAFETY: valid handles; the pinned slice is destroyed after `f` has used it.
         unsafe {
@@ -140,7 +143,7 @@ impl Db {
     }
 
     /// Deletes one key.
-    pub fn delete(&self, w: &WriteOpts, key: &[u8]) -> Result<(), String> {
+    pub fn delete(&self, w: &WriteOpts, key: &[u8]) -> Result<(), RocksError> {
         let mut err = ptr::null_mut();
         // SAFETY: valid handles; the key outlives the call.
         unsafe { (self.api.delete)(self.db, w.0, key.as_ptr().cast(), key.len(), &mut err) };
@@ -148,7 +151,7 @@ impl Db {
     }
 
     /// Applies a batch atomically.
-    pub fn write(&self, w: &WriteOpts, batch: &Batch) -> Result<(), String> {
+    pub fn write(&self, w: &WriteOpts, batch: &Batch) -> Result<(), RocksError> {
         let mut err = ptr::null_mut();
         // SAFETY: valid handles.
         unsafe { (self.api.write)(self.db, w.0, batch.handle, &mut err) };
@@ -162,12 +165,13 @@ impl Db {
         r: &ReadOpts,
         keys: &[&[u8]],
         mut each: impl FnMut(usize, &[u8]),
-    ) -> Result<usize, String> {
+    ) -> Result<usize, RocksError> {
         let n = keys.len();
         if n > MAX_MULTI_GET {
-            return Err(format!(
-                "a multi-get takes at most {MAX_MULTI_GET} keys, got {n}"
-            ));
+            return Err(RocksError::TooManyKeys {
+                max: MAX_MULTI_GET,
+                n,
+            });
         }
         let mut ptrs: [*const c_char; MAX_MULTI_GET] = [ptr::null(); MAX_MULTI_GET];
         let mut lens = [0usize; MAX_MULTI_GET];
@@ -249,7 +253,7 @@ impl Db {
     }
 
     /// Flushes the memtables to L0 and waits for it.
-    pub fn flush(&self) -> Result<(), String> {
+    pub fn flush(&self) -> Result<(), RocksError> {
         let mut err = ptr::null_mut();
         // SAFETY: flush options are created and destroyed here.
         unsafe {

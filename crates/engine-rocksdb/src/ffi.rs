@@ -5,6 +5,7 @@
 //! as db_bench comparisons do with one binary per version. Only functions present in
 //! RocksDB 7.8's C API are used.
 
+use crate::error::RocksError;
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_void};
 use std::path::Path;
@@ -24,7 +25,7 @@ macro_rules! api {
 
         impl Api {
             /// Resolves every function; the first missing one is named in the error.
-            fn resolve(lib: Library) -> Result<Api, String> {
+            fn resolve(lib: Library) -> Result<Api, RocksError> {
                 $(
                     #[allow(non_snake_case)]
                     // SAFETY: the symbol has the C signature declared here (c.h of 7.8+).
@@ -32,7 +33,10 @@ macro_rules! api {
                         *lib.get::<unsafe extern "C" fn($($arg),*) $(-> $ret)?>(
                             concat!("rocksdb_", stringify!($name), "\0").as_bytes(),
                         )
-                        .map_err(|e| format!("rocksdb_{}: {e}", stringify!($name)))?
+                        .map_err(|source| RocksError::Symbol {
+                            name: stringify!($name),
+                            source,
+                        })?
                     };
                 )*
                 Ok(Api { $($name,)* _lib: lib })
@@ -127,7 +131,7 @@ pub const DEFAULT_LIBS: &[&str] = &[
 
 impl Api {
     /// Loads `path`, or the first of [`DEFAULT_LIBS`] that loads.
-    pub(crate) fn load(path: Option<&Path>) -> Result<Api, String> {
+    pub(crate) fn load(path: Option<&Path>) -> Result<Api, RocksError> {
         let candidates: Vec<std::ffi::OsString> = match path {
             Some(p) => vec![p.as_os_str().to_owned()],
             None => DEFAULT_LIBS.iter().map(|s| (*s).into()).collect(),
@@ -138,18 +142,18 @@ impl Api {
             // static constructors.
             match unsafe { Library::new(c) } {
                 Ok(lib) => return Api::resolve(lib),
-                Err(e) => errors.push(e.to_string()),
+                Err(e) => errors.push(e),
             }
         }
-        Err(errors.join("; "))
+        Err(RocksError::Load { tried: errors })
     }
 
     /// Takes a C error string (freeing it): `Err(text)` when RocksDB reported one.
-    pub(crate) fn check(&self, err: *mut c_char) -> Result<(), String> {
+    pub(crate) fn check(&self, err: *mut c_char) -> Result<(), RocksError> {
         if err.is_null() {
             return Ok(());
         }
-        Err(self.take_string(err).unwrap_or_default())
+        Err(RocksError::Rocks(self.take_string(err).unwrap_or_default()))
     }
 
     /// Copies and frees a C string the library allocated.

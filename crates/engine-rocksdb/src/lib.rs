@@ -9,6 +9,7 @@
 
 mod counters;
 mod db;
+mod error;
 mod ffi;
 pub mod options;
 pub mod record;
@@ -180,7 +181,7 @@ impl Engine for RocksdbEngine {
         _tables: &[String],
         wait: &SettleWait<'_>,
     ) -> Result<SettleReport, EngineError> {
-        self.db.flush().map_err(EngineError::statement)?;
+        self.db.flush().map_err(error::statement)?;
         self.wait_for_compaction(Duration::from_secs(600))?;
         let mut actions = vec!["flush".to_string(), "waitforcompaction".to_string()];
         actions.extend(wait.skipped());
@@ -196,7 +197,7 @@ impl Engine for RocksdbEngine {
     }
 
     fn flush_writes(&self) -> Result<(), EngineError> {
-        self.db.flush().map_err(EngineError::statement)
+        self.db.flush().map_err(error::statement)
     }
 
     fn counters(&self) -> Result<Option<EngineCounters>, EngineError> {
@@ -245,10 +246,10 @@ impl RocksdbConnection {
             .get_pinned(&self.read, op.key, |old| {
                 record::merge(old.unwrap_or_default(), op.fields, op.values, record)
             })
-            .map_err(EngineError::statement)?;
+            .map_err(error::statement)?;
         self.db
             .put(&self.write, op.key, &self.record)
-            .map_err(EngineError::statement)
+            .map_err(error::statement)
     }
 
     fn read(&mut self, op: &KvOp<'_>) -> Result<u64, EngineError> {
@@ -259,7 +260,7 @@ impl RocksdbConnection {
                 v.map(|v| std::hint::black_box(record::count_fields(v, op.fields)))
                     .is_some()
             })
-            .map_err(EngineError::statement)?;
+            .map_err(error::statement)?;
         Ok(u64::from(found))
     }
 
@@ -346,7 +347,7 @@ impl Connection for RocksdbConnection {
                 record::encode(op.fields, op.values, &mut self.record);
                 self.db
                     .put(&self.write, op.key, &self.record)
-                    .map_err(EngineError::statement)?;
+                    .map_err(error::statement)?;
                 out.affected = 1;
             }
             KvKind::Update => {
@@ -364,7 +365,7 @@ impl Connection for RocksdbConnection {
             KvKind::Delete => {
                 self.db
                     .delete(&self.write, op.key)
-                    .map_err(EngineError::statement)?;
+                    .map_err(error::statement)?;
                 out.affected = 1;
             }
             KvKind::Put | KvKind::PutNoWal => {
@@ -378,9 +379,7 @@ impl Connection for RocksdbConnection {
                 // with an allocation, for every key).
                 self.batch.clear();
                 self.batch.put(op.key, value);
-                self.db
-                    .write(w, &self.batch)
-                    .map_err(EngineError::statement)?;
+                self.db.write(w, &self.batch).map_err(error::statement)?;
                 out.affected = 1;
             }
             KvKind::Get => {
@@ -390,7 +389,7 @@ impl Connection for RocksdbConnection {
                         std::hint::black_box(v);
                         v.is_some()
                     })
-                    .map_err(EngineError::statement)?;
+                    .map_err(error::statement)?;
                 out.rows = u64::from(found);
                 out.has_result = true;
             }
@@ -404,7 +403,7 @@ impl Connection for RocksdbConnection {
                     .multi_get(&self.read, op.values, |_, v| {
                         std::hint::black_box(v);
                     })
-                    .map_err(EngineError::statement)?;
+                    .map_err(error::statement)?;
                 out.rows = found as u64;
                 out.has_result = true;
             }
@@ -419,7 +418,7 @@ impl Connection for RocksdbConnection {
         self.batch.delete_range(&[], &[0xff; 64]);
         self.db
             .write(&self.write, &self.batch)
-            .map_err(EngineError::statement)?;
+            .map_err(error::statement)?;
         self.batch.clear();
         self.db.compact_all();
         Ok(())
@@ -458,14 +457,14 @@ impl Connection for RocksdbConnection {
             if self.batch.len() >= 1000 {
                 self.db
                     .write(&self.write, &self.batch)
-                    .map_err(EngineError::statement)?;
+                    .map_err(error::statement)?;
                 self.batch.clear();
             }
         }
         if self.batch.len() > 0 {
             self.db
                 .write(&self.write, &self.batch)
-                .map_err(EngineError::statement)?;
+                .map_err(error::statement)?;
             self.batch.clear();
         }
         Ok(n)

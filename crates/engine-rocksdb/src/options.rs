@@ -1,7 +1,7 @@
 //! The options a `rocksdb:` target takes as parameters, with db_bench's names, validated
 //! once so a bad one is refused before anything runs (exit 2, naming the option).
 //!
-//! Defaults are those of RocksDB's `tools/benchmark_compare.sh` (spec workloads-more.md D3)
+//! Defaults are those of RocksDB's `tools/benchmark_compare.sh`
 //! so that dbdelta and db_bench compare on the same configuration, except the block cache
 //! (1 GiB instead of 16 GiB: enough for the default 1M keys, safe on small machines).
 

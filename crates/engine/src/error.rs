@@ -1,5 +1,10 @@
 //! Engine errors, classified so the runner knows whether to retry, fail the step or stop.
 
+use crate::family::Family;
+
+/// The cause behind an [`EngineError`]: an I/O error, a driver's own error.
+pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// How the runner should treat an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -44,6 +49,10 @@ pub struct EngineError {
     /// The server's error code when it gave one (`SQLSTATE 40P01`, `MySQL 1213`,
     /// `SQLite 5`): results count errors by it.
     pub code: Option<String>,
+    /// The lower-level error this one was made from, when there is one (an I/O error of the
+    /// socket, the embedded library's own error); the message already says what it means.
+    #[source]
+    pub source: Option<Source>,
 }
 
 impl EngineError {
@@ -53,6 +62,19 @@ impl EngineError {
             kind,
             message: message.into(),
             code: None,
+            source: None,
+        }
+    }
+    /// A new error of the given kind made from a lower-level `source`, which stays
+    /// reachable through [`std::error::Error::source`].
+    pub fn with_source(
+        kind: ErrorKind,
+        message: impl Into<String>,
+        source: impl Into<Source>,
+    ) -> Self {
+        EngineError {
+            source: Some(source.into()),
+            ..Self::new(kind, message)
         }
     }
     /// The same error, with the server's code.
@@ -79,7 +101,7 @@ impl EngineError {
         Self::new(ErrorKind::Connection, message)
     }
     /// An operation of a family the engine does not serve ("not supported by <engine>").
-    pub fn unsupported(family: crate::Family, what: &str) -> Self {
+    pub fn unsupported(family: Family, what: &str) -> Self {
         Self::new(
             ErrorKind::Unsupported,
             format!(
@@ -109,5 +131,25 @@ impl EngineError {
                         | "SQLite 517"
                 )
             )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn source_is_kept() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");
+        let e = EngineError::with_source(ErrorKind::Connection, "the server went away", io)
+            .with_code("X1");
+        assert_eq!(e.to_string(), "the server went away");
+        assert_eq!(e.code.as_deref(), Some("X1"));
+        assert_eq!(
+            e.source().map(|s| s.to_string()).as_deref(),
+            Some("reset by peer")
+        );
+        assert!(EngineError::config("bad").source().is_none());
     }
 }

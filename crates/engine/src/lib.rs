@@ -5,22 +5,21 @@
 //! prepare statements once per connection and then execute them with parameters that they
 //! generate into reused buffers, so the per-statement path allocates nothing.
 //!
-//! This crate holds the trait and the two embedded engines (`sqlite`, `mock`); server engines
-//! live in their own crates and implement the same traits.
+//! This crate holds the traits, operations, rows, errors and the sans-IO session interface
+//! only; every engine (SQLite, the mock, the servers) lives in its own crate and implements
+//! them, and what engines share beyond the traits is in `dbdelta-kit`.
 #![deny(missing_docs)]
 
 pub mod error;
+mod family;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod mock;
 pub mod net;
 pub mod netns;
 pub mod ops;
 pub mod rows;
 pub mod server;
 pub mod session;
-pub mod sqlite;
-mod sqlite_pragma;
 pub mod stats_conn;
 #[cfg(feature = "test-support")]
 #[doc(hidden)]
@@ -314,8 +313,8 @@ pub struct SettleReport {
     pub actions: Vec<String>,
 }
 
-/// How long a settle point lasts at least, and why: the published scripts' `sleep_secs`
-/// after their vacuum, analyze and flush (spec §A6.4, §B5.1). Server engines wait out what
+/// How long a settle point lasts at least, and why: the published benchmark scripts'
+/// `sleep_secs` after their vacuum, analyze and flush. Server engines wait out what
 /// remains of it after their maintenance (MySQL with InnoDB's dirty-page flushing raised);
 /// embedded engines have no server working in the background and do not wait.
 #[derive(Clone, Copy)]
@@ -424,8 +423,8 @@ pub trait Engine: Send + Sync {
     /// Version and effective settings.
     fn info(&self) -> Result<EngineInfo, EngineError>;
 
-    /// The post-write maintenance of §A6.4 for the given tables (analyze, vacuum,
-    /// checkpoint, flush), then, for server engines, the rest of `wait`. Runs on its own
+    /// The post-write maintenance the published benchmark scripts run on the given tables
+    /// (analyze, vacuum, checkpoint, flush), then, for server engines, the rest of `wait`. Runs on its own
     /// connection.
     fn settle(&self, tables: &[String], wait: &SettleWait<'_>)
         -> Result<SettleReport, EngineError>;
@@ -465,8 +464,9 @@ pub trait Engine: Send + Sync {
     }
 
     /// Runs before every measured write step (updates, deletes, inserts, read-write):
-    /// housekeeping a target asked for, such as MySQL's binary-log reset (spec §A2.2). Says
-    /// what it did for the step's result; the default does nothing.
+    /// housekeeping a target asked for, such as MySQL's binary-log reset
+    /// (`binlog_reset=true`). Says what it did for the step's result; the default does
+    /// nothing.
     fn before_write_step(&self) -> Result<Option<String>, EngineError> {
         Ok(None)
     }

@@ -6,33 +6,9 @@
 //! [`Session`](crate::session::Session) on an event loop. Parameters live in the batch's own
 //! reused buffers, so producing an event allocates nothing once the buffers have grown.
 
+pub use crate::family::Family;
 use crate::{Connection, EngineError, Outcome, StmtId, Value};
 use std::ops::Range;
-
-/// A family of operations. A suite declares the families it needs; an engine declares the
-/// families it serves, and a target whose engine lacks one is reported as not supported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
-    /// SQL statements: prepare / execute and plain text.
-    Sql,
-    /// Key-value operations on a YCSB-style `usertable` (read, update, insert, delete, scan,
-    /// read-modify-write).
-    KeyValue,
-    /// Raw key-value operations of an ordered store (db_bench's puts, gets, seeks and
-    /// multi-gets on binary keys); only engines that serve them natively run them.
-    RawKeyValue,
-}
-
-impl Family {
-    /// The name used in reports and suite files.
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::Sql => "sql",
-            Family::KeyValue => "key-value",
-            Family::RawKeyValue => "raw key-value",
-        }
-    }
-}
 
 /// The kind of a key-value operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

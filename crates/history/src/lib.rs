@@ -8,12 +8,15 @@
 //! stays the same while versions, builds and settings change underneath it.
 #![deny(missing_docs)]
 
+mod open;
 mod pg;
 mod point;
 mod series;
 mod sqlite;
 mod store;
 
+pub use open::{default_store_path, open_store};
+pub use pg::PgConnector;
 pub use point::{points_of_run, Metric, Point};
 pub use series::{series, Filter, Series, SeriesKey, SeriesPoint};
-pub use store::{default_store_path, open_store, HistoryError, Store};
+pub use store::{HistoryError, Store};

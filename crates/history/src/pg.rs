@@ -1,47 +1,46 @@
-//! A shared PostgreSQL store, through dbdelta's own PostgreSQL client: the table
-//! `dbdelta_history (id text primary key, doc text)` in the URL's database.
+//! A shared PostgreSQL store, through a connection the caller opens with dbdelta's own
+//! PostgreSQL client: the table `dbdelta_history (id text primary key, doc text)` in the
+//! URL's database.
 
 use crate::point::Point;
-use crate::store::{HistoryError, Store};
-use dbdelta_engine::{Connection, OpenOptions, Value};
-use dbdelta_engine_postgres::PgConnection;
+use crate::store::{decode, encode, HistoryError, Store};
+use dbdelta_engine::{Connection, EngineError, Value};
 use dbdelta_model::TargetSpec;
+
+/// Opens a connection to the PostgreSQL server a `--store postgres://…` URL names (the
+/// URL is given as a target spec named `history`). The binary passes its PostgreSQL
+/// engine's, so this crate depends on the seam only.
+pub type PgConnector = dyn Fn(&TargetSpec) -> Result<Box<dyn Connection>, EngineError>;
 
 /// A PostgreSQL history.
 pub struct PgStore {
-    conn: PgConnection,
+    conn: Box<dyn Connection>,
     url: String,
 }
 
 impl PgStore {
     /// Connects (password from the URL, `PGPASSWORD` or `~/.pgpass`) and creates the table
     /// if needed.
-    pub fn open(url: &str) -> Result<PgStore, HistoryError> {
-        let spec =
-            TargetSpec::parse(&format!("history={url}")).map_err(|e| HistoryError::Postgres {
-                url: "--store".to_string(),
-                message: format!("{e}; write postgres://user@host:port/database"),
-            })?;
+    pub fn open(url: &str, connect: &PgConnector) -> Result<PgStore, HistoryError> {
+        let spec = TargetSpec::parse(&format!("history={url}"))
+            .map_err(|source| HistoryError::BadUrl { source })?;
         let shown = spec.redacted().trim_start_matches("history=").to_string();
-        let err = |message: String| HistoryError::Postgres {
+        let err = |source: EngineError| HistoryError::Postgres {
             url: shown.clone(),
-            message,
+            source,
         };
-        let scratch = std::env::temp_dir();
-        let engine = dbdelta_engine_postgres::open(&spec, &scratch, &OpenOptions::default())
-            .map_err(|e| err(e.to_string()))?;
-        let mut conn = engine.connect_pg().map_err(|e| err(e.to_string()))?;
+        let mut conn = connect(&spec).map_err(err)?;
         conn.batch(
             "CREATE TABLE IF NOT EXISTS dbdelta_history (id text PRIMARY KEY, doc text NOT NULL)",
         )
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(err)?;
         Ok(PgStore { conn, url: shown })
     }
 
-    fn err(&self, e: impl std::fmt::Display) -> HistoryError {
+    fn err(&self, source: EngineError) -> HistoryError {
         HistoryError::Postgres {
             url: self.url.clone(),
-            message: e.to_string(),
+            source,
         }
     }
 }
@@ -57,10 +56,7 @@ impl Store for PgStore {
         let mut added = 0;
         self.conn.query("BEGIN").map_err(|e| self.err(e))?;
         for p in points {
-            let doc = serde_json::to_string(p).map_err(|source| HistoryError::Decode {
-                store: self.url.clone(),
-                source,
-            })?;
+            let doc = encode(&self.url, p)?;
             let id = p.id();
             let out = self
                 .conn
@@ -84,15 +80,7 @@ impl Store for PgStore {
             .query_scalar("SELECT string_agg(doc, chr(10) ORDER BY id) FROM dbdelta_history")
             .map_err(|e| self.err(e))?
             .unwrap_or_default();
-        all.lines()
-            .filter(|l| !l.is_empty())
-            .map(|d| {
-                serde_json::from_str(d).map_err(|source| HistoryError::Decode {
-                    store: self.url.clone(),
-                    source,
-                })
-            })
-            .collect()
+        decode(&self.url, all.lines().filter(|l| !l.is_empty()))
     }
 
     fn describe(&self) -> String {

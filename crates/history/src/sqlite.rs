@@ -1,7 +1,7 @@
 //! The default store: one SQLite file, one row per point (its id and its JSON).
 
 use crate::point::Point;
-use crate::store::{HistoryError, Store};
+use crate::store::{decode, encode, HistoryError, Store};
 use rusqlite::{params, Connection};
 use std::path::Path;
 
@@ -57,10 +57,7 @@ impl Store for SqliteStore {
                     source: e,
                 })?;
             for p in points {
-                let doc = serde_json::to_string(p).map_err(|source| HistoryError::Decode {
-                    store: self.path.clone(),
-                    source,
-                })?;
+                let doc = encode(&self.path, p)?;
                 added += stmt
                     .execute(params![p.id(), doc])
                     .map_err(|e| HistoryError::Sqlite {
@@ -85,14 +82,7 @@ impl Store for SqliteStore {
                 path: self.path.clone(),
                 source: e,
             })?;
-        docs.iter()
-            .map(|d| {
-                serde_json::from_str(d).map_err(|source| HistoryError::Decode {
-                    store: self.path.clone(),
-                    source,
-                })
-            })
-            .collect()
+        decode(&self.path, docs.iter().map(String::as_str))
     }
 
     fn describe(&self) -> String {

@@ -1,7 +1,8 @@
-//! The store seam and how a `--store` value picks one.
+//! The store seam: what a results history does, and why it can fail.
 
 use crate::point::Point;
-use std::path::PathBuf;
+use dbdelta_engine::EngineError;
+use dbdelta_model::TargetError;
 
 /// Why the history could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -14,13 +15,19 @@ pub enum HistoryError {
         /// The cause.
         source: rusqlite::Error,
     },
+    /// A `--store postgres://…` value that is not a PostgreSQL URL.
+    #[error("history store --store: {source}; write postgres://user@host:port/database")]
+    BadUrl {
+        /// Why the URL was refused.
+        source: TargetError,
+    },
     /// The PostgreSQL store failed.
-    #[error("history store {url}: {message}")]
+    #[error("history store {url}: {source}")]
     Postgres {
         /// The URL with its password redacted.
         url: String,
         /// The cause.
-        message: String,
+        source: EngineError,
     },
     /// A stored point could not be decoded.
     #[error("history store {store}: a stored point is unreadable ({source})")]
@@ -48,25 +55,25 @@ pub trait Store {
     fn describe(&self) -> String;
 }
 
-/// `$XDG_DATA_HOME/dbdelta/history.sqlite`, else `$HOME/.local/share/dbdelta/history.sqlite`.
-pub fn default_store_path() -> Result<PathBuf, HistoryError> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let base = match env("XDG_DATA_HOME") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env("HOME").ok_or(HistoryError::NoDataDir)?).join(".local/share"),
-    };
-    Ok(base.join("dbdelta").join("history.sqlite"))
+/// A point as the JSON document every store keeps.
+pub(crate) fn encode(store: &str, point: &Point) -> Result<String, HistoryError> {
+    serde_json::to_string(point).map_err(|source| HistoryError::Decode {
+        store: store.to_string(),
+        source,
+    })
 }
 
-/// Opens a store: `postgres://…` or `postgresql://…` is a PostgreSQL database (the table
-/// `dbdelta_history` is created on first use); anything else is a SQLite file path (created
-/// with its directory).
-pub fn open_store(spec: &str) -> Result<Box<dyn Store>, HistoryError> {
-    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
-        Ok(Box::new(crate::pg::PgStore::open(spec)?))
-    } else {
-        Ok(Box::new(crate::sqlite::SqliteStore::open(
-            std::path::Path::new(spec),
-        )?))
-    }
+/// The points of stored JSON documents.
+pub(crate) fn decode<'a>(
+    store: &str,
+    docs: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<Point>, HistoryError> {
+    docs.into_iter()
+        .map(|d| {
+            serde_json::from_str(d).map_err(|source| HistoryError::Decode {
+                store: store.to_string(),
+                source,
+            })
+        })
+        .collect()
 }

@@ -61,14 +61,27 @@ fn sample() -> Vec<Point> {
     ]
 }
 
+/// The binary's PostgreSQL client, as `dbdelta`'s registry passes it.
+fn connect_pg(
+    spec: &dbdelta_model::TargetSpec,
+) -> Result<Box<dyn dbdelta_engine::Connection>, dbdelta_engine::EngineError> {
+    use dbdelta_engine::Engine;
+    let engine = dbdelta_engine_postgres::open(
+        spec,
+        &std::env::temp_dir(),
+        &dbdelta_engine::OpenOptions::default(),
+    )?;
+    engine.connect()
+}
+
 fn round_trip(spec: &str) {
-    let mut store = open_store(spec).unwrap();
+    let mut store = open_store(spec, &connect_pg).unwrap();
     let pts = sample();
     assert_eq!(store.add(&pts).unwrap(), 5);
     // The same points again are not duplicated.
     assert_eq!(store.add(&pts[..2]).unwrap(), 0);
     drop(store);
-    let mut store = open_store(spec).unwrap();
+    let mut store = open_store(spec, &connect_pg).unwrap();
     let mut back = store.points().unwrap();
     back.sort_by_key(Point::id);
     let mut want = pts.clone();

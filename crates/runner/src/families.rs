@@ -51,7 +51,7 @@ pub fn not_supported(target: &str, step: &Step, threads: u32, reason: &str) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dbdelta_engine::mock::{MockConfig, MockEngine};
+    use dbdelta_engine_mock::{MockConfig, MockEngine};
 
     fn mock(families: &str) -> MockEngine {
         let spec =

@@ -1,11 +1,11 @@
 //! An engine's counters around the window: their differences land in the result, and a
 //! failed read costs the step its counters (with a message), never the step.
 
-use dbdelta_engine::sqlite::SqliteEngine;
 use dbdelta_engine::{
     Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo, OpenOptions,
     SettleReport, SettleWait,
 };
+use dbdelta_engine_sqlite::SqliteEngine;
 use dbdelta_model::{RunOptions, Scale, StepKind, StepResult, StepStatus, TargetSpec};
 use dbdelta_runner::{run_target, Progress, StopFlag};
 use dbdelta_workload::Suite;

@@ -2,11 +2,11 @@
 //! inserts within 2 % of their rate, and a target with a slow insert reported as an SLA
 //! failure.
 
-use dbdelta_engine::sqlite::SqliteEngine;
 use dbdelta_engine::{
     Connection, Dialect, Engine, EngineError, EngineInfo, OpenOptions, Outcome, SettleReport,
     SettleWait, StmtId, Value,
 };
+use dbdelta_engine_sqlite::SqliteEngine;
 use dbdelta_model::ibench::IbenchOptions;
 use dbdelta_model::{StepResult, StepStatus, TargetSpec};
 use dbdelta_runner::ibench::{create_tables, run_step, StepContext};

@@ -8,7 +8,7 @@
 //! event, so on any machine, however loaded, a window of W seconds starts at most
 //! W / service + 1 events: the bounds below follow from that, not from timing luck.
 
-use dbdelta_engine::mock::{LatencyDist, MockConfig, MockEngine};
+use dbdelta_engine_mock::{LatencyDist, MockConfig, MockEngine};
 use dbdelta_model::StepStatus;
 use dbdelta_runner::{measure_step, ConnectPlan, Silent, StepPlan, StopFlag};
 use dbdelta_workload::sysbench::SysbenchStep;

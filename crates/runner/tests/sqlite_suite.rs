@@ -1,8 +1,8 @@
 //! Every step of the sysbench suite on embedded SQLite: the statements conform to the spec
 //! (tracing connection) and a real measured run gives QPS > 0 for all 42 reported steps.
 
-use dbdelta_engine::sqlite::SqliteEngine;
 use dbdelta_engine::OpenOptions;
+use dbdelta_engine_sqlite::SqliteEngine;
 use dbdelta_model::{RunOptions, Scale, StepKind, StepResult, StepStatus, TargetSpec};
 use dbdelta_runner::conformance::check_suite;
 use dbdelta_runner::{run_target, Silent, StopFlag, TargetOutcome};

@@ -3,6 +3,7 @@
 //! and the integer, float, boolean and string columns of statements that cannot be
 //! wrapped that way (`SHOW`, `DESCRIBE`, …).
 
+use super::error::ChdbError;
 use super::ffi::{ArrowArray, ArrowSchema};
 use std::ffi::CStr;
 use std::fmt::Write;
@@ -28,7 +29,7 @@ pub(crate) unsafe fn value(
     format: &str,
     row: usize,
     out: &mut String,
-) -> Result<bool, String> {
+) -> Result<bool, ChdbError> {
     out.clear();
     let i = array.offset as usize + row;
     let buffers = array.buffers;
@@ -73,10 +74,9 @@ pub(crate) unsafe fn value(
             out.push_str(&String::from_utf8_lossy(bytes));
         }
         other => {
-            return Err(format!(
-                "chDB returned a column of Arrow type '{other}', which dbdelta does not read; \
-                 select it as a SELECT (dbdelta then reads chDB's own text rendering) or cast it with toString()"
-            ))
+            return Err(ChdbError::ArrowType {
+                format: other.to_string(),
+            })
         }
     }
     Ok(true)

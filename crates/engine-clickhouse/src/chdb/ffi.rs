@@ -6,6 +6,7 @@
 //! first, with `RTLD_GLOBAL`, for its symbols only: no interpreter is initialized
 //! (`Py_IsInitialized()` stays 0) and the ADBC path never calls into Python.
 
+use super::error::ChdbError;
 use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_LOCAL, RTLD_NOW};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -192,26 +193,38 @@ static LOADED: Mutex<Option<HashMap<PathBuf, &'static Driver>>> = Mutex::new(Non
 
 /// Loads `libpython` (symbols only) and then chDB at `path`, and initializes its ADBC
 /// driver; each path is loaded once per process.
-pub(crate) fn load(path: &Path, libpython: &Path) -> Result<&'static Driver, String> {
+pub(crate) fn load(path: &Path, libpython: &Path) -> Result<&'static Driver, ChdbError> {
     let mut loaded = LOADED
         .lock()
-        .map_err(|_| "chDB loader poisoned".to_string())?;
+        .map_err(|_| ChdbError::Poisoned("chDB loader"))?;
     let map = loaded.get_or_insert_with(HashMap::new);
     if let Some(d) = map.get(path) {
         return Ok(d);
     }
     // SAFETY: loading a shared library runs its initializers; libpython's only set up
     // static data (the interpreter starts in Py_Initialize, which nobody calls).
-    let py = unsafe { Library::open(Some(libpython), RTLD_NOW | RTLD_GLOBAL) }
-        .map_err(|e| format!("cannot load {}: {e}", libpython.display()))?;
+    let py =
+        unsafe { Library::open(Some(libpython), RTLD_NOW | RTLD_GLOBAL) }.map_err(|source| {
+            ChdbError::Load {
+                path: libpython.to_path_buf(),
+                source,
+            }
+        })?;
     // SAFETY: as above for chDB, whose CPython references libpython now satisfies.
-    let lib = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }
-        .map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+    let lib = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }.map_err(|source| {
+        ChdbError::Load {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
     // SAFETY: AdbcDriverInit has the ADBC signature (int, void*, AdbcError*) -> status.
     let init = unsafe {
         lib.get::<unsafe extern "C" fn(c_int, *mut c_void, E) -> Status>(b"AdbcDriverInit\0")
     }
-    .map_err(|e| format!("{} has no ADBC entry point: {e}", path.display()))?;
+    .map_err(|source| ChdbError::NoEntryPoint {
+        path: path.to_path_buf(),
+        source,
+    })?;
     // SAFETY: an all-zero driver table is the state ADBC expects before init.
     let mut table: AdbcDriver = unsafe { std::mem::zeroed() };
     let mut err = AdbcError::new();
@@ -224,7 +237,10 @@ pub(crate) fn load(path: &Path, libpython: &Path) -> Result<&'static Driver, Str
         )
     };
     if st != 0 {
-        return Err(format!("AdbcDriverInit failed ({st}): {}", err.take()));
+        return Err(ChdbError::Init {
+            status: st,
+            message: err.take(),
+        });
     }
     let missing = [
         table.database_new.is_none(),
@@ -237,7 +253,7 @@ pub(crate) fn load(path: &Path, libpython: &Path) -> Result<&'static Driver, Str
         table.statement_execute_query.is_none(),
     ];
     if missing.iter().any(|m| *m) {
-        return Err("the ADBC driver left functions dbdelta needs unset".into());
+        return Err(ChdbError::Incomplete);
     }
     // Never unloaded: see `Driver`.
     std::mem::forget(py);

@@ -7,14 +7,19 @@
 //! (`formatRowNoNewline('TabSeparated', *)`) and reads them like the HTTP engine does.
 
 mod arrow;
+mod error;
 pub(crate) mod ffi;
 
 use crate::{sql, tsv};
 use dbdelta_engine::{
-    text, Connection, Dialect, Engine, EngineError, EngineInfo, Op, OpenOptions, Outcome, Rows,
-    SessionParts, SettleReport, SettleWait, StatementTexts, StmtId, TableSize, Value,
+    text, Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Op, OpenOptions,
+    Outcome, Rows, SessionParts, SettleReport, SettleWait, StatementTexts, StmtId, TableSize,
+    Value,
 };
+use dbdelta_kit::params::config_err;
+use dbdelta_kit::quote;
 use dbdelta_model::{Location, TargetSpec};
+use error::ChdbError;
 use ffi::{AdbcError, ArrowArray, ArrowArrayStream, ArrowSchema, Driver, Handle};
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -46,10 +51,6 @@ pub struct ChdbOptions {
     pub libpython: Option<PathBuf>,
     /// ClickHouse settings, applied with `SET` on every connection.
     pub settings: Vec<(String, String)>,
-}
-
-fn config(spec: &TargetSpec, msg: impl AsRef<str>) -> EngineError {
-    EngineError::config(format!("target '{}': {}", spec.name, msg.as_ref()))
 }
 
 /// `_chdb.abi3.so` in the venv's site-packages, if installed there.
@@ -94,7 +95,7 @@ impl ChdbOptions {
     /// Reads a target spec without loading anything.
     pub fn from_spec(spec: &TargetSpec) -> Result<Self, EngineError> {
         if matches!(spec.location, Location::Url { .. }) {
-            return Err(config(
+            return Err(config_err(
                 spec,
                 "chdb is embedded: give chdb or chdb:/path/dir, not a URL (a server is clickhouse://host:8123)",
             ));
@@ -147,19 +148,13 @@ struct Database {
 static OPEN_PATH: Mutex<Option<(PathBuf, usize)>> = Mutex::new(None);
 
 /// Claims the process's chDB storage path for `dir` (shared by targets at the same path).
-fn claim_path(dir: &Path) -> Result<(), String> {
+fn claim_path(dir: &Path) -> Result<(), ChdbError> {
     let mut open = OPEN_PATH
         .lock()
-        .map_err(|_| "chDB path lock poisoned".to_string())?;
+        .map_err(|_| ChdbError::Poisoned("chDB path lock"))?;
     match open.as_mut() {
         Some((p, n)) if p == dir => *n += 1,
-        Some((p, _)) => {
-            return Err(format!(
-                "chDB allows one storage path per process and {} is open (another chdb target); \
-                 give the chdb targets of one run the same directory (chdb:/path/dir) or run them in separate runs",
-                p.display()
-            ))
-        }
+        Some((p, _)) => return Err(ChdbError::PathTaken { open: p.clone() }),
         None => *open = Some((dir.to_path_buf(), 1)),
     }
     Ok(())
@@ -235,7 +230,7 @@ impl ChdbEngine {
     ) -> Result<Self, EngineError> {
         let options = ChdbOptions::from_spec(spec)?;
         let Some(lib) = options.lib.clone() else {
-            return Err(config(
+            return Err(config_err(
                 spec,
                 format!(
                     "cannot find chDB's _chdb.abi3.so: install the wheel (pip install chdb-core) and give \
@@ -244,7 +239,7 @@ impl ChdbEngine {
             ));
         };
         let Some(libpython) = options.libpython.clone() else {
-            return Err(config(
+            return Err(config_err(
                 spec,
                 format!(
                     "chDB's library needs CPython's symbols (no interpreter is started): install libpython3 \
@@ -261,7 +256,7 @@ impl ChdbEngine {
             .map(|mut d| d.next().is_some())
             .unwrap_or(false);
         if existing && !dir.join(OWNED_MARKER).exists() && !opts.i_own_this_database {
-            return Err(config(
+            return Err(config_err(
                 spec,
                 format!(
                     "{} already holds files and was not created by dbdelta; refusing to use it. \
@@ -271,11 +266,11 @@ impl ChdbEngine {
             ));
         }
         std::fs::create_dir_all(&dir)
-            .map_err(|e| config(spec, format!("cannot create {}: {e}", dir.display())))?;
+            .map_err(|e| config_err(spec, format!("cannot create {}: {e}", dir.display())))?;
         std::fs::write(dir.join(OWNED_MARKER), b"created by dbdelta\n")
-            .map_err(|e| config(spec, format!("cannot write in {}: {e}", dir.display())))?;
+            .map_err(|e| config_err(spec, format!("cannot write in {}: {e}", dir.display())))?;
         let driver = ffi::load(&lib, &libpython).map_err(|e| {
-            config(
+            config_err(
                 spec,
                 format!(
                     "cannot load chDB ({e}); give lib=/path/to/chdb/_chdb.abi3.so (pip install chdb-core) \
@@ -284,7 +279,7 @@ impl ChdbEngine {
             )
         })?;
         let db = open_database(driver, &dir)
-            .map_err(|e| config(spec, format!("chDB cannot open {}: {e}", dir.display())))?;
+            .map_err(|e| config_err(spec, format!("chDB cannot open {}: {e}", dir.display())))?;
         let engine = ChdbEngine {
             db: Arc::new(db),
             dir,
@@ -294,8 +289,8 @@ impl ChdbEngine {
         };
         let mut c = engine.connect_without_database()?;
         c.query(&format!(
-            "CREATE DATABASE IF NOT EXISTS `{}`",
-            engine.database
+            "CREATE DATABASE IF NOT EXISTS {}",
+            quote::ident(&engine.database, Dialect::Clickhouse)
         ))?;
         Ok(engine)
     }
@@ -320,7 +315,7 @@ impl ChdbEngine {
     }
 }
 
-fn open_database(driver: &'static Driver, dir: &Path) -> Result<Database, String> {
+fn open_database(driver: &'static Driver, dir: &Path) -> Result<Database, ChdbError> {
     claim_path(dir)?;
     let db = Database {
         driver,
@@ -329,12 +324,12 @@ fn open_database(driver: &'static Driver, dir: &Path) -> Result<Database, String
     };
     let t = &driver.table;
     let mut err = AdbcError::new();
-    let path = CString::new(dir.display().to_string()).map_err(|e| e.to_string())?;
+    let path = CString::new(dir.display().to_string())?;
     {
         let mut h = db
             .handle
             .lock()
-            .map_err(|_| "chDB database lock poisoned".to_string())?;
+            .map_err(|_| ChdbError::Poisoned("chDB database lock"))?;
         let h: &mut Handle = &mut h;
         // SAFETY: the functions were checked present at load; handle and error are valid.
         unsafe {
@@ -346,7 +341,7 @@ fn open_database(driver: &'static Driver, dir: &Path) -> Result<Database, String
                     || init(h, &mut err) != 0
                 {
                     // Dropping `db` releases what was created and the path claim.
-                    return Err(err.take());
+                    return Err(ChdbError::Adbc(err.take()));
                 }
             }
         }
@@ -537,8 +532,10 @@ impl ChdbConnection {
             let child = unsafe { &**array.children };
             for row in 0..array.length.max(0) as usize {
                 // SAFETY: as above; row < length.
-                let some = unsafe { arrow::value(child, &formats[0], row, &mut cell) }
-                    .map_err(EngineError::statement)?;
+                let some =
+                    unsafe { arrow::value(child, &formats[0], row, &mut cell) }.map_err(|e| {
+                        EngineError::with_source(ErrorKind::Statement, e.to_string(), e)
+                    })?;
                 if some {
                     body.extend_from_slice(cell.as_bytes());
                 }
@@ -781,8 +778,9 @@ impl Connection for ChdbConnection {
                 {
                     // SAFETY: children are the batch's columns, each of array.length rows.
                     let child = unsafe { &**array.children.add(c) };
-                    let some = unsafe { arrow::value(child, f, row, &mut cell) }
-                        .map_err(EngineError::statement)?;
+                    let some = unsafe { arrow::value(child, f, row, &mut cell) }.map_err(|e| {
+                        EngineError::with_source(ErrorKind::Statement, e.to_string(), e)
+                    })?;
                     rows.push(some.then_some(cell.as_bytes()));
                 }
             }

@@ -70,7 +70,7 @@ mod tests {
     /// A connection to a fresh embedded SQLite database in `dir`.
     fn sqlite(dir: &std::path::Path) -> Box<dyn Connection> {
         let spec = TargetSpec::parse("tpcc=sqlite:").expect("spec");
-        dbdelta_engine::sqlite::SqliteEngine::open(&spec, dir, &OpenOptions::default())
+        dbdelta_engine_sqlite::SqliteEngine::open(&spec, dir, &OpenOptions::default())
             .expect("sqlite")
             .connect()
             .expect("connect")

@@ -7,8 +7,12 @@
 //! containing this text fail hard), `seed`, `families` (`sql`, `kv`
 //! or `sql,kv`: the operation families it serves; key-value operations take the same
 //! service time, reads return one row and scans `count`).
+//!
+//! Its own crate, outside the seam: the mock is an engine like the others (it implements
+//! the seam's traits and nothing more), and the seam holds no engine.
+#![deny(missing_docs)]
 
-use crate::{
+use dbdelta_engine::{
     Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Family, KvKind, KvOp, Outcome,
     SettleReport, SettleWait, StatementTexts, StmtId, Value,
 };
@@ -284,7 +288,9 @@ fn spin_sleep(d: Duration) {
 }
 
 impl Connection for MockConnection {
-    fn into_session(self: Box<Self>) -> Result<crate::SessionParts, Box<dyn crate::Connection>> {
+    fn into_session(
+        self: Box<Self>,
+    ) -> Result<dbdelta_engine::SessionParts, Box<dyn dbdelta_engine::Connection>> {
         Err(self)
     }
 
@@ -356,7 +362,7 @@ impl Connection for MockConnection {
     fn bulk_insert(
         &mut self,
         _table: &str,
-        rows: &mut dyn crate::RowSource,
+        rows: &mut dyn dbdelta_engine::RowSource,
     ) -> Result<u64, EngineError> {
         let mut n = 0;
         let mut row = Vec::new();

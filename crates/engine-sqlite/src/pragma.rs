@@ -4,6 +4,16 @@
 
 use rusqlite::types::Value;
 
+/// A PRAGMA SQLite accepted but did not apply: what it reads instead, and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("PRAGMA {name}={value} did not take effect: SQLite reports {shown}{hint}")]
+pub(crate) struct PragmaIgnored {
+    name: String,
+    value: String,
+    shown: String,
+    hint: String,
+}
+
 /// Words SQLite accepts for PRAGMAs that read back as numbers or as one of a few words.
 fn words(name: &str) -> Option<&'static [(&'static str, i64)]> {
     const BOOL: &[(&str, i64)] = &[
@@ -44,7 +54,7 @@ pub(crate) fn check_took_effect(
     conn: &rusqlite::Connection,
     name: &str,
     value: &str,
-) -> Result<(), String> {
+) -> Result<(), PragmaIgnored> {
     let name = name.to_ascii_lowercase();
     let Ok(now) = conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, Value>(0)) else {
         return Ok(());
@@ -77,14 +87,17 @@ pub(crate) fn check_took_effect(
     } else {
         String::new()
     };
-    Err(format!(
-        "PRAGMA {name}={value} did not take effect: SQLite reports {shown}{hint}"
-    ))
+    Err(PragmaIgnored {
+        name,
+        value: value.to_string(),
+        shown,
+        hint,
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::check_took_effect;
+    use super::{check_took_effect, PragmaIgnored};
 
     /// A fresh database file per test (tests run in parallel).
     fn conn(name: &str) -> rusqlite::Connection {
@@ -95,7 +108,7 @@ mod tests {
         rusqlite::Connection::open(file).unwrap()
     }
 
-    fn apply(c: &rusqlite::Connection, k: &str, v: &str) -> Result<(), String> {
+    fn apply(c: &rusqlite::Connection, k: &str, v: &str) -> Result<(), PragmaIgnored> {
         let mut s = c.prepare(&format!("PRAGMA {k}={v}")).unwrap();
         let mut rows = s.raw_query();
         while rows.next().unwrap().is_some() {}
@@ -121,12 +134,14 @@ mod tests {
     #[test]
     fn ignored_values_are_refused_with_the_valid_ones() {
         let c = conn("refused");
-        let e = apply(&c, "journal_mode", "BANANA").unwrap_err();
+        let e = apply(&c, "journal_mode", "BANANA").unwrap_err().to_string();
         assert!(
             e.contains("journal_mode=BANANA") && e.contains("WAL"),
             "{e}"
         );
-        let e = apply(&c, "synchronous", "SOMETIMES").unwrap_err();
+        let e = apply(&c, "synchronous", "SOMETIMES")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("NORMAL"), "{e}");
     }
 }

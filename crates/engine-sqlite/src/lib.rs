@@ -1,7 +1,13 @@
 //! Embedded SQLite: a file in the run directory (or a given path); query parameters of the
 //! target become PRAGMAs applied on every connection.
+//!
+//! Its own crate so that only the targets that use SQLite compile the bundled library; the
+//! seam (`dbdelta-engine`) and the server engines do not.
+#![deny(missing_docs)]
 
-use crate::{
+mod pragma;
+
+use dbdelta_engine::{
     Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Family, Op, OpenOptions,
     Outcome, OwnedValue, RowSource, SettleReport, SettleWait, StatementTexts, StmtId, Value,
 };
@@ -127,8 +133,13 @@ impl SqliteEngine {
                     "target '{target}': '{k}' is not an SQLite PRAGMA (see https://sqlite.org/pragma.html)"
                 )));
             }
-            crate::sqlite_pragma::check_took_effect(&conn, k, v)
-                .map_err(|why| EngineError::config(format!("target '{target}': {why}")))?;
+            crate::pragma::check_took_effect(&conn, k, v).map_err(|why| {
+                EngineError::with_source(
+                    ErrorKind::Config,
+                    format!("target '{target}': {why}"),
+                    why,
+                )
+            })?;
         }
         Ok(())
     }
@@ -184,7 +195,7 @@ fn sql_err(e: rusqlite::Error) -> EngineError {
         _ => ErrorKind::Statement,
     };
     let code = e.sqlite_error().map(|f| f.extended_code);
-    let err = EngineError::new(kind, e.to_string());
+    let err = EngineError::with_source(kind, e.to_string(), e);
     match code {
         Some(c) => err.with_code(format!("SQLite {c}")),
         None => err,
@@ -297,7 +308,7 @@ fn bind(stmt: &mut rusqlite::Statement<'_>, params: &[Value<'_>]) -> Result<(), 
 fn run(
     stmt: &mut rusqlite::Statement<'_>,
     changes: impl Fn() -> u64,
-    mut keep: Option<&mut crate::Rows>,
+    mut keep: Option<&mut dbdelta_engine::Rows>,
 ) -> Result<Outcome, EngineError> {
     if let Some(k) = keep.as_deref_mut() {
         k.clear();
@@ -331,7 +342,7 @@ fn run(
 fn keep_row(
     row: &rusqlite::Row<'_>,
     width: usize,
-    keep: &mut crate::Rows,
+    keep: &mut dbdelta_engine::Rows,
 ) -> Result<(), EngineError> {
     use rusqlite::types::ValueRef;
     use std::fmt::Write as _;
@@ -356,7 +367,7 @@ impl SqliteConnection {
         &mut self,
         stmt: StmtId,
         params: &[Value<'_>],
-        keep: Option<&mut crate::Rows>,
+        keep: Option<&mut dbdelta_engine::Rows>,
     ) -> Result<Outcome, EngineError> {
         let sql = self.sqls.get(stmt)?;
         let conn = &self.conn;
@@ -365,7 +376,7 @@ impl SqliteConnection {
             bind(&mut st, params)?;
             run(&mut st, || conn.changes(), keep)
         } else {
-            crate::text::interpolate(sql, params, Dialect::Sqlite, &mut self.text)?;
+            dbdelta_engine::text::interpolate(sql, params, Dialect::Sqlite, &mut self.text)?;
             let mut st = conn.prepare(&self.text).map_err(sql_err)?;
             run(&mut st, || conn.changes(), keep)
         }
@@ -374,7 +385,7 @@ impl SqliteConnection {
     fn query_keeping(
         &mut self,
         sql: &str,
-        keep: Option<&mut crate::Rows>,
+        keep: Option<&mut dbdelta_engine::Rows>,
     ) -> Result<Outcome, EngineError> {
         let conn = &self.conn;
         let mut st = conn.prepare(sql).map_err(sql_err)?;
@@ -383,7 +394,9 @@ impl SqliteConnection {
 }
 
 impl Connection for SqliteConnection {
-    fn into_session(self: Box<Self>) -> Result<crate::SessionParts, Box<dyn crate::Connection>> {
+    fn into_session(
+        self: Box<Self>,
+    ) -> Result<dbdelta_engine::SessionParts, Box<dyn dbdelta_engine::Connection>> {
         Err(self)
     }
 
@@ -406,7 +419,11 @@ impl Connection for SqliteConnection {
         self.query_keeping(sql, None)
     }
 
-    fn run_rows(&mut self, op: &Op<'_>, rows: &mut crate::Rows) -> Result<Outcome, EngineError> {
+    fn run_rows(
+        &mut self,
+        op: &Op<'_>,
+        rows: &mut dbdelta_engine::Rows,
+    ) -> Result<Outcome, EngineError> {
         match op {
             Op::Execute { stmt, params } => self.execute_keeping(*stmt, params, Some(rows)),
             Op::Query(sql) => self.query_keeping(sql, Some(rows)),
@@ -420,7 +437,10 @@ impl Connection for SqliteConnection {
 
     /// Pages of the table (and its indexes) from the `dbstat` virtual table. A virtual
     /// table (FTS5) is the sum of its shadow tables (`name_data`, `name_idx`, …).
-    fn table_size(&mut self, table: &str) -> Result<Option<crate::TableSize>, EngineError> {
+    fn table_size(
+        &mut self,
+        table: &str,
+    ) -> Result<Option<dbdelta_engine::TableSize>, EngineError> {
         let kind: Option<String> = self
             .conn
             .query_row(
@@ -448,7 +468,7 @@ impl Connection for SqliteConnection {
                 "SELECT sum(pgsize) FROM dbstat WHERE name IN \
                  (SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?1 || '\\_%' ESCAPE '\\')",
             )?;
-            return Ok(Some(crate::TableSize {
+            return Ok(Some(dbdelta_engine::TableSize {
                 data_bytes: shadow,
                 ..Default::default()
             }));
@@ -458,7 +478,7 @@ impl Connection for SqliteConnection {
             "SELECT sum(pgsize) FROM dbstat WHERE name IN \
              (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1)",
         )?;
-        Ok(Some(crate::TableSize {
+        Ok(Some(dbdelta_engine::TableSize {
             data_bytes: data,
             index_bytes: Some(index),
             uncompressed_bytes: None,

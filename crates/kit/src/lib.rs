@@ -1,0 +1,22 @@
+//! What dbdelta's engines share beyond the seam's traits: one managed-server lifecycle
+//! ([`server`]: start guard, ready probe, stop, orphan rules, permission walk, free ports,
+//! service user, log tail), one address type and one loopback rule ([`addr`]), SQL
+//! quoting ([`quote`]), target-parameter errors and checks ([`params`]), client sockets
+//! ([`net`]), TLS ([`tls`]: its modes always, the rustls client behind the `tls` feature) and network namespaces ([`netns`]).
+//!
+//! The seam (`dbdelta-engine`) stays free of I/O and of any engine; engine crates depend on
+//! both.
+#![deny(missing_docs)]
+
+pub mod addr;
+pub mod net;
+pub mod netns;
+pub mod params;
+pub mod quote;
+pub mod server;
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
+pub mod test_certs;
+pub mod tls;
+
+pub use addr::{is_loopback_host, Addr};
