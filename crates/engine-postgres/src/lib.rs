@@ -14,7 +14,9 @@
 //!   `PGPASSWORD` or `~/.pgpass` and never appears in messages.
 #![deny(missing_docs)]
 
+mod addr;
 pub mod auth;
+mod cancel;
 mod conn;
 mod copy;
 mod counters;
@@ -24,6 +26,7 @@ pub mod fuzzing;
 mod managed;
 mod pgbouncer;
 mod pgerror;
+pub mod proto;
 mod session;
 #[cfg(feature = "tls")]
 mod tls;
