@@ -160,20 +160,7 @@ fn blocking(bytes: &[u8], prepared: bool, first_op: u8) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
-        let mut v = vec![tag];
-        v.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
-        v.extend_from_slice(body);
-        v
-    }
-
-    fn row(v: &str) -> Vec<u8> {
-        let mut b = 1i16.to_be_bytes().to_vec();
-        b.extend_from_slice(&(v.len() as i32).to_be_bytes());
-        b.extend_from_slice(v.as_bytes());
-        msg(b'D', &b)
-    }
+    use crate::proto::server::{message as msg, one_column_row as row};
 
     /// The answers to one round of the blocking client's operations, prepared mode.
     fn conversation() -> Vec<u8> {

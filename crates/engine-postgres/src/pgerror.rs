@@ -67,17 +67,7 @@ impl From<ProtoError> for EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn body(fields: &[(u8, &str)]) -> Vec<u8> {
-        let mut b = Vec::new();
-        for (k, v) in fields {
-            b.push(*k);
-            b.extend_from_slice(v.as_bytes());
-            b.push(0);
-        }
-        b.push(0);
-        b
-    }
+    use crate::proto::server::fields as body;
 
     #[test]
     fn a_socket_timeout_is_a_timeout() {

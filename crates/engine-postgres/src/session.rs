@@ -248,35 +248,16 @@ impl Session for PgSession {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
-        let mut v = vec![tag];
-        v.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
-        v.extend_from_slice(body);
-        v
-    }
-
-    fn data_row(c: &str) -> Vec<u8> {
-        let mut b = 1i16.to_be_bytes().to_vec();
-        b.extend_from_slice(&(c.len() as i32).to_be_bytes());
-        b.extend_from_slice(c.as_bytes());
-        msg(b'D', &b)
-    }
+    use crate::proto::server::{fields, message as msg, one_column_row as data_row};
 
     fn error(severity: &str, code: &str) -> Vec<u8> {
-        let mut b = Vec::new();
-        for (k, v) in [
+        let body = fields(&[
             (b'S', severity),
             (b'V', severity),
             (b'C', code),
             (b'M', "boom"),
-        ] {
-            b.push(k);
-            b.extend_from_slice(v.as_bytes());
-            b.push(0);
-        }
-        b.push(0);
-        msg(b'E', &b)
+        ]);
+        msg(b'E', &body)
     }
 
     /// BindComplete, two DataRows, CommandComplete, ReadyForQuery.

@@ -217,17 +217,7 @@ pub fn parameter_count(body: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn error_body(fields: &[(u8, &str)]) -> Vec<u8> {
-        let mut b = Vec::new();
-        for (k, v) in fields {
-            b.push(*k);
-            b.extend_from_slice(v.as_bytes());
-            b.push(0);
-        }
-        b.push(0);
-        b
-    }
+    use crate::proto::server::fields as error_body;
 
     #[test]
     fn command_tags() {

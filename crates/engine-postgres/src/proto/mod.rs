@@ -24,3 +24,35 @@ pub enum ProtoError {
     #[error("{0}")]
     Malformed(&'static str),
 }
+
+/// Backend messages as a server writes them, for the tests of the layers that read them.
+#[cfg(test)]
+pub(crate) mod server {
+    /// A whole message: type byte, length, body.
+    pub(crate) fn message(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut v = vec![tag];
+        v.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+        v.extend_from_slice(body);
+        v
+    }
+
+    /// A whole DataRow of one text column.
+    pub(crate) fn one_column_row(value: &str) -> Vec<u8> {
+        let mut b = 1i16.to_be_bytes().to_vec();
+        b.extend_from_slice(&(value.len() as i32).to_be_bytes());
+        b.extend_from_slice(value.as_bytes());
+        message(b'D', &b)
+    }
+
+    /// The body of an ErrorResponse or NoticeResponse: `(type byte, cstring)*` then NUL.
+    pub(crate) fn fields(fields: &[(u8, &str)]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for (k, v) in fields {
+            b.push(*k);
+            b.extend_from_slice(v.as_bytes());
+            b.push(0);
+        }
+        b.push(0);
+        b
+    }
+}
