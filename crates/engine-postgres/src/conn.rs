@@ -1,43 +1,30 @@
-//! One client connection: startup and authentication, named prepared statements executed
-//! with Bind+Execute+Sync in one write, the Simple Query protocol, and result consumption
-//! that counts DataRows without decoding them.
+//! One blocking client connection over the transport (`wire`): startup and
+//! authentication, named prepared statements executed with Bind+Execute+Sync in one write,
+//! the Simple Query protocol, COPY, and result consumption that counts DataRows without
+//! decoding them. Messages are written by `proto::frontend`, responses decoded by the
+//! session layer's decoder, so the blocking and multiplexed paths count alike.
 
+pub(crate) use crate::addr::Addr;
 use crate::auth::{Auth, Binding, ChannelBindingMode};
-use crate::pgerror::{io_error, protocol_error, ServerError};
+use crate::cancel::CancelKey;
+use crate::copy;
+use crate::pgerror::{io_error, protocol_error};
+use crate::proto::backend::{self, ServerError};
+use crate::proto::frontend::{self, Frame, Target};
 use crate::session::{
-    check_params, encode_execute, encode_simple, CancelKey, PgSession, ResponseDecoder, Step, Stmt,
+    check_params, encode_execute, encode_simple, PgSession, ResponseDecoder, Step, Stmt,
 };
-use crate::wire::{be_i16, be_i32, begin_msg, end_msg, put_cstr, Msg, Stream, Wire};
+use crate::wire::{Msg, Stream, Wire};
 use dbdelta_engine::text::{interpolate, numbered_placeholders, placeholder_count};
 use dbdelta_engine::{
-    ConnectOptions, Connection, Dialect, EngineError, ErrorKind, Outcome, RowSource, StmtId, Value,
+    ConnectOptions, Connection, Dialect, EngineError, ErrorKind, Outcome, OwnedValue, RowSource,
+    StmtId, Value,
 };
 use dbdelta_model::Secret;
-use postgres_protocol::message::frontend;
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Where a server listens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Addr {
-    /// TCP host and port.
-    Tcp { host: String, port: u16 },
-    /// A Unix socket file (`<dir>/.s.PGSQL.<port>`).
-    Unix { path: PathBuf },
-}
-
-impl fmt::Display for Addr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Addr::Tcp { host, port } if host.contains(':') => write!(f, "[{host}]:{port}"),
-            Addr::Tcp { host, port } => write!(f, "{host}:{port}"),
-            Addr::Unix { path } => write!(f, "{}", path.display()),
-        }
-    }
-}
 
 /// Everything needed to open a connection. `Debug` never shows the password.
 #[derive(Clone)]
@@ -176,7 +163,7 @@ fn handshake(p: &ConnParams, stream: Stream, peer: &str) -> Result<PgConnection,
             "TLS is not supported by this build of dbdelta (enable the 'tls' feature of dbdelta-engine-postgres)",
         ));
     }
-    frontend::startup_message(
+    frontend::startup(
         [
             ("user", p.user.as_str()),
             ("database", p.database.as_str()),
@@ -203,21 +190,17 @@ fn handshake(p: &ConnParams, stream: Stream, peer: &str) -> Result<PgConnection,
         })?;
         match m.tag {
             b'R' => {
-                let body = wire.body(m).to_vec();
-                auth.step(&body, &mut wire)?;
+                let (body, answer) = wire.body_and_wbuf(m);
+                auth.step(body, answer)?;
+                if !wire.wbuf.is_empty() {
+                    wire.send().map_err(|e| io_error("write", e))?;
+                }
             }
             b'E' => return Err(startup_error(ServerError::parse(wire.body(m)), p, &peer)),
-            b'K' => {
-                backend_pid = be_i32(wire.body(m), 0).unwrap_or(0);
-                secret_key = be_i32(wire.body(m), 4).unwrap_or(0);
-            }
+            b'K' => (backend_pid, secret_key) = backend::backend_key_data(wire.body(m)),
             b'S' => {
-                if let Some((k, rest)) = crate::wire::take_cstr(wire.body(m)) {
-                    if k == b"server_version" {
-                        if let Some((v, _)) = crate::wire::take_cstr(rest) {
-                            server_version = String::from_utf8_lossy(v).into_owned();
-                        }
-                    }
+                if let Some((b"server_version", v)) = backend::parameter_status(wire.body(m)) {
+                    server_version = String::from_utf8_lossy(v).into_owned();
                 }
             }
             b'N' | b'v' => {}
@@ -261,25 +244,6 @@ fn startup_error(e: ServerError, p: &ConnParams, peer: &str) -> EngineError {
         )),
         _ => EngineError::new(e.kind(), format!("postgres at {peer}: {}", e.describe())),
     }
-}
-
-/// Affected rows from a CommandComplete tag (`UPDATE 3`, `INSERT 0 1`, `DELETE 1`).
-/// SELECT and utility commands report 0.
-#[inline]
-pub(crate) fn affected_rows(tag: &[u8]) -> u64 {
-    let tag = tag.strip_suffix(b"\0").unwrap_or(tag);
-    let counted = [&b"INSERT "[..], b"UPDATE ", b"DELETE ", b"MERGE ", b"COPY "];
-    if !counted.iter().any(|p| tag.starts_with(p)) {
-        return 0;
-    }
-    let start = tag.iter().rposition(|b| *b == b' ').map_or(0, |i| i + 1);
-    tag[start..]
-        .iter()
-        .try_fold(0u64, |acc, b| {
-            b.is_ascii_digit()
-                .then(|| acc.wrapping_mul(10).wrapping_add(u64::from(b - b'0')))
-        })
-        .unwrap_or(0)
 }
 
 impl PgConnection {
@@ -367,12 +331,7 @@ impl PgConnection {
                 }
                 Ok(Step::CopyIn) => {
                     // COPY FROM STDIN sent as a plain statement: refuse the data.
-                    frontend::copy_fail(
-                        "dbdelta: use bulk_insert for COPY FROM STDIN",
-                        &mut self.wire.wbuf,
-                    )
-                    .map_err(|e| io_error("write", e))?;
-                    self.send()?;
+                    self.refuse_copy("dbdelta: use bulk_insert for COPY FROM STDIN")?;
                 }
                 Err(e) => {
                     self.broken = true;
@@ -401,32 +360,20 @@ impl PgConnection {
         sql: &str,
     ) -> Result<Vec<Vec<Option<String>>>, EngineError> {
         self.check_usable()?;
-        let w = &mut self.wire.wbuf;
-        let at = begin_msg(w, b'Q');
-        put_cstr(w, sql.as_bytes());
-        end_msg(w, at);
+        encode_simple(&mut self.wire.wbuf, sql)?;
         self.send()?;
         let mut rows = Vec::new();
         let mut err = None;
         loop {
             let m = self.next_msg()?;
             match m.tag {
-                b'D' => rows.push(
-                    decode_row(self.wire.body(m)).ok_or_else(|| protocol_error("bad DataRow"))?,
-                ),
+                b'D' => rows.push(decode_row(self.wire.body(m))?),
                 b'Z' => break,
                 b'E' => {
                     let e = self.server_error(m)?;
                     err.get_or_insert(e);
                 }
-                b'G' | b'W' => {
-                    frontend::copy_fail(
-                        "dbdelta: COPY FROM STDIN not expected",
-                        &mut self.wire.wbuf,
-                    )
-                    .map_err(|e| io_error("write", e))?;
-                    self.send()?;
-                }
+                b'G' | b'W' => self.refuse_copy("dbdelta: COPY FROM STDIN not expected")?,
                 _ => {}
             }
         }
@@ -434,6 +381,67 @@ impl PgConnection {
             Some(e) => Err(e.into_engine_error()),
             None => Ok(rows),
         }
+    }
+
+    /// Answers CopyInResponse with CopyFail.
+    fn refuse_copy(&mut self, why: &str) -> Result<(), EngineError> {
+        frontend::copy_fail(why, &mut self.wire.wbuf)
+            .map_err(|e| protocol_error(&format!("CopyFail: {e}")))?;
+        self.send()
+    }
+
+    /// Loads `rows` into `table` with COPY; returns the row count the server reports.
+    fn copy_in(&mut self, table: &str, rows: &mut dyn RowSource) -> Result<u64, EngineError> {
+        let sql = copy::statement(table, rows)?;
+        encode_simple(&mut self.wire.wbuf, &sql)?;
+        self.send()?;
+        // Wait for CopyInResponse, or an error (bad table) followed by ReadyForQuery.
+        loop {
+            let m = self.next_msg()?;
+            match m.tag {
+                b'G' => break,
+                b'E' => {
+                    let e = ServerError::parse(self.wire.body(m));
+                    self.read_result().ok();
+                    let mut ee = e.into_engine_error();
+                    ee.message = format!("{} — {sql}", ee.message);
+                    return Err(ee);
+                }
+                _ => {}
+            }
+        }
+        let mut row: Vec<OwnedValue> = Vec::new();
+        let mut sent = 0u64;
+        let mut data = Frame::begin(&mut self.wire.wbuf, b'd');
+        loop {
+            row.clear();
+            if !rows.next_row(&mut row) {
+                break;
+            }
+            copy::put_row(&mut self.wire.wbuf, &row);
+            sent += 1;
+            if self.wire.wbuf.len() >= copy::CHUNK {
+                data.end(&mut self.wire.wbuf);
+                self.send()?;
+                data = Frame::begin(&mut self.wire.wbuf, b'd');
+            }
+        }
+        if data.body_len(&self.wire.wbuf) > 0 {
+            data.end(&mut self.wire.wbuf);
+        } else {
+            self.wire.wbuf.clear();
+        }
+        frontend::copy_done(&mut self.wire.wbuf);
+        self.send()?;
+        let out = self.read_result()?;
+        // read_result parses the CommandComplete tag "COPY n" as affected rows.
+        let loaded = out.affected;
+        if loaded != sent {
+            return Err(EngineError::statement(format!(
+                "bulk load into {table}: sent {sent} rows but the server loaded {loaded}"
+            )));
+        }
+        Ok(loaded)
     }
 
     fn stmt(&self, id: StmtId) -> Result<&Stmt, EngineError> {
@@ -469,7 +477,7 @@ impl PgConnection {
             self.text = text;
             return r;
         }
-        encode_execute(&mut self.wire.wbuf, &self.stmts[stmt.0 as usize], params);
+        encode_execute(&mut self.wire.wbuf, &self.stmts[stmt.0 as usize], params)?;
         self.send()?;
         let mut out = self.read_result_keeping(keep)?;
         out.has_result = returns_rows;
@@ -477,24 +485,14 @@ impl PgConnection {
     }
 }
 
-/// Decodes a text-format DataRow.
-fn decode_row(body: &[u8]) -> Option<Vec<Option<String>>> {
-    // A negative column count is malformed (cast, it asked for a huge capacity).
-    let n = usize::try_from(be_i16(body, 0)?).ok()?;
-    let mut at = 2;
-    let mut row = Vec::with_capacity(n);
-    for _ in 0..n {
-        let len = be_i32(body, at)?;
-        at += 4;
-        if len < 0 {
-            row.push(None);
-        } else {
-            let v = body.get(at..at + len as usize)?;
-            row.push(Some(String::from_utf8_lossy(v).into_owned()));
-            at += len as usize;
-        }
+/// Decodes a text-format DataRow into owned text.
+fn decode_row(body: &[u8]) -> Result<Vec<Option<String>>, EngineError> {
+    let cols = backend::data_row(body)?;
+    let mut row = Vec::with_capacity(cols.remaining());
+    for col in cols {
+        row.push(col?.map(|v| String::from_utf8_lossy(v).into_owned()));
     }
-    Some(row)
+    Ok(row)
 }
 
 impl Connection for PgConnection {
@@ -543,9 +541,9 @@ impl Connection for PgConnection {
         let w = &mut self.wire.wbuf;
         // Parameter types 0: the server infers them from the statement (INTEGER columns
         // get int4), and we send every value as text, like libpq callers such as sysbench.
-        frontend::parse(&name, &text, std::iter::empty(), w)
+        frontend::parse(&name, &text, w)
+            .and_then(|()| frontend::describe(Target::Statement, &name, w))
             .map_err(|e| EngineError::statement(format!("cannot prepare {sql}: {e}")))?;
-        frontend::describe(b'S', &name, w).map_err(|e| io_error("write", e))?;
         frontend::sync(w);
         self.send()?;
         let mut params = 0;
@@ -554,7 +552,7 @@ impl Connection for PgConnection {
         loop {
             let m = self.next_msg()?;
             match m.tag {
-                b't' => params = be_i16(self.wire.body(m), 0).unwrap_or(0).max(0) as usize,
+                b't' => params = backend::parameter_count(self.wire.body(m)),
                 b'T' => returns_rows = true,
                 b'Z' => break,
                 b'E' => {
@@ -635,7 +633,7 @@ impl Connection for PgConnection {
 
     fn bulk_insert(&mut self, table: &str, rows: &mut dyn RowSource) -> Result<u64, EngineError> {
         self.check_usable()?;
-        crate::copy::copy_in(self, table, rows)
+        self.copy_in(table, rows)
     }
 
     fn rollback(&mut self) -> Result<(), EngineError> {
@@ -663,27 +661,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn command_tags() {
-        assert_eq!(affected_rows(b"UPDATE 3\0"), 3);
-        assert_eq!(affected_rows(b"INSERT 0 1\0"), 1);
-        assert_eq!(affected_rows(b"DELETE 12\0"), 12);
-        assert_eq!(affected_rows(b"COPY 10000\0"), 10000);
-        assert_eq!(affected_rows(b"SELECT 5\0"), 0);
-        assert_eq!(affected_rows(b"BEGIN\0"), 0);
-        assert_eq!(affected_rows(b"CREATE TABLE\0"), 0);
-    }
-
-    #[test]
     fn rows_decode() {
         let mut b = Vec::new();
         b.extend_from_slice(&2i16.to_be_bytes());
         b.extend_from_slice(&2i32.to_be_bytes());
         b.extend_from_slice(b"hi");
         b.extend_from_slice(&(-1i32).to_be_bytes());
-        assert_eq!(decode_row(&b), Some(vec![Some("hi".to_string()), None]));
-        assert_eq!(decode_row(&b[..5]), None);
+        assert_eq!(
+            decode_row(&b).ok(),
+            Some(vec![Some("hi".to_string()), None])
+        );
+        assert!(decode_row(&b[..5]).is_err());
         // Found by fuzzing: a negative column count panicked (capacity overflow).
-        assert_eq!(decode_row(&(-1i16).to_be_bytes()), None);
-        assert_eq!(decode_row(&0i16.to_be_bytes()), Some(vec![]));
+        assert!(decode_row(&(-1i16).to_be_bytes()).is_err());
+        assert_eq!(decode_row(&0i16.to_be_bytes()).ok(), Some(vec![]));
     }
 }

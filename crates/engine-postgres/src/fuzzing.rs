@@ -4,7 +4,7 @@
 
 use crate::conn::{connect, Addr, ConnParams};
 use crate::session::{PgSession, Stmt};
-use dbdelta_engine::{Connection, Decoded, Op, Rows, Session, Value};
+use dbdelta_engine::{Connection, Decoded, EngineError, ErrorKind, Op, Rows, Session, Value};
 use dbdelta_model::Secret;
 use std::time::Duration;
 
@@ -36,8 +36,24 @@ pub fn pg_messages(data: &[u8]) {
 /// the error that ended the stream or the bytes left over.
 #[derive(Debug, PartialEq)]
 struct Transcript {
-    responses: Vec<Result<(dbdelta_engine::Outcome, Rows), String>>,
-    end: Result<usize, String>,
+    responses: Vec<Result<(dbdelta_engine::Outcome, Rows), Failure>>,
+    end: Result<usize, Failure>,
+}
+
+/// An error as the transcript compares it: its kind and its text.
+#[derive(Debug, PartialEq)]
+struct Failure {
+    kind: ErrorKind,
+    text: String,
+}
+
+impl From<EngineError> for Failure {
+    fn from(e: EngineError) -> Self {
+        Failure {
+            kind: e.kind,
+            text: e.to_string(),
+        }
+    }
 }
 
 fn decode_session(bytes: &[u8], chunk: usize, prepared: bool, capture: bool) -> Transcript {
@@ -78,7 +94,7 @@ fn decode_session(bytes: &[u8], chunk: usize, prepared: bool, capture: bool) -> 
         loop {
             match s.decode(&buf) {
                 Err(e) => {
-                    t.end = Err(e.to_string());
+                    t.end = Err(e.into());
                     return t;
                 }
                 Ok(Decoded::Partial { consumed }) => {
@@ -91,7 +107,7 @@ fn decode_session(bytes: &[u8], chunk: usize, prepared: bool, capture: bool) -> 
                     let mut rows = Rows::new();
                     s.take_rows(&mut rows);
                     t.responses
-                        .push(result.map(|o| (o, rows)).map_err(|e| e.to_string()));
+                        .push(result.map(|o| (o, rows)).map_err(Failure::from));
                     request(&mut s, &mut n);
                 }
             }
@@ -144,20 +160,7 @@ fn blocking(bytes: &[u8], prepared: bool, first_op: u8) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
-        let mut v = vec![tag];
-        v.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
-        v.extend_from_slice(body);
-        v
-    }
-
-    fn row(v: &str) -> Vec<u8> {
-        let mut b = 1i16.to_be_bytes().to_vec();
-        b.extend_from_slice(&(v.len() as i32).to_be_bytes());
-        b.extend_from_slice(v.as_bytes());
-        msg(b'D', &b)
-    }
+    use crate::proto::server::{message as msg, one_column_row as row};
 
     /// The answers to one round of the blocking client's operations, prepared mode.
     fn conversation() -> Vec<u8> {

@@ -12,9 +12,16 @@
 //!   the thread that spawned the server.
 //! * External targets (`postgres://user@host:port/db`): the password comes from the URL,
 //!   `PGPASSWORD` or `~/.pgpass` and never appears in messages.
+//!
+//! Layers, each naming only those below it: [`proto`] (message bytes, no I/O) and `addr`;
+//! `pgerror` (errors as the runner sees them) and `wire` (sockets, buffers); `auth`,
+//! `copy` and `cancel`; `session` (the sans-IO query phase); `tls`; `conn` (the blocking
+//! connection); `counters`, `external`, `managed`, `pgbouncer`, `fuzzing` and this file.
 #![deny(missing_docs)]
 
+mod addr;
 pub mod auth;
+mod cancel;
 mod conn;
 mod copy;
 mod counters;
@@ -24,6 +31,7 @@ pub mod fuzzing;
 mod managed;
 mod pgbouncer;
 mod pgerror;
+pub mod proto;
 mod session;
 #[cfg(feature = "tls")]
 mod tls;
@@ -332,8 +340,8 @@ impl Engine for PostgresEngine {
         Ok(EngineInfo { version, settings })
     }
 
-    /// §A6.4: VACUUM (ANALYZE, INDEX_CLEANUP ON) of every table in parallel, CHECKPOINT,
-    /// then sleep for whatever remains of the wait.
+    /// Settles the loaded tables before measuring: VACUUM (ANALYZE, INDEX_CLEANUP ON) of
+    /// every table in parallel, CHECKPOINT, then sleep for whatever remains of the wait.
     fn settle(
         &self,
         tables: &[String],

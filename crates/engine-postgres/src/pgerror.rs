@@ -1,53 +1,13 @@
-//! Server errors (ErrorResponse) and their classification for the runner.
+//! Errors of the connection as the runner sees them: a server's ErrorResponse classified
+//! by SQLSTATE, a lost or stalled socket, a violation of the protocol.
 
-use crate::wire::take_cstr;
+use crate::proto::backend::ServerError;
+use crate::proto::ProtoError;
 use dbdelta_engine::{EngineError, ErrorKind};
 use std::io;
 
-/// The fields of an ErrorResponse that dbdelta reports.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct ServerError {
-    /// ERROR, FATAL, PANIC.
-    pub severity: String,
-    /// SQLSTATE.
-    pub code: String,
-    /// Primary message.
-    pub message: String,
-    /// Optional detail.
-    pub detail: Option<String>,
-}
-
+/// How the runner treats a server's ErrorResponse, and its text in dbdelta's messages.
 impl ServerError {
-    /// Parses an ErrorResponse (or NoticeResponse) body: `(type byte, cstring)*` then NUL.
-    pub(crate) fn parse(mut body: &[u8]) -> ServerError {
-        let mut e = ServerError::default();
-        while let Some((&kind, rest)) = body.split_first() {
-            if kind == 0 {
-                break;
-            }
-            let Some((value, rest)) = take_cstr(rest) else {
-                break;
-            };
-            let value = String::from_utf8_lossy(value).into_owned();
-            match kind {
-                // 'V' is the non-localized severity; prefer it over 'S'.
-                b'V' => e.severity = value,
-                b'S' if e.severity.is_empty() => e.severity = value,
-                b'C' => e.code = value,
-                b'M' => e.message = value,
-                b'D' => e.detail = Some(value),
-                _ => {}
-            }
-            body = rest;
-        }
-        e
-    }
-
-    /// True when the server ends the session after this error.
-    pub(crate) fn is_fatal(&self) -> bool {
-        self.severity == "FATAL" || self.severity == "PANIC"
-    }
-
     /// How the runner treats this error. sysbench ignores exactly 40P01, 40001 and 23505
     /// on PostgreSQL, so those are retryable.
     pub(crate) fn kind(&self) -> ErrorKind {
@@ -97,20 +57,17 @@ pub(crate) fn protocol_error(what: &str) -> EngineError {
     EngineError::connection(format!("postgres protocol error: {what}"))
 }
 
+/// Bytes that are not a protocol message: the stream is unusable.
+impl From<ProtoError> for EngineError {
+    fn from(e: ProtoError) -> Self {
+        protocol_error(&e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn body(fields: &[(u8, &str)]) -> Vec<u8> {
-        let mut b = Vec::new();
-        for (k, v) in fields {
-            b.push(*k);
-            b.extend_from_slice(v.as_bytes());
-            b.push(0);
-        }
-        b.push(0);
-        b
-    }
+    use crate::proto::server::fields as body;
 
     #[test]
     fn a_socket_timeout_is_a_timeout() {

@@ -1,21 +1,15 @@
-//! The sans-IO query phase of a PostgreSQL connection: request encoding and response
-//! decoding shared by the blocking connection and the multiplexed [`PgSession`], plus the
-//! CancelRequest side channel.
+//! The sans-IO query phase of a PostgreSQL connection: statements, request encoding and
+//! response decoding (over `proto`) shared by the blocking connection and the multiplexed
+//! [`PgSession`].
 
-use crate::conn::{affected_rows, Addr};
-use crate::pgerror::{protocol_error, ServerError};
-use crate::wire::{begin_msg, end_msg, int_len, put_cstr, put_int};
-use bytes::{BufMut, BytesMut};
+use crate::cancel::CancelKey;
+use crate::pgerror::protocol_error;
+use crate::proto::backend::{self, ServerError};
+use crate::proto::{frontend, ProtoError};
 use dbdelta_engine::text::interpolate;
 use dbdelta_engine::{
     Canceller, Decoded, Dialect, EngineError, Family, Op, Outcome, Session, StmtId, Value,
 };
-use std::io::Write;
-use std::time::Duration;
-
-/// The largest backend message accepted (the server's own limit for a field is 1 GiB);
-/// a larger claimed length means a corrupt stream, not a big row.
-pub(crate) const MAX_MESSAGE: usize = 1 << 30;
 
 /// A statement registered on a connection.
 #[derive(Debug, Clone)]
@@ -30,40 +24,35 @@ pub(crate) struct Stmt {
 
 /// Appends Bind (text parameters) + Execute + Sync of a prepared statement.
 #[inline]
-pub(crate) fn encode_execute(w: &mut BytesMut, st: &Stmt, params: &[Value<'_>]) {
-    let at = begin_msg(w, b'B');
-    w.put_u8(0); // unnamed portal
-    put_cstr(w, st.name.as_bytes());
-    w.put_i16(0); // all parameters in text format
-    w.put_i16(params.len() as i16);
-    for p in params {
-        match *p {
-            Value::Int(v) => {
-                w.put_i32(int_len(v) as i32);
-                put_int(w, v);
-            }
-            Value::Text(s) => {
-                w.put_i32(s.len() as i32);
-                w.put_slice(s.as_bytes());
-            }
-            Value::Null => w.put_i32(-1),
-        }
-    }
-    w.put_i16(0); // all results in text format (never decoded)
-    end_msg(w, at);
-    w.put_slice(b"E\0\0\0\x09\0\0\0\0\0"); // Execute unnamed portal, all rows
-    w.put_slice(b"S\0\0\0\x04"); // Sync
+pub(crate) fn encode_execute(
+    w: &mut Vec<u8>,
+    st: &Stmt,
+    params: &[Value<'_>],
+) -> Result<(), EngineError> {
+    let start = w.len();
+    frontend::bind_text("", &st.name, params, w)
+        .and_then(|()| frontend::execute("", 0, w)) // the unnamed portal, all rows
+        .map_err(|e| {
+            w.truncate(start);
+            statement_error(e, &st.sql)
+        })?;
+    frontend::sync(w);
+    Ok(())
 }
 
 /// Appends a Simple Query.
-pub(crate) fn encode_simple(w: &mut BytesMut, sql: &str) -> Result<(), EngineError> {
-    if sql.as_bytes().contains(&0) {
-        return Err(EngineError::statement("statement text contains a NUL byte"));
+#[inline]
+pub(crate) fn encode_simple(w: &mut Vec<u8>, sql: &str) -> Result<(), EngineError> {
+    frontend::query(sql, w).map_err(|e| statement_error(e, sql))
+}
+
+/// A statement that cannot be sent as written.
+#[cold]
+fn statement_error(e: ProtoError, sql: &str) -> EngineError {
+    match e {
+        ProtoError::EmbeddedNul => EngineError::statement("statement text contains a NUL byte"),
+        e => EngineError::statement(format!("cannot send {sql}: {e}")),
     }
-    let at = begin_msg(w, b'Q');
-    put_cstr(w, sql.as_bytes());
-    end_msg(w, at);
-    Ok(())
 }
 
 /// Checks the parameter count of an execute.
@@ -109,11 +98,10 @@ impl ResponseDecoder {
             b'D' => {
                 self.out.rows += 1;
                 if self.capture {
-                    keep_data_row(body, &mut self.rows)
-                        .ok_or_else(|| protocol_error("bad DataRow"))?;
+                    keep_data_row(body, &mut self.rows)?;
                 }
             }
-            b'C' => self.out.affected += affected_rows(body),
+            b'C' => self.out.affected += backend::command_rows(body),
             b'T' => self.out.has_result = true,
             b'2' | b'1' | b'n' | b'I' | b'N' | b'S' | b'A' | b't' | b'd' | b'c' | b'H' => {}
             b'Z' => {
@@ -144,73 +132,14 @@ impl ResponseDecoder {
     }
 }
 
-/// Appends the values of a text-format DataRow; `None` when it is malformed.
-fn keep_data_row(body: &[u8], rows: &mut dbdelta_engine::Rows) -> Option<()> {
-    let n = crate::wire::be_i16(body, 0)?;
-    let mut at = 2;
+/// Appends the values of a text-format DataRow.
+fn keep_data_row(body: &[u8], rows: &mut dbdelta_engine::Rows) -> Result<(), ProtoError> {
+    let cols = backend::data_row(body)?;
     rows.start_row();
-    for _ in 0..n {
-        let len = crate::wire::be_i32(body, at)?;
-        at += 4;
-        if len < 0 {
-            rows.push(None);
-        } else {
-            rows.push(Some(body.get(at..at + len as usize)?));
-            at += len as usize;
-        }
+    for col in cols {
+        rows.push(col?);
     }
-    Some(())
-}
-
-/// A whole message at the front of a buffer: its tag, its body and its total length.
-pub(crate) type Framed<'a> = (u8, &'a [u8], usize);
-
-/// Splits the next whole message off `input`; `None` when more bytes are needed.
-#[inline]
-pub(crate) fn frame(input: &[u8]) -> Result<Option<Framed<'_>>, EngineError> {
-    let Some(head) = input.get(..5) else {
-        return Ok(None);
-    };
-    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-    if !(4..=MAX_MESSAGE).contains(&len) {
-        return Err(protocol_error(&format!(
-            "message '{}' claims length {len}",
-            head[0] as char
-        )));
-    }
-    match input.get(5..1 + len) {
-        Some(body) => Ok(Some((head[0], body, 1 + len))),
-        None => Ok(None),
-    }
-}
-
-/// Where and how to cancel one backend's running statement.
-#[derive(Debug, Clone)]
-pub(crate) struct CancelKey {
-    pub addr: Addr,
-    pub pid: i32,
-    pub secret: i32,
-    pub timeout: Duration,
-}
-
-impl Canceller for CancelKey {
-    fn cancel(&self) -> Result<(), EngineError> {
-        let mut msg = [0u8; 16];
-        msg[..4].copy_from_slice(&16i32.to_be_bytes());
-        msg[4..8].copy_from_slice(&80_877_102i32.to_be_bytes());
-        msg[8..12].copy_from_slice(&self.pid.to_be_bytes());
-        msg[12..].copy_from_slice(&self.secret.to_be_bytes());
-        let sent = match &self.addr {
-            Addr::Tcp { host, port } => {
-                dbdelta_engine::net::connect_tcp(host, *port, None, self.timeout)
-                    .and_then(|mut s| s.write_all(&msg))
-            }
-            Addr::Unix { path } => {
-                std::os::unix::net::UnixStream::connect(path).and_then(|mut s| s.write_all(&msg))
-            }
-        };
-        sent.map_err(|e| EngineError::connection(format!("postgres cancel request: {e}")))
-    }
+    Ok(())
 }
 
 /// The query phase of one connection in session form.
@@ -219,7 +148,6 @@ pub struct PgSession {
     pub(crate) prepared: bool,
     pub(crate) cancel: Option<CancelKey>,
     text: String,
-    scratch: BytesMut,
     decoder: ResponseDecoder,
     /// `has_result` of the outstanding execute (from Describe, as the blocking path does).
     returns_rows: Option<bool>,
@@ -232,7 +160,6 @@ impl PgSession {
             prepared,
             cancel,
             text: String::new(),
-            scratch: BytesMut::new(),
             decoder: ResponseDecoder::default(),
             returns_rows: None,
         }
@@ -245,7 +172,6 @@ fn unknown(id: StmtId) -> EngineError {
 
 impl Session for PgSession {
     fn encode(&mut self, op: &Op<'_>, out: &mut Vec<u8>) -> Result<(), EngineError> {
-        self.scratch.clear();
         match op {
             Op::Execute { stmt, params } => {
                 let st = self
@@ -255,25 +181,24 @@ impl Session for PgSession {
                 check_params(st, params)?;
                 let returns_rows = st.returns_rows;
                 if self.prepared {
-                    encode_execute(&mut self.scratch, st, params);
+                    encode_execute(out, st, params)?;
                     self.returns_rows = Some(returns_rows);
                 } else {
                     let mut text = std::mem::take(&mut self.text);
                     let sql = &self.stmts[stmt.0 as usize].sql;
                     let r = interpolate(sql, params, Dialect::Postgres, &mut text)
-                        .and_then(|()| encode_simple(&mut self.scratch, &text));
+                        .and_then(|()| encode_simple(out, &text));
                     self.text = text;
                     r?;
                     self.returns_rows = None;
                 }
             }
             Op::Query(sql) => {
-                encode_simple(&mut self.scratch, sql)?;
+                encode_simple(out, sql)?;
                 self.returns_rows = None;
             }
             Op::Kv(kv) => return Err(EngineError::unsupported(Family::KeyValue, kv.kind.name())),
         }
-        out.extend_from_slice(&self.scratch);
         Ok(())
     }
 
@@ -290,7 +215,7 @@ impl Session for PgSession {
 
     fn decode(&mut self, input: &[u8]) -> Result<Decoded, EngineError> {
         let mut at = 0;
-        while let Some((tag, body, len)) = frame(&input[at..])? {
+        while let Some(backend::Framed { tag, body, len }) = backend::frame(&input[at..])? {
             at += len;
             match self.decoder.message(tag, body)? {
                 Step::More => {}
@@ -323,35 +248,16 @@ impl Session for PgSession {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
-        let mut v = vec![tag];
-        v.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
-        v.extend_from_slice(body);
-        v
-    }
-
-    fn data_row(c: &str) -> Vec<u8> {
-        let mut b = 1i16.to_be_bytes().to_vec();
-        b.extend_from_slice(&(c.len() as i32).to_be_bytes());
-        b.extend_from_slice(c.as_bytes());
-        msg(b'D', &b)
-    }
+    use crate::proto::server::{fields, message as msg, one_column_row as data_row};
 
     fn error(severity: &str, code: &str) -> Vec<u8> {
-        let mut b = Vec::new();
-        for (k, v) in [
+        let body = fields(&[
             (b'S', severity),
             (b'V', severity),
             (b'C', code),
             (b'M', "boom"),
-        ] {
-            b.push(k);
-            b.extend_from_slice(v.as_bytes());
-            b.push(0);
-        }
-        b.push(0);
-        msg(b'E', &b)
+        ]);
+        msg(b'E', &body)
     }
 
     /// BindComplete, two DataRows, CommandComplete, ReadyForQuery.

@@ -6,11 +6,11 @@
 
 use crate::auth::Binding;
 use crate::pgerror::{io_error, protocol_error};
+use crate::proto::frontend;
 use crate::wire::{Stream, Wire};
 use dbdelta_engine::tls::{TlsFiles, TlsMode, PG_MODES};
 use dbdelta_engine::EngineError;
 use dbdelta_model::TargetSpec;
-use postgres_protocol::message::frontend;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::path::PathBuf;

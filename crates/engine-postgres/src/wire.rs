@@ -1,8 +1,9 @@
-//! The byte layer of the frontend/backend protocol: a socket (TCP, Unix or TLS), one reused
-//! read buffer that yields whole backend messages without copying, and one reused write
-//! buffer that is sent with a single `write` call per round trip.
+//! The transport under the protocol: a socket (TCP, Unix or TLS), one reused read buffer
+//! that yields whole backend messages without copying (framed by `proto::backend`), and one
+//! reused write buffer, filled by `proto::frontend`, sent with a single `write` call per
+//! round trip.
 
-use bytes::{BufMut, BytesMut};
+use crate::proto::backend::{self, MAX_MESSAGE};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
@@ -106,7 +107,7 @@ pub(crate) struct Wire {
     rpos: usize,
     rend: usize,
     /// Outgoing messages; filled by the caller, sent by [`Wire::send`].
-    pub wbuf: BytesMut,
+    pub wbuf: Vec<u8>,
 }
 
 impl Wire {
@@ -116,7 +117,7 @@ impl Wire {
             rbuf: vec![0; READ_BUF],
             rpos: 0,
             rend: 0,
-            wbuf: BytesMut::with_capacity(256),
+            wbuf: Vec::with_capacity(256),
         }
     }
 
@@ -173,26 +174,17 @@ impl Wire {
     #[inline]
     pub(crate) fn next(&mut self) -> io::Result<Msg> {
         self.fill(5)?;
-        let p = self.rpos;
-        let tag = self.rbuf[p];
-        let len = u32::from_be_bytes([
-            self.rbuf[p + 1],
-            self.rbuf[p + 2],
-            self.rbuf[p + 3],
-            self.rbuf[p + 4],
-        ]) as usize;
+        let head = self.rbuf[self.rpos..]
+            .first_chunk::<5>()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
         // A length below 4 cannot hold itself; one above the bound is refused before the
         // buffer grows to it (a broken or hostile server could claim 4 GiB).
-        if !(4..=crate::session::MAX_MESSAGE).contains(&len) {
-            return Err(io::Error::new(
+        let (tag, len) = backend::header(head).map_err(|e| {
+            io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!(
-                    "protocol error: message '{}' claims length {len} (allowed: 4 to {} bytes)",
-                    tag as char,
-                    crate::session::MAX_MESSAGE
-                ),
-            ));
-        }
+                format!("protocol error: {e} (allowed: 4 to {MAX_MESSAGE} bytes)"),
+            )
+        })?;
         self.fill(1 + len)?;
         let start = self.rpos + 5;
         let end = self.rpos + 1 + len;
@@ -204,6 +196,12 @@ impl Wire {
     #[inline]
     pub(crate) fn body(&self, msg: Msg) -> &[u8] {
         &self.rbuf[msg.start..msg.end]
+    }
+
+    /// The body of `msg` and the write buffer, for answers built from what the server said
+    /// (authentication) without copying the message.
+    pub(crate) fn body_and_wbuf(&mut self, msg: Msg) -> (&[u8], &mut Vec<u8>) {
+        (&self.rbuf[msg.start..msg.end], &mut self.wbuf)
     }
 
     /// Makes at least `n` unread bytes available, reading as much as the socket has.
@@ -239,100 +237,15 @@ impl Wire {
     }
 }
 
-/// Starts a message of type `tag` in `buf`; returns the offset to patch with [`end_msg`].
-#[inline]
-pub(crate) fn begin_msg(buf: &mut BytesMut, tag: u8) -> usize {
-    buf.put_u8(tag);
-    let at = buf.len();
-    buf.put_u32(0);
-    at
-}
-
-/// Writes the length of the message started at `at`.
-#[inline]
-pub(crate) fn end_msg(buf: &mut BytesMut, at: usize) {
-    let len = (buf.len() - at) as u32;
-    buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
-}
-
-/// Appends a NUL-terminated string.
-#[inline]
-pub(crate) fn put_cstr(buf: &mut BytesMut, s: &[u8]) {
-    buf.put_slice(s);
-    buf.put_u8(0);
-}
-
-/// Appends the decimal text of `v` without allocating.
-#[inline]
-pub(crate) fn put_int(buf: &mut BytesMut, v: i64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    let mut u = v.unsigned_abs();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        buf.put_u8(b'-');
-    }
-    buf.put_slice(&tmp[i..]);
-}
-
-/// Number of bytes [`put_int`] writes for `v`.
-#[inline]
-pub(crate) fn int_len(v: i64) -> usize {
-    let mut n = usize::from(v < 0);
-    let mut u = v.unsigned_abs();
-    loop {
-        n += 1;
-        u /= 10;
-        if u == 0 {
-            return n;
-        }
-    }
-}
-
-/// Reads a big-endian i16 at `at`.
-#[inline]
-pub(crate) fn be_i16(b: &[u8], at: usize) -> Option<i16> {
-    Some(i16::from_be_bytes(b.get(at..at + 2)?.try_into().ok()?))
-}
-
-/// Reads a big-endian i32 at `at`.
-#[inline]
-pub(crate) fn be_i32(b: &[u8], at: usize) -> Option<i32> {
-    Some(i32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-/// Splits a NUL-terminated string off the front of `b`.
-pub(crate) fn take_cstr(b: &[u8]) -> Option<(&[u8], &[u8])> {
-    let nul = b.iter().position(|c| *c == 0)?;
-    Some((&b[..nul], &b[nul + 1..]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ints() {
-        for v in [0i64, 7, -7, 10, 99, 100, 123_456, i64::MAX, i64::MIN] {
-            let mut b = BytesMut::new();
-            put_int(&mut b, v);
-            assert_eq!(std::str::from_utf8(&b).unwrap(), v.to_string());
-            assert_eq!(int_len(v), v.to_string().len());
-        }
-    }
 
     /// A claimed length above the bound (or below 4) is refused from the 5-byte header
     /// alone: nothing more is read, so the buffer never grows to the claimed size.
     #[test]
     fn message_lengths_out_of_bounds_are_refused_before_reading() {
-        let too_long = (crate::session::MAX_MESSAGE + 1) as u32;
+        let too_long = (MAX_MESSAGE + 1) as u32;
         for len in [too_long, u32::MAX, 3, 0] {
             let (mut server, client) = UnixStream::pair().unwrap();
             let mut w = Wire::new(Stream::Unix(client));
@@ -389,14 +302,5 @@ mod tests {
         let mut w = Wire::new(Stream::Unix(a));
         let m = w.next().unwrap();
         assert_eq!(w.body(m), &body[..]);
-    }
-
-    #[test]
-    fn framing() {
-        let mut b = BytesMut::new();
-        let at = begin_msg(&mut b, b'Q');
-        put_cstr(&mut b, b"SELECT 1");
-        end_msg(&mut b, at);
-        assert_eq!(&b[..], b"Q\0\0\0\x0dSELECT 1\0");
     }
 }

@@ -1,20 +1,20 @@
 //! Authentication: where the password comes from (URL, `PGPASSWORD`, `~/.pgpass`) and the
 //! answers to the server's Authentication requests (cleartext, MD5, SCRAM-SHA-256).
 //!
-//! The password is only ever handed to `postgres-protocol`'s hashing code and the socket;
+//! The password is only ever handed to `postgres-protocol`'s hashing code and to
+//! `proto::frontend`, which writes it into the connection's send buffer;
 //! no error message built here contains it.
 
 pub mod pgpass;
 
-use crate::pgerror::{io_error, protocol_error};
-use crate::wire::{be_i32, take_cstr, Wire};
+use crate::pgerror::protocol_error;
+use crate::proto::{backend, frontend, ProtoError};
 use dbdelta_engine::EngineError;
 use dbdelta_model::Secret;
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{
     ChannelBinding, ScramSha256, SCRAM_SHA_256, SCRAM_SHA_256_PLUS,
 };
-use postgres_protocol::message::frontend;
 
 /// The password for a connection: from the URL, else `PGPASSWORD`, else the pgpass file.
 pub fn resolve_password(from_url: Option<&Secret>, q: &pgpass::PgpassQuery<'_>) -> Option<Secret> {
@@ -139,14 +139,13 @@ impl<'a> Auth<'a> {
         })
     }
 
-    /// Answers one Authentication message (`R`) body. Returns true when authentication is
+    /// Answers one Authentication message (`R`) body, appending the answer (if any) to `w`
+    /// for the caller to send. Returns true when authentication is
     /// complete (AuthenticationOk). AuthenticationOk is refused while SCRAM has not verified
     /// the server's signature, and under `channel_binding=require` unless SCRAM-SHA-256-PLUS
     /// completed.
-    pub(crate) fn step(&mut self, body: &[u8], wire: &mut Wire) -> Result<bool, EngineError> {
-        let code = be_i32(body, 0).ok_or_else(|| protocol_error("short Authentication message"))?;
-        let data = &body[4..];
-        let w = &mut wire.wbuf;
+    pub(crate) fn step(&mut self, body: &[u8], w: &mut Vec<u8>) -> Result<bool, EngineError> {
+        let (code, data) = backend::authentication(body)?;
         match code {
             0 => {
                 return match &self.scram {
@@ -171,7 +170,7 @@ impl<'a> Auth<'a> {
             }
             3 => {
                 let pw = self.password("cleartext")?;
-                frontend::password_message(pw, w).map_err(|e| io_error("write", e))?;
+                frontend::password(pw, w).map_err(unsendable)?;
             }
             5 => {
                 let pw = self.password("md5")?;
@@ -180,18 +179,15 @@ impl<'a> Auth<'a> {
                     .and_then(|s| s.try_into().ok())
                     .ok_or_else(|| protocol_error("short MD5 salt"))?;
                 let hash = md5_hash(self.user.as_bytes(), pw, salt);
-                frontend::password_message(hash.as_bytes(), w).map_err(|e| io_error("write", e))?;
+                frontend::password(hash.as_bytes(), w).map_err(unsendable)?;
             }
             10 => {
                 if !matches!(self.scram, Scram::None) {
                     return Err(protocol_error("a second SASL exchange"));
                 }
-                let mut mechs = Vec::new();
-                let mut rest = data;
-                while let Some((m, r)) = take_cstr(rest).filter(|(m, _)| !m.is_empty()) {
-                    mechs.push(String::from_utf8_lossy(m).into_owned());
-                    rest = r;
-                }
+                let mechs: Vec<String> = backend::sasl_mechanisms(data)
+                    .map(|m| String::from_utf8_lossy(m).into_owned())
+                    .collect();
                 let plus_offered = mechs.iter().any(|m| m == SCRAM_SHA_256_PLUS);
                 if !plus_offered && !mechs.iter().any(|m| m == SCRAM_SHA_256) {
                     return Err(EngineError::config(format!(
@@ -232,8 +228,7 @@ impl<'a> Auth<'a> {
                     )));
                 }
                 let scram = ScramSha256::new(pw, cb);
-                frontend::sasl_initial_response(mech, scram.message(), w)
-                    .map_err(|e| io_error("write", e))?;
+                frontend::sasl_initial_response(mech, scram.message(), w).map_err(unsendable)?;
                 self.scram = Scram::Running {
                     scram,
                     plus: mech == SCRAM_SHA_256_PLUS,
@@ -246,7 +241,7 @@ impl<'a> Auth<'a> {
                 scram.update(data).map_err(|e| {
                     EngineError::connection(format!("postgres at {}: SCRAM: {e}", self.peer))
                 })?;
-                frontend::sasl_response(scram.message(), w).map_err(|e| io_error("write", e))?;
+                frontend::sasl_response(scram.message(), w);
             }
             12 => {
                 let Scram::Running { scram, plus } = &mut self.scram else {
@@ -277,17 +272,18 @@ impl<'a> Auth<'a> {
                 )));
             }
         }
-        wire.send().map_err(|e| io_error("write", e))?;
         Ok(false)
     }
+}
+
+/// An answer that cannot be written (a password holding a NUL byte).
+fn unsendable(e: ProtoError) -> EngineError {
+    EngineError::connection(format!("postgres connection write: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::Stream;
-    use std::io::Read;
-    use std::os::unix::net::UnixStream;
 
     /// An Authentication message body: the code, then `data`.
     fn body(code: i32, data: &[u8]) -> Vec<u8> {
@@ -296,18 +292,9 @@ mod tests {
         b
     }
 
-    /// A wire whose far end the test reads (what the client sent).
-    fn wire() -> (Wire, UnixStream) {
-        let (a, b) = UnixStream::pair().unwrap();
-        b.set_nonblocking(true).unwrap();
-        (Wire::new(Stream::Unix(a)), b)
-    }
-
-    fn sent(far: &mut UnixStream) -> Vec<u8> {
-        let mut buf = vec![0; 4096];
-        let n = far.read(&mut buf).unwrap_or(0);
-        buf.truncate(n);
-        buf
+    /// What the client sent since the last call.
+    fn sent(w: &mut Vec<u8>) -> Vec<u8> {
+        std::mem::take(w)
     }
 
     /// AuthenticationSASL offering `mechs`.
@@ -332,10 +319,10 @@ mod tests {
     #[test]
     fn authentication_ok_before_sasl_final_is_refused() {
         let pw = Secret::new("pencil".to_string());
-        let (mut w, mut far) = wire();
+        let mut w = Vec::new();
         let mut auth = Auth::new("u", Some(&pw), "h:1", Binding::default());
         assert!(!auth.step(&sasl(&[SCRAM_SHA_256]), &mut w).unwrap());
-        let first = sent(&mut far);
+        let first = sent(&mut w);
         // 'p', length, mechanism, then client-first "n,,n=,r=<nonce>".
         let client_first = String::from_utf8_lossy(&first).into_owned();
         assert!(client_first.contains("n,,n=,r="), "{client_first}");
@@ -346,10 +333,10 @@ mod tests {
         assert!(!e.message.contains("pencil"), "{e}");
 
         // The same after SASLContinue: still no server signature.
-        let (mut w, mut far) = wire();
+        let mut w = Vec::new();
         let mut auth = Auth::new("u", Some(&pw), "h:1", Binding::default());
         auth.step(&sasl(&[SCRAM_SHA_256]), &mut w).unwrap();
-        let first = String::from_utf8_lossy(&sent(&mut far)).into_owned();
+        let first = String::from_utf8_lossy(&sent(&mut w)).into_owned();
         let nonce = first.split("r=").nth(1).unwrap().trim_end_matches('\0');
         let server_first = format!("r={nonce}srv,s=QSXCR+Q6sek8bf92,i=4096");
         auth.step(&body(11, server_first.as_bytes()), &mut w)
@@ -361,10 +348,10 @@ mod tests {
     #[test]
     fn a_wrong_server_signature_is_refused() {
         let pw = Secret::new("pencil".to_string());
-        let (mut w, mut far) = wire();
+        let mut w = Vec::new();
         let mut auth = Auth::new("u", Some(&pw), "h:1", Binding::default());
         auth.step(&sasl(&[SCRAM_SHA_256]), &mut w).unwrap();
-        let first = String::from_utf8_lossy(&sent(&mut far)).into_owned();
+        let first = String::from_utf8_lossy(&sent(&mut w)).into_owned();
         let nonce = first.split("r=").nth(1).unwrap().trim_end_matches('\0');
         let server_first = format!("r={nonce}srv,s=QSXCR+Q6sek8bf92,i=4096");
         auth.step(&body(11, server_first.as_bytes()), &mut w)
@@ -384,7 +371,7 @@ mod tests {
     #[test]
     fn trust_and_passwords_are_accepted_without_scram() {
         let pw = Secret::new("pencil".to_string());
-        let (mut w, _far) = wire();
+        let mut w = Vec::new();
         let mut auth = Auth::new("u", Some(&pw), "h:1", Binding::default());
         assert!(auth.step(&body(0, &[]), &mut w).unwrap());
         let mut auth = Auth::new("u", Some(&pw), "h:1", Binding::default());
@@ -395,7 +382,7 @@ mod tests {
     #[test]
     fn plus_is_used_over_tls_when_offered() {
         let pw = Secret::new("pencil".to_string());
-        let (mut w, mut far) = wire();
+        let mut w = Vec::new();
         let mut auth = Auth::new(
             "u",
             Some(&pw),
@@ -404,12 +391,12 @@ mod tests {
         );
         auth.step(&sasl(&[SCRAM_SHA_256_PLUS, SCRAM_SHA_256]), &mut w)
             .unwrap();
-        let first = String::from_utf8_lossy(&sent(&mut far)).into_owned();
+        let first = String::from_utf8_lossy(&sent(&mut w)).into_owned();
         assert!(first.contains("SCRAM-SHA-256-PLUS\0"), "{first}");
         assert!(first.contains("p=tls-server-end-point,,n=,r="), "{first}");
 
         // Over TLS, a server that does not offer -PLUS gets "y" (downgrade detection).
-        let (mut w, mut far) = wire();
+        let mut w = Vec::new();
         let mut auth = Auth::new(
             "u",
             Some(&pw),
@@ -417,11 +404,11 @@ mod tests {
             tls_binding(ChannelBindingMode::Prefer),
         );
         auth.step(&sasl(&[SCRAM_SHA_256]), &mut w).unwrap();
-        let first = String::from_utf8_lossy(&sent(&mut far)).into_owned();
+        let first = String::from_utf8_lossy(&sent(&mut w)).into_owned();
         assert!(first.contains("y,,n=,r="), "{first}");
 
         // channel_binding=disable: "n" even when offered.
-        let (mut w, mut far) = wire();
+        let mut w = Vec::new();
         let mut auth = Auth::new(
             "u",
             Some(&pw),
@@ -430,7 +417,7 @@ mod tests {
         );
         auth.step(&sasl(&[SCRAM_SHA_256_PLUS, SCRAM_SHA_256]), &mut w)
             .unwrap();
-        let first = String::from_utf8_lossy(&sent(&mut far)).into_owned();
+        let first = String::from_utf8_lossy(&sent(&mut w)).into_owned();
         assert!(
             first.contains("SCRAM-SHA-256\0") && first.contains("n,,n=,r="),
             "{first}"
@@ -440,7 +427,7 @@ mod tests {
     #[test]
     fn require_refuses_every_path_without_plus() {
         let pw = Secret::new("pencil".to_string());
-        let (mut w, _far) = wire();
+        let mut w = Vec::new();
         let plain = Binding {
             mode: ChannelBindingMode::Require,
             ..Binding::default()
