@@ -207,7 +207,7 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dbdelta_engine::mock::{MockConfig, MockEngine};
+    use dbdelta_engine_mock::{MockConfig, MockEngine};
     use dbdelta_model::TargetSpec;
 
     #[test]
