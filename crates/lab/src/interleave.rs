@@ -6,6 +6,7 @@
 
 use crate::capacity::mem_available;
 use crate::error::LabError;
+use crate::progress::LabProgress;
 use crate::sequential::Bench;
 use crate::target::{keep_result, outcome_problem, provision, retire};
 use dbdelta_engine::Engine;
@@ -44,16 +45,7 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
         if let (false, Some(avail)) = (up.is_empty(), mem_available()) {
             if avail < MIN_AVAILABLE_BYTES {
                 let n = up.len();
-                for u in up {
-                    retire(
-                        u.engine,
-                        u.spec,
-                        &u.tdir,
-                        &u.scratch,
-                        plan.keep_data,
-                        progress,
-                    );
-                }
+                retire_all(up, plan.keep_data, progress);
                 return Ok(Interleaved::TooLittleMemory(format!(
                     "only {} MiB of memory is available with {} target(s) up: running the \
                      targets one after another instead of interleaved (pairs are then \
@@ -101,16 +93,7 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
     );
     drop(targets);
     let specs: Vec<&TargetSpec> = up.iter().map(|u| u.spec).collect();
-    for u in up {
-        retire(
-            u.engine,
-            u.spec,
-            &u.tdir,
-            &u.scratch,
-            plan.keep_data,
-            progress,
-        );
-    }
+    retire_all(up, plan.keep_data, progress);
     let outcomes = match outcomes {
         Ok(o) => o,
         Err(e) => {
@@ -129,4 +112,11 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
     }
     dir.write_manifest(manifest)?;
     Ok(Interleaved::Done(failures))
+}
+
+/// Stops every target that is up.
+fn retire_all(up: Vec<Up<'_>>, keep_data: bool, progress: &dyn LabProgress) {
+    for u in up {
+        retire(u.engine, u.spec, &u.tdir, &u.scratch, keep_data, progress);
+    }
 }
