@@ -47,8 +47,10 @@ pub fn run() -> Result<ExitCode> {
 }
 
 fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
-    let plan = resolve(args)?;
+    // How progress is drawn is the binary's; everything else the run needs is in the plan,
+    // and no flag is read after it is resolved.
     let progress = Arc::new(Bars::new(args.quiet));
+    let plan = resolve(args)?;
     let lab = Lab::prepare(plan, progress)?;
     let stop = crate::interrupt::install();
     let outcome = lab.run(&stop)?;
