@@ -1,19 +1,14 @@
-//! Verdict plumbing of the binary: `--repeat`, the `--fail-on` gate, indexing runs in the
-//! results history, and the `history`, `import` and `detect` commands.
+//! Verdict flags of `run` (`--repeat`, `--fail-on`) and the `history`, `import` and
+//! `detect` commands over the results history.
 
-use crate::app::print_out;
 use crate::flags::{DetectArgs, HistoryArgs, ImportArgs, RunArgs, SeriesArgs};
-use anyhow::{bail, Context, Result};
-use dbdelta_history::{open_store, points_of_run, series, Filter, Metric, Store};
-use dbdelta_report::verdict::verdicts;
-use dbdelta_report::{load_run, ReportData};
-use dbdelta_verdict::{detect as edivisive, DetectOptions, Direction, Evidence, Verdict};
+use crate::output::print_out;
+use anyhow::{bail, Result};
+use dbdelta_history::{series, Filter, Metric};
+use dbdelta_lab::history::{index_dir, open};
+use dbdelta_verdict::{detect as edivisive, DetectOptions, Direction};
 use std::fmt::Write;
-use std::path::Path;
 use std::process::ExitCode;
-
-/// Lines of failing steps the `--fail-on` summary prints before "… and N more".
-const SUMMARY_LINES: usize = 15;
 
 /// `--repeat N`, when given.
 pub fn repeats(args: &RunArgs) -> Result<Option<u32>> {
@@ -40,175 +35,6 @@ pub fn parse_fail_on(rule: &str) -> Result<f64> {
         return Err(bad());
     }
     Ok(v / 100.0)
-}
-
-/// The `--fail-on` gate over a finished run: prints a one-screen summary and returns true
-/// when some step of some target is a significant regression by more than `threshold`.
-pub fn gate(threshold: &f64, dir: &Path, base: &str) -> Result<bool> {
-    let run = load_run(dir).context("reading back the run's results for --fail-on")?;
-    let data = ReportData::from_runs(vec![run], Some(base))?;
-    let cells = verdicts(&data);
-    let failing: Vec<_> = cells
-        .iter()
-        .filter_map(|c| c.comparison.map(|x| (c, x)))
-        .filter(|(_, x)| x.verdict == Verdict::Regression && x.ratio < 1.0 - threshold)
-        .collect();
-    let broken = broken_steps(&data, base);
-    let mut o = String::new();
-    if !broken.is_empty() {
-        let _ = writeln!(
-            o,
-            "FAIL (--fail-on): {} measurement(s) of compared targets failed or are missing, so they cannot be compared:",
-            broken.len()
-        );
-        for line in broken.iter().take(SUMMARY_LINES) {
-            let _ = writeln!(o, "  {line}");
-        }
-        if broken.len() > SUMMARY_LINES {
-            let _ = writeln!(o, "  … and {} more", broken.len() - SUMMARY_LINES);
-        }
-    }
-    if failing.is_empty() && !broken.is_empty() {
-        eprint!("{o}");
-        return Ok(true);
-    }
-    if failing.is_empty() {
-        let _ = writeln!(
-            o,
-            "--fail-on: no step regressed significantly by more than {:.1} % vs {base} ({} comparisons)",
-            threshold * 100.0,
-            cells.len()
-        );
-        eprint!("{o}");
-        return Ok(false);
-    }
-    let _ = writeln!(
-        o,
-        "FAIL (--fail-on regression>{:.1}%): {} step(s) significantly slower than {base}:",
-        threshold * 100.0,
-        failing.len()
-    );
-    for (c, x) in failing.iter().take(SUMMARY_LINES) {
-        let evidence = match x.evidence {
-            Evidence::Repeats { base, target } => format!("{base} vs {target} runs"),
-            Evidence::Paired { pairs } => format!("{pairs} paired rounds"),
-            Evidence::WithinRun => "within one run; weaker evidence".to_string(),
-        };
-        let _ = writeln!(
-            o,
-            "  {:<34} dop={:<3} {:<12} QPS {:+.1} % [{:+.1} %, {:+.1} %] p={:.1e} ({evidence})",
-            c.label,
-            c.dop,
-            c.target,
-            (x.ratio - 1.0) * 100.0,
-            (x.low - 1.0) * 100.0,
-            (x.high - 1.0) * 100.0,
-            x.p
-        );
-    }
-    if failing.len() > SUMMARY_LINES {
-        let _ = writeln!(o, "  … and {} more", failing.len() - SUMMARY_LINES);
-    }
-    let _ = writeln!(
-        o,
-        "intervals are 95 % confidence intervals of target/base QPS; full tables in {}",
-        dir.join("report.txt").display()
-    );
-    eprint!("{o}");
-    Ok(true)
-}
-
-/// Measured steps that a gate cannot pass over: a compared target's step that failed, or
-/// that the base measured and the target did not (a target whose load failed has none).
-/// Interrupted and not-supported steps are left out: they say nothing about speed.
-fn broken_steps(data: &ReportData, base: &str) -> Vec<String> {
-    use dbdelta_model::{StepKind, StepStatus};
-    use std::collections::BTreeMap;
-    // (order, label, dop) → target → status
-    let mut steps: BTreeMap<(u32, String, u32), BTreeMap<String, &StepStatus>> = BTreeMap::new();
-    for r in data.runs.iter().flat_map(|r| &r.results) {
-        if r.kind == StepKind::Measured {
-            steps
-                .entry((r.order, r.label.clone(), r.threads))
-                .or_default()
-                .insert(r.target.clone(), &r.status);
-        }
-    }
-    let mut out = Vec::new();
-    for ((_, label, dop), by_target) in &steps {
-        for col in &data.columns {
-            let name = col.name();
-            match by_target.get(name) {
-                Some(StepStatus::Failed { reason }) => {
-                    out.push(format!("{name} {label} dop={dop}: failed: {reason}"))
-                }
-                Some(StepStatus::Stalled { reason }) => {
-                    out.push(format!("{name} {label} dop={dop}: stalled: {reason}"))
-                }
-                None if name != base
-                    && by_target.get(base).is_some_and(|s| **s == StepStatus::Ok) =>
-                {
-                    out.push(format!("{name} {label} dop={dop}: not measured"))
-                }
-                _ => {}
-            }
-        }
-    }
-    out
-}
-
-/// The store a command uses: the flag, else `$DBDELTA_STORE`, else the default file.
-fn store_spec(flag: Option<&str>) -> Result<String> {
-    if let Some(s) = flag {
-        return Ok(s.to_string());
-    }
-    if let Some(s) = std::env::var("DBDELTA_STORE")
-        .ok()
-        .filter(|s| !s.is_empty())
-    {
-        return Ok(s);
-    }
-    Ok(dbdelta_history::default_store_path()?
-        .to_string_lossy()
-        .into_owned())
-}
-
-fn open(flag: Option<&str>) -> Result<Box<dyn Store>> {
-    let spec = store_spec(flag)?;
-    open_store(&spec, &crate::registry::history_connection).with_context(|| {
-        "cannot open the results history; give --store PATH (SQLite file) or --store postgres://user@host/db"
-    })
-}
-
-fn index_dir(store: &mut dyn Store, dir: &Path) -> Result<(usize, usize)> {
-    let run = load_run(dir)?;
-    let id = dir
-        .canonicalize()
-        .unwrap_or_else(|_| dir.to_path_buf())
-        .file_name()
-        .map_or_else(
-            || dir.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-    let points = points_of_run(&id, &run.manifest, &run.results);
-    let added = store.add(&points)?;
-    Ok((points.len(), added))
-}
-
-/// Indexes a finished run in the history unless `--no-store`; a store problem is a warning,
-/// never a lost run.
-pub fn index_run(args: &RunArgs, dir: &Path) {
-    if args.no_store {
-        return;
-    }
-    let result = open(args.store.as_deref()).and_then(|mut s| {
-        let (n, _) = index_dir(s.as_mut(), dir)?;
-        Ok((n, s.describe()))
-    });
-    match result {
-        Ok((n, where_)) => eprintln!("indexed {n} result(s) in the history {where_}"),
-        Err(e) => eprintln!("warning: the run was not indexed in the results history: {e:#}"),
-    }
 }
 
 /// `dbdelta import RUN_DIR…`.
