@@ -122,7 +122,7 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
         eprintln!("warning: {w}");
     }
     let mut opts = ReportOptions {
-        dop: args.dop,
+        threads: args.threads,
         metrics: args.metrics.clone().unwrap_or_default(),
         details: !args.brief,
         values: match args.values {

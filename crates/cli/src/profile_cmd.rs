@@ -65,7 +65,7 @@ pub fn explain(args: &ExplainArgs) -> Result<String> {
     } else {
         args.targets.clone()
     };
-    let tables = explain_tables(&profiles, &base, &targets, &args.step, args.dop)?;
+    let tables = explain_tables(&profiles, &base, &targets, &args.step, args.threads)?;
     let mut out = String::new();
     for t in tables {
         out.push_str(&t.render(args.top));

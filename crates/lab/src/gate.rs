@@ -83,7 +83,7 @@ pub fn gate(threshold: f64, dir: &Path, base: &str) -> Result<GateVerdict, LabEr
             o,
             "  {:<34} dop={:<3} {:<12} QPS {:+.1} % [{:+.1} %, {:+.1} %] p={:.1e} ({evidence})",
             c.label,
-            c.dop,
+            c.threads,
             c.target,
             (x.ratio - 1.0) * 100.0,
             (x.low - 1.0) * 100.0,
@@ -111,7 +111,7 @@ pub fn gate(threshold: f64, dir: &Path, base: &str) -> Result<GateVerdict, LabEr
 fn broken_steps(data: &ReportData, base: &str) -> Vec<String> {
     use dbdelta_model::{StepKind, StepStatus};
     use std::collections::BTreeMap;
-    // (order, label, dop) → target → status
+    // (order, label, threads) → target → status
     let mut steps: BTreeMap<(u32, String, u32), BTreeMap<String, &StepStatus>> = BTreeMap::new();
     for r in data.runs.iter().flat_map(|r| &r.results) {
         if r.kind == StepKind::Measured {
@@ -122,20 +122,20 @@ fn broken_steps(data: &ReportData, base: &str) -> Vec<String> {
         }
     }
     let mut out = Vec::new();
-    for ((_, label, dop), by_target) in &steps {
+    for ((_, label, threads), by_target) in &steps {
         for col in &data.columns {
             let name = col.name();
             match by_target.get(name) {
                 Some(StepStatus::Failed { reason }) => {
-                    out.push(format!("{name} {label} dop={dop}: failed: {reason}"))
+                    out.push(format!("{name} {label} dop={threads}: failed: {reason}"))
                 }
                 Some(StepStatus::Stalled { reason }) => {
-                    out.push(format!("{name} {label} dop={dop}: stalled: {reason}"))
+                    out.push(format!("{name} {label} dop={threads}: stalled: {reason}"))
                 }
                 None if name != base
                     && by_target.get(base).is_some_and(|s| **s == StepStatus::Ok) =>
                 {
-                    out.push(format!("{name} {label} dop={dop}: not measured"))
+                    out.push(format!("{name} {label} dop={threads}: not measured"))
                 }
                 _ => {}
             }
