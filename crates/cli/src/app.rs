@@ -35,9 +35,9 @@ pub fn run() -> Result<ExitCode> {
             print_out(&suites_cmd::run(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::History(args) => crate::verdict_cmd::history(&args),
-        Command::Import(args) => crate::verdict_cmd::import(&args),
-        Command::Detect(args) => crate::verdict_cmd::detect(&args),
+        Command::History(args) => crate::history_cmd::history(&args),
+        Command::Import(args) => crate::history_cmd::import(&args),
+        Command::Detect(args) => crate::history_cmd::detect(&args),
         Command::Build(args) => {
             let bin = crate::build_cmd::build_cmd(&args)?;
             print_out(&format!("{}\n", bin.display()))?;

@@ -3,8 +3,8 @@
 
 use crate::flags::BuildArgs;
 use anyhow::{bail, Result};
-use dbdelta_build::{Recipe, SourceSpec};
 use dbdelta_lab::BuildEvent;
+use dbdelta_source_build::{Recipe, SourceSpec};
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -16,13 +16,13 @@ mod flags;
 mod fuzz_corpus;
 #[cfg(test)]
 mod fuzzing;
+mod history_cmd;
 mod interrupt;
 mod output;
 mod profile_cmd;
 mod progress;
 mod spec;
 mod suites_cmd;
-mod verdict_cmd;
 
 use std::process::ExitCode;
 

@@ -316,10 +316,10 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
     let fail_on = args
         .fail_on
         .as_deref()
-        .map(crate::verdict_cmd::parse_fail_on)
+        .map(crate::history_cmd::parse_fail_on)
         .transpose()?;
     let profile = crate::profile_cmd::settings(args)?;
-    let asked = crate::verdict_cmd::repeats(args)?;
+    let asked = crate::history_cmd::repeats(args)?;
     // Interleaved rounds are cheap (one load per target): the scale's default gives every
     // ratio an interval. Sequential repeats reload everything, so they are opt-in.
     let schedule = Schedule {

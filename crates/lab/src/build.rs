@@ -4,9 +4,9 @@
 
 use crate::error::{input, LabError};
 use crate::progress::{BuildEvent, LabProgress};
-use dbdelta_build::driver::Event;
-use dbdelta_build::{recipe, BuildRequest, Built, Cache, Recipe, SourceSpec};
 use dbdelta_model::{Location, TargetSpec};
+use dbdelta_source_build::driver::Event;
+use dbdelta_source_build::{recipe, BuildRequest, Built, Cache, Recipe, SourceSpec};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -122,7 +122,7 @@ pub fn build_settings(t: &TargetSpec) -> BTreeMap<String, String> {
     match (&t.engine[..], &t.location) {
         ("postgres" | "postgresql" | "pg", Location::Path { path }) => {
             let prefix = path.parent().unwrap_or(path);
-            dbdelta_build::read_info(prefix)
+            dbdelta_source_build::read_info(prefix)
                 .map(|info| info.settings(prefix))
                 .unwrap_or_default()
         }
@@ -155,7 +155,7 @@ pub fn cached(
     cache_dir: Option<PathBuf>,
 ) -> Result<PathBuf, LabError> {
     let cache = cache_at(cache_dir)?;
-    let src = dbdelta_build::source::resolve_cached(source, &cache)
+    let src = dbdelta_source_build::source::resolve_cached(source, &cache)
         .map_err(|e| input!("--cached-only: {e}"))?;
     let req = BuildRequest {
         source: &src,
@@ -164,7 +164,7 @@ pub fn cached(
         jobs: 1,
         cc: compiler(),
     };
-    match dbdelta_build::lookup(&req)? {
+    match dbdelta_source_build::lookup(&req)? {
         Some(b) => Ok(b.bin),
         None => Err(input!(
             "--cached-only: {} with recipe {} is not in the build cache {}: build it first (dbdelta build without --cached-only; minutes)",
@@ -185,8 +185,9 @@ pub fn build(
     on: &mut dyn FnMut(BuildEvent<'_>),
 ) -> Result<Built, LabError> {
     let cache = cache_at(cache_dir)?;
-    let src =
-        dbdelta_build::source::resolve(source, &cache, &mut |s: &str| on(BuildEvent::Note(s)))?;
+    let src = dbdelta_source_build::source::resolve(source, &cache, &mut |s: &str| {
+        on(BuildEvent::Note(s))
+    })?;
     let jobs = jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -211,7 +212,7 @@ pub fn build(
             open = false;
         }
     };
-    let result = dbdelta_build::build(&req, &mut progress, &mut train);
+    let result = dbdelta_source_build::build(&req, &mut progress, &mut train);
     if open {
         on(BuildEvent::PhaseFailed);
     }
@@ -307,7 +308,7 @@ mod tests {
     fn a_bin_dir_built_by_dbdelta_carries_its_build_settings() {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join("bin")).unwrap();
-        let info = dbdelta_build::BuildInfo {
+        let info = dbdelta_source_build::BuildInfo {
             source: "postgresql-15 15.18-0+deb12u1 (Debian source package)".into(),
             source_version: "15.18".into(),
             source_dir: "/c/src/postgresql-15.18".into(),
@@ -323,7 +324,7 @@ mod tests {
             finished_unix: 0,
         };
         std::fs::write(
-            d.path().join(dbdelta_build::INFO_FILE),
+            d.path().join(dbdelta_source_build::INFO_FILE),
             serde_json::to_vec(&info).unwrap(),
         )
         .unwrap();

@@ -50,7 +50,7 @@ pub enum LabError {
     },
     /// The build driver failed.
     #[error(transparent)]
-    Build(#[from] dbdelta_build::BuildError),
+    Build(#[from] dbdelta_source_build::BuildError),
     /// The results history failed.
     #[error(transparent)]
     History(#[from] dbdelta_history::HistoryError),

@@ -2,9 +2,9 @@
 //! slower than the base by more than the threshold, with a one-screen summary.
 
 use crate::error::LabError;
+use dbdelta_inference::{Evidence, Verdict};
 use dbdelta_report::verdict::verdicts;
 use dbdelta_report::{load_run, ReportData};
-use dbdelta_verdict::{Evidence, Verdict};
 use std::fmt::Write;
 use std::path::Path;
 

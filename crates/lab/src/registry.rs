@@ -4,8 +4,8 @@
 use crate::error::{input, LabError};
 use dbdelta_engine::{Connection, Engine, EngineError, OpenOptions};
 use dbdelta_engine_mock::{MockConfig, MockEngine};
-use dbdelta_engine_sqlite::SqliteEngine;
 use dbdelta_engine_rocksdb::RocksdbEngine;
+use dbdelta_engine_sqlite::SqliteEngine;
 use dbdelta_model::{Location, TargetSpec};
 use std::path::Path;
 

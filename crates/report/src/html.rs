@@ -462,11 +462,11 @@ fn legend(o: &mut String, opts: &ReportOptions) {
 
 /// Whether a relative value counts as faster (`Some(true)`) or slower (`Some(false)`): only
 /// when its difference is significant; `None` without an interval or within the noise.
-fn direction(c: Option<&dbdelta_verdict::Comparison>) -> Option<bool> {
+fn direction(c: Option<&dbdelta_inference::Comparison>) -> Option<bool> {
     match c?.verdict {
-        dbdelta_verdict::Verdict::Improvement => Some(true),
-        dbdelta_verdict::Verdict::Regression => Some(false),
-        dbdelta_verdict::Verdict::NoChange => None,
+        dbdelta_inference::Verdict::Improvement => Some(true),
+        dbdelta_inference::Verdict::Regression => Some(false),
+        dbdelta_inference::Verdict::NoChange => None,
     }
 }
 
@@ -482,8 +482,9 @@ fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
         );
     };
     let weaker = match c.evidence {
-        dbdelta_verdict::Evidence::WithinRun => " (within one run: weaker evidence)",
-        dbdelta_verdict::Evidence::Repeats { .. } | dbdelta_verdict::Evidence::Paired { .. } => "",
+        dbdelta_inference::Evidence::WithinRun => " (within one run: weaker evidence)",
+        dbdelta_inference::Evidence::Repeats { .. }
+        | dbdelta_inference::Evidence::Paired { .. } => "",
     };
     let withheld = if cell.is_some_and(|v| v.withheld) {
         " (excludes 1.0 on its own, not after false discovery rate control)"

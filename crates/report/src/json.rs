@@ -122,7 +122,7 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
 }
 
 fn verdicts(cells: Vec<crate::verdict::VerdictCell>) -> Vec<VerdictDoc> {
-    use dbdelta_verdict::Evidence;
+    use dbdelta_inference::Evidence;
     cells
         .into_iter()
         .filter_map(|v| {

@@ -12,8 +12,8 @@ use crate::sections::{self, LATENCY_CELLS};
 use crate::table::{Cell, Row, Table};
 use crate::verdict::VerdictCell;
 use crate::ReportOptions;
+use dbdelta_inference::Verdict;
 use dbdelta_model::StepStatus;
-use dbdelta_verdict::Verdict;
 use std::fmt::Write;
 
 /// Renders the legend, the tables of every thread count and the load table.

@@ -16,11 +16,11 @@ use crate::data::ReportData;
 use crate::markup::esc;
 use crate::table::evidence_rounds;
 
-use dbdelta_model::{Group, StepKind, StepResult};
-use dbdelta_verdict::{
+use dbdelta_inference::{
     benjamini_hochberg, coefficient_of_variation, compare_paired, compare_repeats,
     compare_within_run, Comparison, Direction, Evidence, Verdict,
 };
+use dbdelta_model::{Group, StepKind, StepResult};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

@@ -2,7 +2,7 @@
 //! Makefile; both record every invocation, so cache reuse, the PGO passes and failures are
 //! tested without compiling PostgreSQL.
 
-use dbdelta_build::{build, BuildError, BuildRequest, Cache, Recipe, SourceSpec};
+use dbdelta_source_build::{build, BuildError, BuildRequest, Cache, Recipe, SourceSpec};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -80,9 +80,12 @@ fn no_training(_: &Path, _: &str, _: &Path) -> Result<(), String> {
 #[test]
 fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
     let f = fixture(false);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(f.tree.clone()), &f.cache, &mut |_| {})
-            .unwrap();
+    let source = dbdelta_source_build::source::resolve(
+        &SourceSpec::Tree(f.tree.clone()),
+        &f.cache,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(source.version, "15.99");
     let recipe = Recipe::parse("cflags=-O3&frame_pointers=on").unwrap();
     let req = BuildRequest {
@@ -96,7 +99,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
     let first = build(
         &req,
         &mut |e| {
-            if let dbdelta_build::Event::PhaseDone(p, _) = e {
+            if let dbdelta_source_build::Event::PhaseDone(p, _) = e {
                 phases.push(p.to_string())
             }
         },
@@ -106,7 +109,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
     assert!(!first.cached);
     assert_eq!(phases, ["configure", "make", "install"]);
     assert_eq!(
-        dbdelta_build::lookup(&req).unwrap().map(|b| b.dir),
+        dbdelta_source_build::lookup(&req).unwrap().map(|b| b.dir),
         Some(first.dir.clone())
     );
     assert!(first.bin.join("postgres").is_file());
@@ -122,7 +125,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
         !first.dir.join("obj").exists(),
         "the object tree is removed"
     );
-    let info = dbdelta_build::read_info(&first.dir).unwrap();
+    let info = dbdelta_source_build::read_info(&first.dir).unwrap();
     assert_eq!(info.recipe, "cflags=-O3&frame_pointers=on");
     assert_eq!(
         info.cflags,
@@ -157,7 +160,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
 
     // Another recipe: another entry, not in the cache until built.
     let o2 = Recipe::default();
-    assert!(dbdelta_build::lookup(&BuildRequest {
+    assert!(dbdelta_source_build::lookup(&BuildRequest {
         recipe: &o2,
         ..req.clone()
     })
@@ -177,7 +180,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
     assert_eq!(recorded(&f.record).len(), 6);
 
     // An incomplete entry (no manifest: an interrupted build) is rebuilt, not trusted.
-    fs::remove_file(first.dir.join(dbdelta_build::INFO_FILE)).unwrap();
+    fs::remove_file(first.dir.join(dbdelta_source_build::INFO_FILE)).unwrap();
     let rebuilt = build(&req, &mut |_| {}, &mut no_training).unwrap();
     assert!(!rebuilt.cached);
     assert_eq!(recorded(&f.record).len(), 9);
@@ -186,9 +189,12 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
 #[test]
 fn pgo_builds_twice_around_the_training() {
     let f = fixture(false);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(f.tree.clone()), &f.cache, &mut |_| {})
-            .unwrap();
+    let source = dbdelta_source_build::source::resolve(
+        &SourceSpec::Tree(f.tree.clone()),
+        &f.cache,
+        &mut |_| {},
+    )
+    .unwrap();
     let recipe = Recipe::parse("pgo=sysbench").unwrap();
     let req = BuildRequest {
         source: &source,
@@ -215,7 +221,7 @@ fn pgo_builds_twice_around_the_training() {
     assert!(log[0].contains("-fprofile-generate="), "{log:?}");
     assert!(log[3].contains("-fprofile-use=") && log[3].contains("-fprofile-partial-training"));
     assert!(log[3].contains("LDFLAGS=-O2 -fprofile-use="), "{log:?}");
-    let info = dbdelta_build::read_info(&built.dir).unwrap();
+    let info = dbdelta_source_build::read_info(&built.dir).unwrap();
     assert_eq!(info.pgo_training.as_deref(), Some("sysbench"));
     let names: Vec<&str> = info.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
@@ -234,9 +240,12 @@ fn pgo_builds_twice_around_the_training() {
 
     // A training that writes no profile fails the build, naming the phase.
     let g = fixture(false);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(g.tree.clone()), &g.cache, &mut |_| {})
-            .unwrap();
+    let source = dbdelta_source_build::source::resolve(
+        &SourceSpec::Tree(g.tree.clone()),
+        &g.cache,
+        &mut |_| {},
+    )
+    .unwrap();
     let e = build(
         &BuildRequest {
             source: &source,
@@ -256,9 +265,12 @@ fn pgo_builds_twice_around_the_training() {
 #[test]
 fn a_failed_phase_names_it_and_quotes_the_log() {
     let f = fixture(true);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(f.tree.clone()), &f.cache, &mut |_| {})
-            .unwrap();
+    let source = dbdelta_source_build::source::resolve(
+        &SourceSpec::Tree(f.tree.clone()),
+        &f.cache,
+        &mut |_| {},
+    )
+    .unwrap();
     let recipe = Recipe::default();
     let req = BuildRequest {
         source: &source,

@@ -5,8 +5,8 @@ use crate::flags::{DetectArgs, HistoryArgs, ImportArgs, RunArgs, SeriesArgs};
 use crate::output::print_out;
 use anyhow::{bail, Result};
 use dbdelta_history::{series, Filter, Metric};
+use dbdelta_inference::{detect as edivisive, DetectOptions, Direction};
 use dbdelta_lab::history::{index_dir, open};
-use dbdelta_verdict::{detect as edivisive, DetectOptions, Direction};
 use std::fmt::Write;
 use std::process::ExitCode;
 
