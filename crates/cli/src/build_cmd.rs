@@ -5,7 +5,7 @@
 use crate::flags::BuildArgs;
 use anyhow::{bail, Context, Result};
 use dbdelta_build::driver::Event;
-use dbdelta_build::{recipe, BuildRequest, Built, Cache, Recipe, SourceSpec};
+use dbdelta_build::{recipe, BuildRequest, Built, Cache, Cause, Recipe, SourceSpec, TrainError};
 use dbdelta_model::{Location, TargetSpec};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -241,8 +241,9 @@ fn build(
 
 /// PGO training: runs `suite` at quick scale (1 s per step, no warm-up) against the
 /// instrumented build as a managed target, with this same dbdelta binary.
-fn train(bin: &Path, suite: &str, log: &Path) -> std::result::Result<(), String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find dbdelta itself: {e}"))?;
+fn train(bin: &Path, suite: &str, log: &Path) -> std::result::Result<(), Cause> {
+    let exe = std::env::current_exe()
+        .map_err(|e| TrainError::with_source(format!("cannot find dbdelta itself: {e}"), e))?;
     let prefix = bin.parent().unwrap_or(bin);
     let run_dir = prefix
         .parent()
@@ -253,7 +254,7 @@ fn train(bin: &Path, suite: &str, log: &Path) -> std::result::Result<(), String>
         std::fs::OpenOptions::new()
             .append(true)
             .open(log)
-            .map_err(|e| format!("{}: {e}", log.display()))
+            .map_err(|e| TrainError::with_source(format!("{}: {e}", log.display()), e))
     };
     let mut cmd = Command::new(exe);
     cmd.args(["run", "--suite", suite, "--scale", "quick", "--quiet"])
@@ -275,14 +276,15 @@ fn train(bin: &Path, suite: &str, log: &Path) -> std::result::Result<(), String>
         .stderr(open_log()?);
     let status = cmd
         .status()
-        .map_err(|e| format!("cannot run the training: {e}"))?;
+        .map_err(|e| TrainError::with_source(format!("cannot run the training: {e}"), e))?;
     let _ = std::fs::remove_dir_all(&run_dir);
     // Exit 3: a step failed; the profile of the others still trains the build.
     match status.code() {
         Some(0 | 3) => Ok(()),
-        _ => Err(format!(
+        _ => Err(TrainError::new(format!(
             "the training run (dbdelta run --suite {suite}) exited with {status}"
-        )),
+        ))
+        .into()),
     }
 }
 
