@@ -3,7 +3,7 @@
 //! tested without compiling PostgreSQL.
 
 use dbdelta_build::{
-    build, BuildError, BuildRequest, Cache, Cause, Recipe, SourceSpec, TrainError,
+    build, BuildError, BuildRequest, Cache, Cause, Recipe, Source, SourceSpec, TrainError,
 };
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -75,6 +75,18 @@ fn fixture(fail_make: bool) -> Fixture {
     }
 }
 
+impl Fixture {
+    /// The fake tree as a build source.
+    fn source(&self) -> Source {
+        dbdelta_build::source::resolve(
+            &SourceSpec::Tree(self.tree.clone()),
+            &self.cache,
+            &mut |_| {},
+        )
+        .unwrap()
+    }
+}
+
 fn no_training(_: &Path, _: &str, _: &Path) -> Result<(), Cause> {
     panic!("no PGO in this recipe, yet the driver trained");
 }
@@ -82,9 +94,7 @@ fn no_training(_: &Path, _: &str, _: &Path) -> Result<(), Cause> {
 #[test]
 fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
     let f = fixture(false);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(f.tree.clone()), &f.cache, &mut |_| {})
-            .unwrap();
+    let source = f.source();
     assert_eq!(source.version, "15.99");
     let recipe = Recipe::parse("cflags=-O3&frame_pointers=on").unwrap();
     let req = BuildRequest {
@@ -188,9 +198,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
 #[test]
 fn pgo_builds_twice_around_the_training() {
     let f = fixture(false);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(f.tree.clone()), &f.cache, &mut |_| {})
-            .unwrap();
+    let source = f.source();
     let recipe = Recipe::parse("pgo=sysbench").unwrap();
     let req = BuildRequest {
         source: &source,
@@ -234,9 +242,7 @@ fn pgo_builds_twice_around_the_training() {
 
     // A training that writes no profile fails the build, naming the phase.
     let g = fixture(false);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(g.tree.clone()), &g.cache, &mut |_| {})
-            .unwrap();
+    let source = g.source();
     let e = build(
         &BuildRequest {
             source: &source,
@@ -254,9 +260,7 @@ fn pgo_builds_twice_around_the_training() {
 
     // A training that fails: its error is the phase's cause, its message in the build's.
     let h = fixture(false);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(h.tree.clone()), &h.cache, &mut |_| {})
-            .unwrap();
+    let source = h.source();
     let e = build(
         &BuildRequest {
             source: &source,
@@ -294,9 +298,7 @@ fn pgo_builds_twice_around_the_training() {
 #[test]
 fn a_failed_phase_names_it_and_quotes_the_log() {
     let f = fixture(true);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(f.tree.clone()), &f.cache, &mut |_| {})
-            .unwrap();
+    let source = f.source();
     let recipe = Recipe::default();
     let req = BuildRequest {
         source: &source,
