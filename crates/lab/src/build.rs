@@ -6,7 +6,9 @@ use crate::error::{input, LabError};
 use crate::progress::{BuildEvent, LabProgress};
 use dbdelta_model::{Location, TargetSpec};
 use dbdelta_source_build::driver::Event;
-use dbdelta_source_build::{recipe, BuildRequest, Built, Cache, Recipe, SourceSpec};
+use dbdelta_source_build::{
+    recipe, BuildRequest, Built, Cache, Cause, Recipe, SourceSpec, TrainError,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -229,8 +231,9 @@ pub fn build(
 /// PGO training: runs `suite` at quick scale (1 s per step, no warm-up) against the
 /// instrumented build as a managed target, with this same dbdelta binary (the executable
 /// the lab runs in).
-fn train(bin: &Path, suite: &str, log: &Path) -> std::result::Result<(), String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find dbdelta itself: {e}"))?;
+fn train(bin: &Path, suite: &str, log: &Path) -> std::result::Result<(), Cause> {
+    let exe = std::env::current_exe()
+        .map_err(|e| TrainError::with_source(format!("cannot find dbdelta itself: {e}"), e))?;
     let prefix = bin.parent().unwrap_or(bin);
     let run_dir = prefix
         .parent()
@@ -241,7 +244,7 @@ fn train(bin: &Path, suite: &str, log: &Path) -> std::result::Result<(), String>
         std::fs::OpenOptions::new()
             .append(true)
             .open(log)
-            .map_err(|e| format!("{}: {e}", log.display()))
+            .map_err(|e| TrainError::with_source(format!("{}: {e}", log.display()), e))
     };
     let mut cmd = Command::new(exe);
     cmd.args(["run", "--suite", suite, "--scale", "quick", "--quiet"])
@@ -263,14 +266,15 @@ fn train(bin: &Path, suite: &str, log: &Path) -> std::result::Result<(), String>
         .stderr(open_log()?);
     let status = cmd
         .status()
-        .map_err(|e| format!("cannot run the training: {e}"))?;
+        .map_err(|e| TrainError::with_source(format!("cannot run the training: {e}"), e))?;
     let _ = std::fs::remove_dir_all(&run_dir);
     // Exit 3: a step failed; the profile of the others still trains the build.
     match status.code() {
         Some(0 | 3) => Ok(()),
-        _ => Err(format!(
+        _ => Err(TrainError::new(format!(
             "the training run (dbdelta run --suite {suite}) exited with {status}"
-        )),
+        ))
+        .into()),
     }
 }
 
