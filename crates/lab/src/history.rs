@@ -24,7 +24,8 @@ pub fn store_spec(flag: Option<&str>) -> Result<String, LabError> {
 /// Opens the store of [`store_spec`].
 pub fn open(flag: Option<&str>) -> Result<Box<dyn Store>, LabError> {
     let spec = store_spec(flag)?;
-    open_store(&spec, &crate::registry::history_connection).map_err(|e| LabError::HistoryOpen(Box::new(e.into())))
+    open_store(&spec, &crate::registry::history_connection)
+        .map_err(|e| LabError::HistoryOpen(Box::new(e.into())))
 }
 
 /// Indexes run directory `dir` in `store`: (results of the run, results newly added).

@@ -2,8 +2,9 @@
 //! config file and target specs. The lab reads nothing else (ripgrep's low-args →
 //! high-args: after resolving, no flag is read again).
 
+use crate::registry::Target;
 use dbdelta_engine::OpenOptions;
-use dbdelta_model::{IbenchOptions, RunOptions, TargetSpec, ToolInfo};
+use dbdelta_model::{IbenchOptions, RunOptions, ToolInfo};
 use dbdelta_profile::ProfileSettings;
 use dbdelta_workload::queryset::QuerySet;
 use dbdelta_workload::Suite;
@@ -16,8 +17,8 @@ pub struct RunPlan {
     pub options: RunOptions,
     /// The suite.
     pub suite: Suite,
-    /// Targets in column order.
-    pub targets: Vec<TargetSpec>,
+    /// Targets in column order, each with its engine's configuration (checked once).
+    pub targets: Vec<Target>,
     /// The base target's name.
     pub base: String,
     /// How engines are opened.
