@@ -205,13 +205,10 @@ impl SqliteEngine {
                     "target '{target}': '{k}' is not an SQLite PRAGMA (see https://sqlite.org/pragma.html)"
                 )));
             }
-            crate::pragma::check_took_effect(&conn, k, v).map_err(|why| {
-                EngineError::with_source(
-                    ErrorKind::Config,
-                    format!("target '{target}': {why}"),
-                    why,
-                )
-            })?;
+            // The message carries the reason whole; as a source too, error chains would
+            // print it twice.
+            crate::pragma::check_took_effect(&conn, k, v)
+                .map_err(|why| EngineError::config(format!("target '{target}': {why}")))?;
         }
         Ok(())
     }

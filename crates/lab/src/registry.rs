@@ -116,3 +116,68 @@ pub fn check_suite(t: &Target, suite: &str) -> Result<(), LabError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(keep: impl Fn(&dyn EngineKind) -> bool) -> Vec<&'static str> {
+        KINDS
+            .iter()
+            .filter(|k| keep(**k))
+            .map(|k| k.name())
+            .collect()
+    }
+
+    #[test]
+    fn the_table_lists_each_kind_once_with_its_facts() {
+        assert_eq!(
+            known(),
+            [
+                "sqlite",
+                "postgres",
+                "postgres-build",
+                "mysql",
+                "rocksdb",
+                "clickhouse",
+                "chdb",
+                "mock"
+            ]
+        );
+        assert_eq!(
+            names(|k| k.thread_per_connection()),
+            ["sqlite", "rocksdb", "clickhouse", "chdb", "mock"]
+        );
+        assert_eq!(names(|k| k.analytic_only()), ["clickhouse", "chdb"]);
+    }
+
+    #[test]
+    fn specs_are_configured_once_with_the_messages_of_the_check() {
+        let t = TargetSpec::parse("x=nosuch").unwrap();
+        let e = check(&t).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--target x: unknown engine 'nosuch': known engines are sqlite, "),
+            "{e}"
+        );
+        let t = TargetSpec::parse("l=sqlite://h/db").unwrap();
+        assert_eq!(
+            check(&t).unwrap_err().to_string(),
+            "--target l: sqlite takes a file path (sqlite:/path/file.db), not a URL"
+        );
+        let t = TargetSpec::parse("p=postgres").unwrap();
+        assert!(check(&t)
+            .unwrap_err()
+            .to_string()
+            .starts_with("--target p: postgres needs a bin/base directory"));
+        let t = check(&TargetSpec::parse("m=mock?latency=0").unwrap()).unwrap();
+        assert_eq!((t.kind().name(), t.thread_per_connection()), ("mock", true));
+        let dir = std::env::temp_dir();
+        let engine = t.open(&dir, &OpenOptions::default()).unwrap();
+        assert!(engine.connect().is_ok());
+        let c = check(&TargetSpec::parse("c=chdb").unwrap()).unwrap();
+        assert!(check_suite(&c, "sysbench")
+            .unwrap_err()
+            .to_string()
+            .contains("analytic engine"));
+    }
+}
