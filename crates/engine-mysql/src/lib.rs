@@ -67,7 +67,7 @@ pub use session::MysqlSession;
 use dbdelta_engine::{
     check_server_location, Engine, EngineConfig, EngineError, EngineKind, OpenOptions, SpecError,
 };
-use dbdelta_model::TargetSpec;
+use dbdelta_model::{Location, TargetSpec};
 use std::path::Path;
 
 /// Which server the target turned out to be (both speak [`dbdelta_engine::Dialect::Mysql`]).
@@ -133,6 +133,15 @@ impl MysqlConfig {
 impl EngineConfig for MysqlConfig {
     fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
         Ok(Box::new(open(&self.spec, scratch, opts)?))
+    }
+
+    /// A managed server keeps its data in the run's scratch area; an external one is not
+    /// on a disk of ours.
+    fn data_parent(&self, runs: &Path) -> Option<std::path::PathBuf> {
+        match self.spec.location {
+            Location::Url { .. } => None,
+            _ => Some(runs.to_path_buf()),
+        }
     }
 }
 

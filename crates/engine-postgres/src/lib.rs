@@ -115,6 +115,15 @@ impl EngineConfig for PostgresConfig {
     fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
         Ok(Box::new(open(&self.spec, scratch, opts)?))
     }
+
+    /// A managed server keeps its data in the run's scratch area; an external one is not
+    /// on a disk of ours.
+    fn data_parent(&self, runs: &Path) -> Option<std::path::PathBuf> {
+        match self.spec.location {
+            Location::Url { .. } => None,
+            _ => Some(runs.to_path_buf()),
+        }
+    }
 }
 
 /// Checks a postgres target's client parameters before anything starts: `sslmode` and

@@ -170,6 +170,14 @@ impl EngineConfig for SqliteConfig {
     fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
         Ok(Box::new(self.open_sqlite(scratch, opts)?))
     }
+
+    /// The given file's directory, else the run's.
+    fn data_parent(&self, runs: &Path) -> Option<PathBuf> {
+        match &self.file {
+            Some(path) => path.parent().map(Path::to_path_buf),
+            None => Some(runs.to_path_buf()),
+        }
+    }
 }
 
 impl SqliteEngine {

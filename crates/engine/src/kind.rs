@@ -9,7 +9,7 @@
 
 use crate::{Engine, EngineError, OpenOptions};
 use dbdelta_model::{Location, TargetSpec};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One kind of engine (`sqlite`, `postgres`, …): its name in target specs and how a spec of
 /// that kind is validated. Implemented by each engine crate as a unit struct; the lab's
@@ -56,6 +56,15 @@ pub trait EngineConfig: Send + Sync + std::fmt::Debug {
     /// connects to the external server. Call from a long-lived thread: managed servers tie
     /// their death signal to the thread that started them.
     fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError>;
+
+    /// The directory whose filesystem will hold the target's data, before anything is
+    /// opened, so a run that cannot fit is refused up front; `runs` is where the run's
+    /// directory goes. `None` when the data is not on a local disk of ours (external
+    /// servers, the mock) or the engine does not say.
+    fn data_parent(&self, runs: &Path) -> Option<PathBuf> {
+        let _ = runs;
+        None
+    }
 }
 
 /// The location rule of the server kinds (`postgres`, `mysql`): a managed server's existing

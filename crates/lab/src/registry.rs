@@ -59,6 +59,11 @@ impl Target {
         self.kind
     }
 
+    /// The configuration its kind checked.
+    pub fn config(&self) -> &dyn EngineConfig {
+        &*self.config
+    }
+
     /// Engines whose connections each need a thread of their own (no session form):
     /// embedded engines run statements on the caller's thread, and ClickHouse's HTTP
     /// connections are blocking request/response pairs.
@@ -174,6 +179,17 @@ mod tests {
         let dir = std::env::temp_dir();
         let engine = t.open(&dir, &OpenOptions::default()).unwrap();
         assert!(engine.connect().is_ok());
+        let runs = Path::new("/runs");
+        let data = |spec: &str| {
+            check(&TargetSpec::parse(spec).unwrap())
+                .unwrap()
+                .config()
+                .data_parent(runs)
+        };
+        assert_eq!(data("l=sqlite"), Some(runs.to_path_buf()));
+        assert_eq!(data("l=sqlite:/tmp/x.db"), Some("/tmp".into()));
+        assert_eq!(data("p=postgres://u@127.0.0.1:5432/db"), None);
+        assert_eq!(data("m=mock"), None);
         let c = check(&TargetSpec::parse("c=chdb").unwrap()).unwrap();
         assert!(check_suite(&c, "sysbench")
             .unwrap_err()
