@@ -3,8 +3,8 @@
 //! `postgres:<build>/bin` target once built (or found in the cache).
 
 use crate::error::{input, LabError};
+use crate::plan::Target;
 use crate::progress::{BuildEvent, LabProgress};
-use crate::registry::Target;
 use dbdelta_build::driver::Event;
 use dbdelta_build::{recipe, BuildRequest, Built, Cache, Recipe, SourceSpec};
 use dbdelta_engine::{
@@ -165,7 +165,10 @@ pub fn materialize(targets: &mut [Target], progress: &dyn LabProgress) -> Result
             t.name,
             built.bin.display()
         ));
-        *t = crate::registry::check(&server_spec(t, built.bin, &b))?;
+        *t = Target::configure(
+            &dbdelta_engine_postgres::PostgresKind,
+            &server_spec(t, built.bin, &b),
+        )?;
     }
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! Refusing, before anything starts, a load that cannot fit on the disk that would hold it.
 
 use crate::error::{input, LabError};
+use crate::plan::Target;
 use crate::plan::{OutDir, RunPlan};
-use crate::registry::Target;
 use std::path::{Path, PathBuf};
 
 /// Bytes one sysbench row takes on disk with its two indexes, rounded up. Measured on SQLite:

@@ -4,12 +4,9 @@
 //! the `Engine` trait.
 
 use crate::error::{input, LabError};
-use dbdelta_engine::{
-    Connection, Engine, EngineConfig, EngineError, EngineKind, OpenOptions, SpecError,
-};
+pub use crate::plan::Target;
+use dbdelta_engine::{Connection, Engine, EngineError, EngineKind, OpenOptions};
 use dbdelta_model::TargetSpec;
-use std::path::Path;
-use std::sync::Arc;
 
 /// Every engine kind, in the order error messages list them. Adding an engine: its crate
 /// (implementing `EngineKind` and `EngineConfig`), its dependency, and one line here.
@@ -34,50 +31,6 @@ pub fn kind(name: &str) -> Option<&'static dyn EngineKind> {
     KINDS.iter().copied().find(|k| k.name() == name)
 }
 
-/// A target of the plan: its spec as given and its kind's validated configuration, which
-/// provisioning opens. Derefs to the spec, which most of the lab reads (name, engine,
-/// location).
-#[derive(Debug, Clone)]
-pub struct Target {
-    /// The target as given (after a `postgres-build:` target is built, the `postgres:`
-    /// target it became).
-    pub spec: TargetSpec,
-    kind: &'static dyn EngineKind,
-    config: Arc<dyn EngineConfig>,
-}
-
-impl std::ops::Deref for Target {
-    type Target = TargetSpec;
-    fn deref(&self) -> &TargetSpec {
-        &self.spec
-    }
-}
-
-impl Target {
-    /// The target's engine kind.
-    pub fn kind(&self) -> &'static dyn EngineKind {
-        self.kind
-    }
-
-    /// The configuration its kind checked.
-    pub fn config(&self) -> &dyn EngineConfig {
-        &*self.config
-    }
-
-    /// Engines whose connections each need a thread of their own (no session form):
-    /// embedded engines run statements on the caller's thread, and ClickHouse's HTTP
-    /// connections are blocking request/response pairs.
-    pub fn thread_per_connection(&self) -> bool {
-        self.kind.thread_per_connection()
-    }
-
-    /// Provisions the target from its configuration: opens the file, starts the managed
-    /// server or connects.
-    pub fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
-        self.config.open(scratch, opts)
-    }
-}
-
 /// Validation before anything runs: a known engine, a well-formed spec. The typed
 /// configuration is kept in the returned target, which the plan carries.
 pub fn check(t: &TargetSpec) -> Result<Target, LabError> {
@@ -89,15 +42,7 @@ pub fn check(t: &TargetSpec) -> Result<Target, LabError> {
             known().join(", ")
         ));
     };
-    let config = kind.configure(t).map_err(|e| match e {
-        SpecError::Shape(message) => LabError::Input(message),
-        SpecError::Engine(e) => LabError::Target(e),
-    })?;
-    Ok(Target {
-        spec: t.clone(),
-        kind,
-        config: Arc::from(config),
-    })
+    Target::configure(kind, t)
 }
 
 /// A connection to the PostgreSQL server of a `--store postgres://…` results history,
@@ -110,7 +55,7 @@ pub fn history_connection(t: &TargetSpec) -> Result<Box<dyn Connection>, EngineE
 /// Refuses a target whose engine cannot run `suite`: ClickHouse (server or chDB) runs
 /// query-set suites only, not the OLTP suites built into dbdelta.
 pub fn check_suite(t: &Target, suite: &str) -> Result<(), LabError> {
-    if t.kind.analytic_only() {
+    if t.kind().analytic_only() {
         return Err(input!(
             "--target {}: {} is an analytic engine and cannot run the {suite} suite (its OLTP statements: \
              single-row updates, transactions, auto-increment keys); run a query-set suite on it \
@@ -179,7 +124,7 @@ mod tests {
         let dir = std::env::temp_dir();
         let engine = t.open(&dir, &OpenOptions::default()).unwrap();
         assert!(engine.connect().is_ok());
-        let runs = Path::new("/runs");
+        let runs = std::path::Path::new("/runs");
         let data = |spec: &str| {
             check(&TargetSpec::parse(spec).unwrap())
                 .unwrap()

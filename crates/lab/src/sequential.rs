@@ -37,7 +37,7 @@ pub(crate) struct Bench<'a> {
 /// Provisions and runs one target. `Ok(Some(msg))` when the target could not run at all.
 pub(crate) fn run_one_target(
     b: &Bench<'_>,
-    spec: &crate::registry::Target,
+    spec: &crate::plan::Target,
     manifest: &mut RunManifest,
     rep: Repeat<'_>,
 ) -> Result<Option<String>, LabError> {

@@ -41,7 +41,7 @@ pub(crate) fn outcome_problem(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn provision(
     plan: &RunPlan,
-    spec: &crate::registry::Target,
+    spec: &crate::plan::Target,
     reused: Option<Box<dyn Engine>>,
     scratch: &Path,
     tdir: &Path,
