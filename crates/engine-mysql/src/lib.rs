@@ -65,9 +65,10 @@ pub use engine::MysqlEngine;
 pub use session::MysqlSession;
 
 use dbdelta_engine::{
-    check_server_location, Engine, EngineConfig, EngineError, EngineKind, OpenOptions, SpecError,
+    check_server, server_data_parent, Engine, EngineConfig, EngineError, EngineKind, OpenOptions,
+    SpecError,
 };
-use dbdelta_model::{Location, TargetSpec};
+use dbdelta_model::TargetSpec;
 use std::path::Path;
 
 /// Which server the target turned out to be (both speak [`dbdelta_engine::Dialect::Mysql`]).
@@ -121,11 +122,10 @@ pub struct MysqlConfig {
 
 impl MysqlConfig {
     /// Checks a target before anything runs: `net=` (valid, on a managed target, and
-    /// buildable here: root, ip, tc, netem), the location, then [`check_spec`].
+    /// buildable here: root, ip, tc, netem), then [`check_server`] with [`check_spec`].
     pub fn from_spec(spec: &TargetSpec) -> Result<Self, SpecError> {
         dbdelta_engine::netns::check_spec(spec)?;
-        check_server_location(spec)?;
-        check_spec(spec)?;
+        check_server(spec, check_spec)?;
         Ok(MysqlConfig { spec: spec.clone() })
     }
 }
@@ -135,13 +135,8 @@ impl EngineConfig for MysqlConfig {
         Ok(Box::new(open(&self.spec, scratch, opts)?))
     }
 
-    /// A managed server keeps its data in the run's scratch area; an external one is not
-    /// on a disk of ours.
     fn data_parent(&self, runs: &Path) -> Option<std::path::PathBuf> {
-        match self.spec.location {
-            Location::Url { .. } => None,
-            _ => Some(runs.to_path_buf()),
-        }
+        server_data_parent(&self.spec, runs)
     }
 }
 

@@ -43,7 +43,7 @@ pub use session::PgSession;
 use conn::{connect, connect_with, ConnParams, TlsOpt};
 use dbdelta_engine::tls::{TlsMode, PG_MODES};
 use dbdelta_engine::{
-    check_server_location, ConnectOptions, Connection, Dialect, Engine, EngineConfig,
+    check_server, server_data_parent, ConnectOptions, Connection, Dialect, Engine, EngineConfig,
     EngineCounters, EngineError, EngineInfo, EngineKind, ErrorKind, OpenOptions, SettleReport,
     SettleWait, SpecError, StatsConnection,
 };
@@ -102,11 +102,10 @@ pub struct PostgresConfig {
 
 impl PostgresConfig {
     /// Checks a target before anything runs: `net=` (valid, on a managed target, and
-    /// buildable here: root, ip, tc, netem), the location, then [`check_spec`].
+    /// buildable here: root, ip, tc, netem), then [`check_server`] with [`check_spec`].
     pub fn from_spec(spec: &TargetSpec) -> Result<Self, SpecError> {
         dbdelta_engine::netns::check_spec(spec)?;
-        check_server_location(spec)?;
-        check_spec(spec)?;
+        check_server(spec, check_spec)?;
         Ok(PostgresConfig { spec: spec.clone() })
     }
 }
@@ -116,13 +115,8 @@ impl EngineConfig for PostgresConfig {
         Ok(Box::new(open(&self.spec, scratch, opts)?))
     }
 
-    /// A managed server keeps its data in the run's scratch area; an external one is not
-    /// on a disk of ours.
     fn data_parent(&self, runs: &Path) -> Option<std::path::PathBuf> {
-        match self.spec.location {
-            Location::Url { .. } => None,
-            _ => Some(runs.to_path_buf()),
-        }
+        server_data_parent(&self.spec, runs)
     }
 }
 

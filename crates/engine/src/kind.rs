@@ -67,10 +67,14 @@ pub trait EngineConfig: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// The location rule of the server kinds (`postgres`, `mysql`): a managed server's existing
-/// bin or base directory, or a URL. Checked before the engine's own parameters, so the
-/// message names what is missing first.
-pub fn check_server_location(spec: &TargetSpec) -> Result<(), SpecError> {
+/// The checks every server kind (`postgres`, `mysql`) makes before anything starts, after
+/// its emulated link (`net=`): the location (a managed server's existing bin or base
+/// directory, or a URL), so the message names what is missing first; then the engine's
+/// own parameters (`engine`).
+pub fn check_server(
+    spec: &TargetSpec,
+    engine: impl FnOnce(&TargetSpec) -> Result<(), EngineError>,
+) -> Result<(), SpecError> {
     match &spec.location {
         Location::Default => Err(SpecError::Shape(format!(
             "--target {}: {} needs a bin/base directory (managed, e.g. {}:/usr/lib/postgresql/15/bin) or a URL (external, e.g. {}://user@host:port/db)",
@@ -81,6 +85,15 @@ pub fn check_server_location(spec: &TargetSpec) -> Result<(), SpecError> {
             spec.name,
             path.display()
         ))),
-        _ => Ok(()),
+        _ => Ok(engine(spec)?),
+    }
+}
+
+/// Where a server target's data lives, for [`EngineConfig::data_parent`]: a managed
+/// server keeps it in the run's scratch area; an external one is not on a disk of ours.
+pub fn server_data_parent(spec: &TargetSpec, runs: &Path) -> Option<PathBuf> {
+    match spec.location {
+        Location::Url { .. } => None,
+        _ => Some(runs.to_path_buf()),
     }
 }

@@ -501,4 +501,4 @@ pub trait Engine: Send + Sync {
 
 // Engine kinds and their typed configurations (kept apart from the module list above).
 pub mod kind;
-pub use kind::{check_server_location, EngineConfig, EngineKind, SpecError};
+pub use kind::{check_server, server_data_parent, EngineConfig, EngineKind, SpecError};
