@@ -253,11 +253,14 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
     let mut targets = Vec::with_capacity(texts.len());
     for text in &texts {
         let t = TargetSpec::parse(text).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
-        dbdelta_lab::registry::check(&t)?;
+        let t = dbdelta_lab::registry::check(&t)?;
         if queryset.is_none() {
             dbdelta_lab::registry::check_suite(&t, &suite.name)?;
         }
-        if targets.iter().any(|o: &TargetSpec| o.name == t.name) {
+        if targets
+            .iter()
+            .any(|o: &dbdelta_lab::registry::Target| o.name == t.name)
+        {
             bail!(
                 "--target: two targets are named '{}': give each a unique name, e.g. a={}, b={}",
                 t.name,

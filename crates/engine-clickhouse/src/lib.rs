@@ -24,13 +24,13 @@ mod managed;
 mod sql;
 mod tsv;
 
-pub use chdb::{ChdbConnection, ChdbEngine, ChdbOptions};
+pub use chdb::{ChdbConfig, ChdbConnection, ChdbEngine, ChdbKind, ChdbOptions};
 pub use conn::HttpConnection;
 
 use conn::Endpoint;
 use dbdelta_engine::{
-    ConnectOptions, Connection, Dialect, Engine, EngineError, EngineInfo, Op, OpenOptions, Rows,
-    SettleReport, SettleWait,
+    ConnectOptions, Connection, Dialect, Engine, EngineConfig, EngineError, EngineInfo, EngineKind,
+    Op, OpenOptions, Rows, SettleReport, SettleWait, SpecError,
 };
 use dbdelta_kit::params::config_err;
 use dbdelta_kit::quote;
@@ -59,26 +59,89 @@ fn settings_of(spec: &TargetSpec) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The `clickhouse` engine kind: a ClickHouse server over HTTP, managed or external.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClickhouseKind;
+
+impl EngineKind for ClickhouseKind {
+    fn name(&self) -> &'static str {
+        "clickhouse"
+    }
+
+    fn configure(&self, spec: &TargetSpec) -> Result<Box<dyn EngineConfig>, SpecError> {
+        Ok(Box::new(ClickhouseConfig::from_spec(spec)?))
+    }
+
+    /// HTTP connections are blocking request/response pairs, with no session form.
+    fn thread_per_connection(&self) -> bool {
+        true
+    }
+
+    /// ClickHouse has no single-row updates, transactions or auto-increment keys.
+    fn analytic_only(&self) -> bool {
+        true
+    }
+}
+
+/// A validated `clickhouse` target: the spec, the server settings and the client's
+/// connect timeout read from it.
+#[derive(Debug, Clone)]
+pub struct ClickhouseConfig {
+    /// The target as given (its name and location are used when opening).
+    pub spec: TargetSpec,
+    /// The ClickHouse settings: the parameters but dbdelta's own client ones.
+    pub settings: Vec<(String, String)>,
+    /// The limit on connecting to an external server.
+    pub connect_timeout: Duration,
+}
+
+impl ClickhouseConfig {
+    /// Validates a `clickhouse` target without connecting or starting anything.
+    pub fn from_spec(spec: &TargetSpec) -> Result<Self, EngineError> {
+        let settings = settings_of(spec);
+        managed::check_settings(spec, &settings)?;
+        let connect_timeout = match &spec.location {
+            Location::Default => {
+                return Err(config_err(
+                    spec,
+                    "clickhouse needs a server: a URL (external, clickhouse://127.0.0.1:8123) or the directory of \
+                     clickhouse-server (managed, clickhouse:/usr/sbin); for embedded ClickHouse use chdb",
+                ))
+            }
+            Location::Path { path } if !path.is_dir() => {
+                return Err(config_err(
+                    spec,
+                    format!(
+                        "{} is not a directory: point at the directory holding clickhouse-server (clickhouse:/usr/sbin)",
+                        path.display()
+                    ),
+                ))
+            }
+            Location::Path { path } => {
+                managed::server_binary(spec, path)?;
+                Duration::from_secs(10)
+            }
+            Location::Url { .. } => connect_timeout(spec)?,
+        };
+        Ok(ClickhouseConfig {
+            spec: spec.clone(),
+            settings,
+            connect_timeout,
+        })
+    }
+}
+
+impl EngineConfig for ClickhouseConfig {
+    fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(ClickhouseEngine::open_config(
+            self, scratch, opts,
+        )?))
+    }
+}
+
 /// Validates a `clickhouse` target without connecting or starting anything.
 pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
-    let settings = settings_of(spec);
-    managed::check_settings(spec, &settings)?;
-    match &spec.location {
-        Location::Default => Err(config_err(
-            spec,
-            "clickhouse needs a server: a URL (external, clickhouse://127.0.0.1:8123) or the directory of \
-             clickhouse-server (managed, clickhouse:/usr/sbin); for embedded ClickHouse use chdb",
-        )),
-        Location::Path { path } if !path.is_dir() => Err(config_err(
-            spec,
-            format!(
-                "{} is not a directory: point at the directory holding clickhouse-server (clickhouse:/usr/sbin)",
-                path.display()
-            ),
-        )),
-        Location::Path { path } => managed::server_binary(spec, path).map(|_| ()),
-        Location::Url { .. } => connect_timeout(spec).map(|_| ()),
-    }
+    ClickhouseConfig::from_spec(spec).map(|_| ())
 }
 
 fn connect_timeout(spec: &TargetSpec) -> Result<Duration, EngineError> {
@@ -107,15 +170,25 @@ pub struct ClickhouseEngine {
 }
 
 impl ClickhouseEngine {
-    /// Connects to an external server, or starts a managed one in `scratch`, and makes sure
-    /// dbdelta's database exists.
+    /// Opens a target from its spec ([`ClickhouseConfig::from_spec`], then
+    /// [`ClickhouseEngine::open_config`]).
     pub fn open(
         spec: &TargetSpec,
         scratch: &Path,
         opts: &OpenOptions,
     ) -> Result<Self, EngineError> {
-        check_spec(spec)?;
-        let settings = settings_of(spec);
+        Self::open_config(&ClickhouseConfig::from_spec(spec)?, scratch, opts)
+    }
+
+    /// Connects to an external server, or starts a managed one in `scratch`, and makes sure
+    /// dbdelta's database exists.
+    pub fn open_config(
+        cfg: &ClickhouseConfig,
+        scratch: &Path,
+        opts: &OpenOptions,
+    ) -> Result<Self, EngineError> {
+        let spec = &cfg.spec;
+        let settings = cfg.settings.clone();
         let (mut endpoint, server) = match &spec.location {
             Location::Url {
                 user,
@@ -137,7 +210,7 @@ impl ClickhouseEngine {
                     },
                     database: database.clone().unwrap_or_else(|| opts.database.clone()),
                     settings: settings.clone(),
-                    connect_timeout: connect_timeout(spec)?,
+                    connect_timeout: cfg.connect_timeout,
                 },
                 None,
             ),
@@ -303,18 +376,6 @@ pub(crate) fn merge_parts(
         }
     }
     Ok(actions)
-}
-
-/// Opens a `clickhouse` (server) or `chdb` (embedded) target.
-pub fn open(
-    spec: &TargetSpec,
-    scratch: &Path,
-    opts: &OpenOptions,
-) -> Result<Box<dyn Engine>, EngineError> {
-    Ok(match spec.engine.as_str() {
-        "chdb" => Box::new(ChdbEngine::open(spec, scratch, opts)?),
-        _ => Box::new(ClickhouseEngine::open(spec, scratch, opts)?),
-    })
 }
 
 #[cfg(test)]

@@ -13,11 +13,13 @@
 #![deny(missing_docs)]
 
 use dbdelta_engine::{
-    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Family, KvKind, KvOp, Outcome,
-    SettleReport, SettleWait, StatementTexts, StmtId, Value,
+    Connection, Dialect, Engine, EngineConfig, EngineError, EngineInfo, EngineKind, ErrorKind,
+    Family, KvKind, KvOp, OpenOptions, Outcome, SettleReport, SettleWait, SpecError,
+    StatementTexts, StmtId, Value,
 };
 use dbdelta_model::TargetSpec;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -138,6 +140,31 @@ impl MockConfig {
             }
         }
         Ok(cfg)
+    }
+}
+
+/// The `mock` engine kind.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MockKind;
+
+impl EngineKind for MockKind {
+    fn name(&self) -> &'static str {
+        "mock"
+    }
+
+    fn configure(&self, spec: &TargetSpec) -> Result<Box<dyn EngineConfig>, SpecError> {
+        Ok(Box::new(MockConfig::from_spec(spec)?))
+    }
+
+    /// Statements run (sleep) on the caller's thread.
+    fn thread_per_connection(&self) -> bool {
+        true
+    }
+}
+
+impl EngineConfig for MockConfig {
+    fn open(&self, _scratch: &Path, _opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(MockEngine::new(self.clone())))
     }
 }
 

@@ -64,7 +64,10 @@ pub use connection::MysqlConnection;
 pub use engine::MysqlEngine;
 pub use session::MysqlSession;
 
-use dbdelta_engine::{EngineError, OpenOptions};
+use dbdelta_engine::{
+    check_server, server_data_parent, Engine, EngineConfig, EngineError, EngineKind, OpenOptions,
+    SpecError,
+};
 use dbdelta_model::TargetSpec;
 use std::path::Path;
 
@@ -84,6 +87,56 @@ impl Flavor {
             Flavor::MariaDb => "MariaDB",
             Flavor::MySql => "MySQL",
         }
+    }
+}
+
+/// The `mysql` engine kind: a MySQL or MariaDB server, managed (started from its base
+/// directory) or external (a URL).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MysqlKind;
+
+impl EngineKind for MysqlKind {
+    fn name(&self) -> &'static str {
+        "mysql"
+    }
+
+    fn configure(&self, spec: &TargetSpec) -> Result<Box<dyn EngineConfig>, SpecError> {
+        Ok(Box::new(MysqlConfig::from_spec(spec)?))
+    }
+
+    /// Connections split into a socket and a sans-IO session, many per thread.
+    fn thread_per_connection(&self) -> bool {
+        false
+    }
+}
+
+/// A validated `mysql` target. The server settings are the server's to check (a managed
+/// server refuses unknown ones when it starts); dbdelta's own options, the emulated link
+/// and the location are checked here.
+#[derive(Debug, Clone)]
+pub struct MysqlConfig {
+    /// The target as given: the managed and external setups read their settings from it
+    /// when the server starts or is reached.
+    pub spec: TargetSpec,
+}
+
+impl MysqlConfig {
+    /// Checks a target before anything runs: `net=` (valid, on a managed target, and
+    /// buildable here: root, ip, tc, netem), then [`check_server`] with [`check_spec`].
+    pub fn from_spec(spec: &TargetSpec) -> Result<Self, SpecError> {
+        dbdelta_engine::netns::check_spec(spec)?;
+        check_server(spec, check_spec)?;
+        Ok(MysqlConfig { spec: spec.clone() })
+    }
+}
+
+impl EngineConfig for MysqlConfig {
+    fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(open(&self.spec, scratch, opts)?))
+    }
+
+    fn data_parent(&self, runs: &Path) -> Option<std::path::PathBuf> {
+        server_data_parent(&self.spec, runs)
     }
 }
 

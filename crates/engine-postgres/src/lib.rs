@@ -43,8 +43,9 @@ pub use session::PgSession;
 use conn::{connect, connect_with, ConnParams, TlsOpt};
 use dbdelta_engine::tls::{TlsMode, PG_MODES};
 use dbdelta_engine::{
-    ConnectOptions, Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo,
-    ErrorKind, OpenOptions, SettleReport, SettleWait, StatsConnection,
+    check_server, server_data_parent, ConnectOptions, Connection, Dialect, Engine, EngineConfig,
+    EngineCounters, EngineError, EngineInfo, EngineKind, ErrorKind, OpenOptions, SettleReport,
+    SettleWait, SpecError, StatsConnection,
 };
 use dbdelta_model::{Location, TargetSpec};
 use managed::Managed;
@@ -67,6 +68,56 @@ pub struct PostgresEngine {
     /// The side connection the server's counters are read over (straight to the server,
     /// never through pgbouncer).
     stats: StatsConnection<PgConnection>,
+}
+
+/// The `postgres` engine kind: a PostgreSQL server, managed (started from its bin
+/// directory) or external (a URL).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PostgresKind;
+
+impl EngineKind for PostgresKind {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn configure(&self, spec: &TargetSpec) -> Result<Box<dyn EngineConfig>, SpecError> {
+        Ok(Box::new(PostgresConfig::from_spec(spec)?))
+    }
+
+    /// Connections split into a socket and a sans-IO session, many per thread.
+    fn thread_per_connection(&self) -> bool {
+        false
+    }
+}
+
+/// A validated `postgres` target. The server settings are the server's to check (a managed
+/// server refuses unknown ones when it starts); the client's own parameters, the emulated
+/// link and the location are checked here.
+#[derive(Debug, Clone)]
+pub struct PostgresConfig {
+    /// The target as given: the managed and external setups (`managed.rs`, `external.rs`)
+    /// read their settings from it when the server starts or is reached.
+    pub spec: TargetSpec,
+}
+
+impl PostgresConfig {
+    /// Checks a target before anything runs: `net=` (valid, on a managed target, and
+    /// buildable here: root, ip, tc, netem), then [`check_server`] with [`check_spec`].
+    pub fn from_spec(spec: &TargetSpec) -> Result<Self, SpecError> {
+        dbdelta_engine::netns::check_spec(spec)?;
+        check_server(spec, check_spec)?;
+        Ok(PostgresConfig { spec: spec.clone() })
+    }
+}
+
+impl EngineConfig for PostgresConfig {
+    fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(open(&self.spec, scratch, opts)?))
+    }
+
+    fn data_parent(&self, runs: &Path) -> Option<std::path::PathBuf> {
+        server_data_parent(&self.spec, runs)
+    }
 }
 
 /// Checks a postgres target's client parameters before anything starts: `sslmode` and

@@ -18,8 +18,9 @@ mod settings;
 use db::{Batch, Db, ReadOpts, WriteOpts};
 use dbdelta_engine::ops::{KvKind, KvOp};
 use dbdelta_engine::{
-    Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo, Family, OpenOptions,
-    Outcome, OwnedValue, RowSource, SettleReport, SettleWait, StmtId, Value,
+    Connection, Dialect, Engine, EngineConfig, EngineCounters, EngineError, EngineInfo, EngineKind,
+    Family, OpenOptions, Outcome, OwnedValue, RowSource, SettleReport, SettleWait, SpecError,
+    StmtId, Value,
 };
 use dbdelta_model::{Location, TargetSpec};
 pub use options::RocksOptions;
@@ -49,30 +50,92 @@ fn config(e: impl std::fmt::Display) -> EngineError {
     EngineError::config(e.to_string())
 }
 
+/// The `rocksdb` engine kind: an embedded key-value store, db_bench's options as parameters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RocksdbKind;
+
+impl EngineKind for RocksdbKind {
+    fn name(&self) -> &'static str {
+        "rocksdb"
+    }
+
+    fn configure(&self, spec: &TargetSpec) -> Result<Box<dyn EngineConfig>, SpecError> {
+        Ok(Box::new(RocksdbConfig::from_spec(spec)?))
+    }
+
+    /// Operations run on the caller's thread.
+    fn thread_per_connection(&self) -> bool {
+        true
+    }
+}
+
+/// A validated `rocksdb` target: its directory and its options.
+#[derive(Debug, Clone)]
+pub struct RocksdbConfig {
+    /// The target's name (`<scratch>/<name>.rocksdb` by default, and in messages).
+    pub name: String,
+    /// The directory the spec gives; `None` = `<scratch>/<name>.rocksdb`.
+    pub dir: Option<PathBuf>,
+    /// The database options.
+    pub options: RocksOptions,
+}
+
+impl RocksdbConfig {
+    /// Validates a target's options without opening anything.
+    pub fn from_spec(spec: &TargetSpec) -> Result<Self, EngineError> {
+        let dir = match &spec.location {
+            Location::Url { .. } => {
+                return Err(config(format!(
+                "target '{}': rocksdb is embedded: give rocksdb: or rocksdb:/path/dir, not a URL",
+                spec.name
+            )))
+            }
+            Location::Path { path } => Some(path.clone()),
+            Location::Default => None,
+        };
+        Ok(RocksdbConfig {
+            name: spec.name.clone(),
+            dir,
+            options: RocksOptions::from_params(&spec.name, &spec.params)?,
+        })
+    }
+}
+
+impl EngineConfig for RocksdbConfig {
+    fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(RocksdbEngine::open_config(self, scratch, opts)?))
+    }
+}
+
 impl RocksdbEngine {
     /// Validates a target's options without opening anything.
     pub fn check_spec(spec: &TargetSpec) -> Result<RocksOptions, EngineError> {
-        if matches!(spec.location, Location::Url { .. }) {
-            return Err(config(format!(
-                "target '{}': rocksdb is embedded: give rocksdb: or rocksdb:/path/dir, not a URL",
-                spec.name
-            )));
-        }
-        RocksOptions::from_params(&spec.name, &spec.params)
+        RocksdbConfig::from_spec(spec).map(|c| c.options)
     }
 
-    /// Opens the target: `<scratch>/<name>.rocksdb` unless the spec gives a directory. An
-    /// existing non-empty directory that dbdelta did not create is refused unless the user
-    /// owns it (`--i-own-this-database`): a load empties the database.
+    /// Opens a target from its spec ([`RocksdbConfig::from_spec`], then
+    /// [`RocksdbEngine::open_config`]).
     pub fn open(
         spec: &TargetSpec,
         scratch: &Path,
         opts: &OpenOptions,
     ) -> Result<Self, EngineError> {
-        let options = Self::check_spec(spec)?;
-        let dir = match &spec.location {
-            Location::Path { path } => path.clone(),
-            _ => scratch.join(format!("{}.rocksdb", spec.name)),
+        Self::open_config(&RocksdbConfig::from_spec(spec)?, scratch, opts)
+    }
+
+    /// Opens the target: `<scratch>/<name>.rocksdb` unless the spec gives a directory. An
+    /// existing non-empty directory that dbdelta did not create is refused unless the user
+    /// owns it (`--i-own-this-database`): a load empties the database.
+    pub fn open_config(
+        cfg: &RocksdbConfig,
+        scratch: &Path,
+        opts: &OpenOptions,
+    ) -> Result<Self, EngineError> {
+        let name = &cfg.name;
+        let options = cfg.options.clone();
+        let dir = match &cfg.dir {
+            Some(path) => path.clone(),
+            None => scratch.join(format!("{name}.rocksdb")),
         };
         let existing = std::fs::read_dir(&dir)
             .map(|mut d| d.next().is_some())
@@ -81,7 +144,7 @@ impl RocksdbEngine {
             return Err(config(format!(
                 "target '{}': {} already holds files and was not created by dbdelta; refusing to use it. \
                  Give an empty or new directory, or pass --i-own-this-database to allow dbdelta to empty it",
-                spec.name,
+                name,
                 dir.display()
             )));
         }
@@ -93,13 +156,13 @@ impl RocksdbEngine {
             config(format!(
                 "target '{}': cannot load librocksdb ({e}); install it (Debian: apt-get install librocksdb-dev) \
                  or give lib=/path/to/librocksdb.so",
-                spec.name
+                name
             ))
         })?;
         let db = Db::open(Arc::new(api), &dir, &options).map_err(|e| {
             config(format!(
                 "target '{}': RocksDB cannot open {}: {e}",
-                spec.name,
+                name,
                 dir.display()
             ))
         })?;

@@ -8,8 +8,9 @@
 mod pragma;
 
 use dbdelta_engine::{
-    Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Family, Op, OpenOptions,
-    Outcome, OwnedValue, RowSource, SettleReport, SettleWait, StatementTexts, StmtId, Value,
+    Connection, Dialect, Engine, EngineConfig, EngineError, EngineInfo, EngineKind, ErrorKind,
+    Family, Op, OpenOptions, Outcome, OwnedValue, RowSource, SettleReport, SettleWait, SpecError,
+    StatementTexts, StmtId, Value,
 };
 use dbdelta_model::{Location, TargetSpec};
 use rusqlite::ffi::ErrorCode;
@@ -34,18 +35,50 @@ pub struct SqliteEngine {
     prepared: bool,
 }
 
-impl SqliteEngine {
-    /// Opens the target: its file is `<scratch>/<name>.db` unless the spec gives a path.
-    /// Every parameter must be a PRAGMA name; each is applied once here to validate it.
-    pub fn open(
-        spec: &TargetSpec,
-        scratch: &Path,
-        opts: &OpenOptions,
-    ) -> Result<Self, EngineError> {
-        let prepared = opts.prepared;
-        let path = match &spec.location {
-            Location::Default => scratch.join(format!("{}.db", spec.name)),
-            Location::Path { path } => path.clone(),
+/// The `sqlite` engine kind: a file target, its parameters PRAGMAs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SqliteKind;
+
+impl EngineKind for SqliteKind {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn configure(&self, spec: &TargetSpec) -> Result<Box<dyn EngineConfig>, SpecError> {
+        if matches!(spec.location, Location::Url { .. }) {
+            return Err(SpecError::Shape(format!(
+                "--target {}: sqlite takes a file path (sqlite:/path/file.db), not a URL",
+                spec.name
+            )));
+        }
+        Ok(Box::new(SqliteConfig::from_spec(spec)?))
+    }
+
+    /// Statements run on the caller's thread.
+    fn thread_per_connection(&self) -> bool {
+        true
+    }
+}
+
+/// A validated `sqlite` target: where its file is and the PRAGMAs every connection applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqliteConfig {
+    /// The target's name (`<scratch>/<name>.db` by default, and in messages).
+    pub name: String,
+    /// The file the spec gives; `None` = `<scratch>/<name>.db`, created by dbdelta.
+    pub file: Option<PathBuf>,
+    /// PRAGMA name and value pairs, in the spec's order.
+    pub pragmas: Vec<(String, String)>,
+}
+
+impl SqliteConfig {
+    /// Checks a target before anything runs: PRAGMA syntax, names and values (applied to a
+    /// throwaway database and read back, since SQLite ignores values it does not know), and
+    /// that the directory of a given file exists (dbdelta creates none outside its own).
+    pub fn from_spec(spec: &TargetSpec) -> Result<Self, EngineError> {
+        let file = match &spec.location {
+            Location::Default => None,
+            Location::Path { path } => Some(path.clone()),
             Location::Url { .. } => {
                 return Err(EngineError::config(format!(
                     "target '{}': sqlite takes a file path (sqlite:/path/file.db), not a URL",
@@ -53,26 +86,6 @@ impl SqliteEngine {
                 )))
             }
         };
-        Self::check_spec(spec)?;
-        if let (Location::Default, Some(dir)) = (&spec.location, path.parent()) {
-            // The scratch area is dbdelta's own.
-            std::fs::create_dir_all(dir).map_err(|e| {
-                EngineError::config(format!("cannot create {}: {e}", dir.display()))
-            })?;
-        }
-        let engine = SqliteEngine {
-            path,
-            pragmas: spec.params.clone(),
-            prepared,
-        };
-        engine.check_pragmas(&spec.name)?;
-        Ok(engine)
-    }
-
-    /// Checks a target before anything runs: PRAGMA syntax, names and values (applied to a
-    /// throwaway database and read back, since SQLite ignores values it does not know), and
-    /// that the directory of a given file exists (dbdelta creates none outside its own).
-    pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
         for (k, v) in &spec.params {
             if !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 || !v
@@ -85,15 +98,17 @@ impl SqliteEngine {
                 )));
             }
         }
-        if let Location::Path { path } = &spec.location {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                if !dir.is_dir() {
-                    return Err(EngineError::config(format!(
-                        "target '{}': the directory {} does not exist: create it first or give another path",
-                        spec.name,
-                        dir.display()
-                    )));
-                }
+        if let Some(dir) = file
+            .as_deref()
+            .and_then(Path::parent)
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            if !dir.is_dir() {
+                return Err(EngineError::config(format!(
+                    "target '{}': the directory {} does not exist: create it first or give another path",
+                    spec.name,
+                    dir.display()
+                )));
             }
         }
         // One probe directory per check: targets are checked from several threads at once.
@@ -113,7 +128,72 @@ impl SqliteEngine {
         };
         let checked = probe.check_pragmas(&spec.name);
         let _ = std::fs::remove_dir_all(&scratch);
-        checked
+        checked?;
+        Ok(SqliteConfig {
+            name: spec.name.clone(),
+            file,
+            pragmas: spec.params.clone(),
+        })
+    }
+
+    /// Opens the target: its file is `<scratch>/<name>.db` unless the spec gives a path.
+    /// Each PRAGMA is applied once here, on the real file, to validate it.
+    pub fn open_sqlite(
+        &self,
+        scratch: &Path,
+        opts: &OpenOptions,
+    ) -> Result<SqliteEngine, EngineError> {
+        let path = match &self.file {
+            Some(p) => p.clone(),
+            None => {
+                let path = scratch.join(format!("{}.db", self.name));
+                if let Some(dir) = path.parent() {
+                    // The scratch area is dbdelta's own.
+                    std::fs::create_dir_all(dir).map_err(|e| {
+                        EngineError::config(format!("cannot create {}: {e}", dir.display()))
+                    })?;
+                }
+                path
+            }
+        };
+        let engine = SqliteEngine {
+            path,
+            pragmas: self.pragmas.clone(),
+            prepared: opts.prepared,
+        };
+        engine.check_pragmas(&self.name)?;
+        Ok(engine)
+    }
+}
+
+impl EngineConfig for SqliteConfig {
+    fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(self.open_sqlite(scratch, opts)?))
+    }
+
+    /// The given file's directory, else the run's.
+    fn data_parent(&self, runs: &Path) -> Option<PathBuf> {
+        match &self.file {
+            Some(path) => path.parent().map(Path::to_path_buf),
+            None => Some(runs.to_path_buf()),
+        }
+    }
+}
+
+impl SqliteEngine {
+    /// Opens a target from its spec ([`SqliteConfig::from_spec`], then
+    /// [`SqliteConfig::open_sqlite`]).
+    pub fn open(
+        spec: &TargetSpec,
+        scratch: &Path,
+        opts: &OpenOptions,
+    ) -> Result<Self, EngineError> {
+        SqliteConfig::from_spec(spec)?.open_sqlite(scratch, opts)
+    }
+
+    /// Checks a target before anything runs ([`SqliteConfig::from_spec`]).
+    pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
+        SqliteConfig::from_spec(spec).map(|_| ())
     }
 
     /// Every PRAGMA is one SQLite knows, and reads back as given.
@@ -133,13 +213,10 @@ impl SqliteEngine {
                     "target '{target}': '{k}' is not an SQLite PRAGMA (see https://sqlite.org/pragma.html)"
                 )));
             }
-            crate::pragma::check_took_effect(&conn, k, v).map_err(|why| {
-                EngineError::with_source(
-                    ErrorKind::Config,
-                    format!("target '{target}': {why}"),
-                    why,
-                )
-            })?;
+            // The message carries the reason whole; as a source too, error chains would
+            // print it twice.
+            crate::pragma::check_took_effect(&conn, k, v)
+                .map_err(|why| EngineError::config(format!("target '{target}': {why}")))?;
         }
         Ok(())
     }

@@ -498,3 +498,7 @@ pub trait Engine: Send + Sync {
         true
     }
 }
+
+// Engine kinds and their typed configurations (kept apart from the module list above).
+pub mod kind;
+pub use kind::{check_server, server_data_parent, EngineConfig, EngineKind, SpecError};

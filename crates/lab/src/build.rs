@@ -3,7 +3,11 @@
 //! `postgres:<build>/bin` target once built (or found in the cache).
 
 use crate::error::{input, LabError};
+use crate::plan::Target;
 use crate::progress::{BuildEvent, LabProgress};
+use dbdelta_engine::{
+    Engine, EngineConfig, EngineError, EngineKind, ErrorKind, OpenOptions, SpecError,
+};
 use dbdelta_model::{Location, TargetSpec};
 use dbdelta_source_build::driver::Event;
 use dbdelta_source_build::{
@@ -70,6 +74,56 @@ pub fn check_pgo(recipe: &Recipe, flag: &str) -> Result<(), LabError> {
     Ok(())
 }
 
+/// The `postgres-build` engine kind: PostgreSQL built from source. The lab builds it (or
+/// finds it in the cache) before the run starts ([`materialize`]), and it becomes an
+/// ordinary `postgres:` target.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PostgresBuildKind;
+
+impl EngineKind for PostgresBuildKind {
+    fn name(&self) -> &'static str {
+        BUILD_ENGINE
+    }
+
+    fn configure(&self, spec: &TargetSpec) -> Result<Box<dyn EngineConfig>, SpecError> {
+        check(spec).map_err(|e| match e {
+            LabError::Target(e) => SpecError::Engine(e),
+            other => SpecError::Shape(other.to_string()),
+        })?;
+        Ok(Box::new(PostgresBuildConfig { spec: spec.clone() }))
+    }
+
+    /// It is a postgres target once built.
+    fn thread_per_connection(&self) -> bool {
+        false
+    }
+}
+
+/// A validated `postgres-build:` target: its build and server settings, split again when
+/// built (the split is cheap; the build is cached).
+#[derive(Debug, Clone)]
+struct PostgresBuildConfig {
+    spec: TargetSpec,
+}
+
+impl EngineConfig for PostgresBuildConfig {
+    /// Builds (a cache hit once [`materialize`] ran) and opens the server it becomes.
+    fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
+        let failed = |e: LabError| {
+            let message = format!("target '{}': {e}", self.spec.name);
+            EngineError::with_source(ErrorKind::Config, message, e)
+        };
+        let b = split(&self.spec).map_err(failed)?;
+        let built = build(&b.source, &b.recipe, None, None, &mut |_| {}).map_err(failed)?;
+        dbdelta_engine_postgres::PostgresConfig::from_spec(&server_spec(&self.spec, built.bin, &b))
+            .map_err(|e| match e {
+                SpecError::Engine(e) => e,
+                shape => EngineError::config(shape.to_string()),
+            })?
+            .open(scratch, opts)
+    }
+}
+
 /// Cheap validation of a `postgres-build:` target before anything runs (exit 2 on error).
 pub fn check(t: &TargetSpec) -> Result<(), LabError> {
     let b = split(t)?;
@@ -98,7 +152,7 @@ fn server_spec(t: &TargetSpec, bin: PathBuf, b: &BuildTarget) -> TargetSpec {
 
 /// Builds every `postgres-build:` target (a cache hit is instant) and turns it into the
 /// managed `postgres:<build>/bin` target with the same name and server settings.
-pub fn materialize(targets: &mut [TargetSpec], progress: &dyn LabProgress) -> Result<(), LabError> {
+pub fn materialize(targets: &mut [Target], progress: &dyn LabProgress) -> Result<(), LabError> {
     for t in targets.iter_mut().filter(|t| t.engine == BUILD_ENGINE) {
         let b = split(t)?;
         let built =
@@ -113,7 +167,10 @@ pub fn materialize(targets: &mut [TargetSpec], progress: &dyn LabProgress) -> Re
             t.name,
             built.bin.display()
         ));
-        *t = server_spec(t, built.bin, &b);
+        *t = Target::configure(
+            &dbdelta_engine_postgres::PostgresKind,
+            &server_spec(t, built.bin, &b),
+        )?;
     }
     Ok(())
 }

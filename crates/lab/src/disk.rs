@@ -1,8 +1,8 @@
 //! Refusing, before anything starts, a load that cannot fit on the disk that would hold it.
 
 use crate::error::{input, LabError};
+use crate::plan::Target;
 use crate::plan::{OutDir, RunPlan};
-use dbdelta_model::{Location, TargetSpec};
 use std::path::{Path, PathBuf};
 
 /// Bytes one sysbench row takes on disk with its two indexes, rounded up. Measured on SQLite:
@@ -52,20 +52,14 @@ fn gb(bytes: u64) -> String {
     format!("{:.1}", bytes as f64 / 1e9)
 }
 
-/// Where a target's data would live on this machine; `None` for external servers and the
-/// mock engine, whose data is not on a local disk of ours.
-fn data_dir(t: &TargetSpec, out: &OutDir) -> Option<PathBuf> {
+/// Where a target's data would live on this machine, as its engine says; `None` for
+/// external servers and the mock engine, whose data is not on a local disk of ours.
+fn data_dir(t: &Target, out: &OutDir) -> Option<PathBuf> {
     let run_parent = match out {
         OutDir::Exact(p) => p.parent().map(Path::to_path_buf).unwrap_or_default(),
         OutDir::Under(p) => p.clone(),
     };
-    match (t.engine.as_str(), &t.location) {
-        ("sqlite", Location::Path { path }) => path.parent().map(Path::to_path_buf),
-        ("sqlite" | "postgres" | "mysql", Location::Default | Location::Path { .. }) => {
-            Some(run_parent)
-        }
-        _ => None,
-    }
+    t.config().data_parent(&run_parent)
 }
 
 /// Free bytes for an unprivileged writer on the filesystem of `dir` (or its nearest

@@ -42,7 +42,7 @@ impl<P: LabProgress + 'static> Lab<P> {
             || plan
                 .targets
                 .iter()
-                .any(crate::registry::thread_per_connection)
+                .any(crate::plan::Target::thread_per_connection)
         {
             crate::capacity::ensure_threads(u64::from(most))?;
         }

@@ -2,12 +2,14 @@
 //! config file and target specs. The lab reads nothing else (ripgrep's low-args →
 //! high-args: after resolving, no flag is read again).
 
-use dbdelta_engine::OpenOptions;
+use crate::error::LabError;
+use dbdelta_engine::{Engine, EngineConfig, EngineError, EngineKind, OpenOptions, SpecError};
 use dbdelta_model::{IbenchOptions, RunOptions, TargetSpec, ToolInfo};
 use dbdelta_profile::ProfileSettings;
 use dbdelta_workload::queryset::QuerySet;
 use dbdelta_workload::Suite;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Everything a run needs, validated.
 #[derive(Debug)]
@@ -16,8 +18,8 @@ pub struct RunPlan {
     pub options: RunOptions,
     /// The suite.
     pub suite: Suite,
-    /// Targets in column order.
-    pub targets: Vec<TargetSpec>,
+    /// Targets in column order, each with its engine's configuration (checked once).
+    pub targets: Vec<Target>,
     /// The base target's name.
     pub base: String,
     /// How engines are opened.
@@ -43,6 +45,65 @@ pub struct RunPlan {
     pub command: Vec<String>,
     /// The dbdelta that runs (for run.json).
     pub tool: ToolInfo,
+}
+
+/// A target of the plan: its spec as given and its kind's validated configuration, which
+/// provisioning opens. Derefs to the spec, which most of the lab reads (name, engine,
+/// location).
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The target as given (after a `postgres-build:` target is built, the `postgres:`
+    /// target it became).
+    pub spec: TargetSpec,
+    kind: &'static dyn EngineKind,
+    config: Arc<dyn EngineConfig>,
+}
+
+impl std::ops::Deref for Target {
+    type Target = TargetSpec;
+    fn deref(&self) -> &TargetSpec {
+        &self.spec
+    }
+}
+
+impl Target {
+    /// Configures `spec` (whose engine is `kind`) once: the kind's checks, and the typed
+    /// configuration provisioning opens. A spec of the wrong shape is an input error worded
+    /// as the command line's; an engine's refusal keeps the engine's error as its source.
+    pub fn configure(kind: &'static dyn EngineKind, spec: &TargetSpec) -> Result<Self, LabError> {
+        let config = kind.configure(spec).map_err(|e| match e {
+            SpecError::Shape(message) => LabError::Input(message),
+            SpecError::Engine(e) => LabError::Target(e),
+        })?;
+        Ok(Target {
+            spec: spec.clone(),
+            kind,
+            config: Arc::from(config),
+        })
+    }
+
+    /// The target's engine kind.
+    pub fn kind(&self) -> &'static dyn EngineKind {
+        self.kind
+    }
+
+    /// The configuration its kind checked.
+    pub fn config(&self) -> &dyn EngineConfig {
+        &*self.config
+    }
+
+    /// Engines whose connections each need a thread of their own (no session form):
+    /// embedded engines run statements on the caller's thread, and ClickHouse's HTTP
+    /// connections are blocking request/response pairs.
+    pub fn thread_per_connection(&self) -> bool {
+        self.kind.thread_per_connection()
+    }
+
+    /// Provisions the target from its configuration: opens the file, starts the managed
+    /// server or connects.
+    pub fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
+        self.config.open(scratch, opts)
+    }
 }
 
 /// A query-set suite and how often each query runs.

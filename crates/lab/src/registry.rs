@@ -1,104 +1,48 @@
-//! The engines the lab knows: name → validation and opening. Only the lab knows every
-//! concrete engine; the runner sees the `Engine` trait.
+//! The engines the lab knows: one table of engine kinds, each line naming the kind a crate
+//! implements. A target spec is configured once, when the plan is checked; provisioning
+//! opens from that configuration. Only the lab knows every concrete engine; the runner sees
+//! the `Engine` trait.
 
 use crate::error::{input, LabError};
-use dbdelta_engine::{Connection, Engine, EngineError, OpenOptions};
-use dbdelta_engine_mock::{MockConfig, MockEngine};
-use dbdelta_engine_rocksdb::RocksdbEngine;
-use dbdelta_engine_sqlite::SqliteEngine;
-use dbdelta_model::{Location, TargetSpec};
-use std::path::Path;
+pub use crate::plan::Target;
+use dbdelta_engine::{Connection, Engine, EngineError, EngineKind, OpenOptions};
+use dbdelta_model::TargetSpec;
 
-/// Engine names, for error messages.
-pub const KNOWN: &[&str] = &[
-    "sqlite",
-    "postgres",
-    "postgres-build",
-    "mysql",
-    "rocksdb",
-    "clickhouse",
-    "chdb",
-    "mock",
+/// Every engine kind, in the order error messages list them. Adding an engine: its crate
+/// (implementing `EngineKind` and `EngineConfig`), its dependency, and one line here.
+pub static KINDS: &[&dyn EngineKind] = &[
+    &dbdelta_engine_sqlite::SqliteKind,
+    &dbdelta_engine_postgres::PostgresKind,
+    &crate::build::PostgresBuildKind,
+    &dbdelta_engine_mysql::MysqlKind,
+    &dbdelta_engine_rocksdb::RocksdbKind,
+    &dbdelta_engine_clickhouse::ClickhouseKind,
+    &dbdelta_engine_clickhouse::ChdbKind,
+    &dbdelta_engine_mock::MockKind,
 ];
 
-/// Engines that only run query-set suites: analytic SQL, no OLTP statements.
-pub const ANALYTIC: &[&str] = &["clickhouse", "chdb"];
-
-/// Cheap validation before anything runs: known engine, well-formed parameters.
-pub fn check(t: &TargetSpec) -> Result<(), LabError> {
-    match t.engine.as_str() {
-        "sqlite" => {
-            if matches!(t.location, Location::Url { .. }) {
-                return Err(input!(
-                    "--target {}: sqlite takes a file path (sqlite:/path/file.db), not a URL",
-                    t.name
-                ));
-            }
-            SqliteEngine::check_spec(t).map_err(LabError::Target)
-        }
-        "rocksdb" => RocksdbEngine::check_spec(t)
-            .map(|_| ())
-            .map_err(LabError::Target),
-        "mock" => MockConfig::from_spec(t)
-            .map(|_| ())
-            .map_err(LabError::Target),
-        crate::build::BUILD_ENGINE => crate::build::check(t),
-        "clickhouse" => dbdelta_engine_clickhouse::check_spec(t).map_err(LabError::Target),
-        "chdb" => dbdelta_engine_clickhouse::ChdbEngine::check_spec(t)
-            .map(|_| ())
-            .map_err(LabError::Target),
-        "postgres" | "mysql" => {
-            // net=…: valid, on a managed target, and buildable here (root, ip, tc, netem).
-            dbdelta_engine::netns::check_spec(t).map_err(LabError::Target)?;
-            check_server(t)
-        }
-        other => Err(input!(
-            "--target {}: unknown engine '{other}': known engines are {}",
-            t.name,
-            KNOWN.join(", ")
-        )),
-    }
+/// Engine names, for error messages.
+pub fn known() -> Vec<&'static str> {
+    KINDS.iter().map(|k| k.name()).collect()
 }
 
-/// [`check`] of a postgres or mysql target.
-fn check_server(t: &TargetSpec) -> Result<(), LabError> {
-    match &t.location {
-        Location::Default => Err(input!(
-            "--target {}: {} needs a bin/base directory (managed, e.g. {}:/usr/lib/postgresql/15/bin) or a URL (external, e.g. {}://user@host:port/db)",
-            t.name, t.engine, t.engine, t.engine
-        )),
-        Location::Path { path } if !path.is_dir() => Err(input!(
-            "--target {}: {} is not a directory: point at the server's bin (postgres) or base (mysql) directory",
-            t.name,
-            path.display()
-        )),
-        _ if t.engine == "mysql" => {
-            dbdelta_engine_mysql::check_spec(t).map_err(LabError::Target)
-        }
-        _ => dbdelta_engine_postgres::check_spec(t).map_err(LabError::Target),
-    }
+/// The kind of an engine name.
+pub fn kind(name: &str) -> Option<&'static dyn EngineKind> {
+    KINDS.iter().copied().find(|k| k.name() == name)
 }
 
-/// Provisions a target: opens the file, starts the managed server or connects.
-pub fn open(
-    t: &TargetSpec,
-    scratch: &Path,
-    opts: &OpenOptions,
-) -> Result<Box<dyn Engine>, EngineError> {
-    Ok(match t.engine.as_str() {
-        "sqlite" => Box::new(SqliteEngine::open(t, scratch, opts)?),
-        "rocksdb" => Box::new(RocksdbEngine::open(t, scratch, opts)?),
-        "mock" => Box::new(MockEngine::new(MockConfig::from_spec(t)?)),
-        "postgres" => Box::new(dbdelta_engine_postgres::open(t, scratch, opts)?),
-        "mysql" => Box::new(dbdelta_engine_mysql::open(t, scratch, opts)?),
-        "clickhouse" | "chdb" => dbdelta_engine_clickhouse::open(t, scratch, opts)?,
-        other => {
-            return Err(EngineError::config(format!(
-                "unknown engine '{other}': known engines are {}",
-                KNOWN.join(", ")
-            )))
-        }
-    })
+/// Validation before anything runs: a known engine, a well-formed spec. The typed
+/// configuration is kept in the returned target, which the plan carries.
+pub fn check(t: &TargetSpec) -> Result<Target, LabError> {
+    let Some(kind) = kind(&t.engine) else {
+        return Err(input!(
+            "--target {}: unknown engine '{}': known engines are {}",
+            t.name,
+            t.engine,
+            known().join(", ")
+        ));
+    };
+    Target::configure(kind, t)
 }
 
 /// A connection to the PostgreSQL server of a `--store postgres://…` results history,
@@ -108,20 +52,10 @@ pub fn history_connection(t: &TargetSpec) -> Result<Box<dyn Connection>, EngineE
     engine.connect()
 }
 
-/// Engines whose connections each need a thread of their own (no session form): embedded
-/// engines run statements on the caller's thread, and ClickHouse's HTTP connections are
-/// blocking request/response pairs.
-pub fn thread_per_connection(t: &TargetSpec) -> bool {
-    matches!(
-        t.engine.as_str(),
-        "sqlite" | "rocksdb" | "mock" | "clickhouse" | "chdb"
-    )
-}
-
 /// Refuses a target whose engine cannot run `suite`: ClickHouse (server or chDB) runs
 /// query-set suites only, not the OLTP suites built into dbdelta.
-pub fn check_suite(t: &TargetSpec, suite: &str) -> Result<(), LabError> {
-    if ANALYTIC.contains(&t.engine.as_str()) {
+pub fn check_suite(t: &Target, suite: &str) -> Result<(), LabError> {
+    if t.kind().analytic_only() {
         return Err(input!(
             "--target {}: {} is an analytic engine and cannot run the {suite} suite (its OLTP statements: \
              single-row updates, transactions, auto-increment keys); run a query-set suite on it \
@@ -131,4 +65,80 @@ pub fn check_suite(t: &TargetSpec, suite: &str) -> Result<(), LabError> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(keep: impl Fn(&dyn EngineKind) -> bool) -> Vec<&'static str> {
+        KINDS
+            .iter()
+            .filter(|k| keep(**k))
+            .map(|k| k.name())
+            .collect()
+    }
+
+    #[test]
+    fn the_table_lists_each_kind_once_with_its_facts() {
+        assert_eq!(
+            known(),
+            [
+                "sqlite",
+                "postgres",
+                "postgres-build",
+                "mysql",
+                "rocksdb",
+                "clickhouse",
+                "chdb",
+                "mock"
+            ]
+        );
+        assert_eq!(
+            names(|k| k.thread_per_connection()),
+            ["sqlite", "rocksdb", "clickhouse", "chdb", "mock"]
+        );
+        assert_eq!(names(|k| k.analytic_only()), ["clickhouse", "chdb"]);
+    }
+
+    #[test]
+    fn specs_are_configured_once_with_the_messages_of_the_check() {
+        let t = TargetSpec::parse("x=nosuch").unwrap();
+        let e = check(&t).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--target x: unknown engine 'nosuch': known engines are sqlite, "),
+            "{e}"
+        );
+        let t = TargetSpec::parse("l=sqlite://h/db").unwrap();
+        assert_eq!(
+            check(&t).unwrap_err().to_string(),
+            "--target l: sqlite takes a file path (sqlite:/path/file.db), not a URL"
+        );
+        let t = TargetSpec::parse("p=postgres").unwrap();
+        assert!(check(&t)
+            .unwrap_err()
+            .to_string()
+            .starts_with("--target p: postgres needs a bin/base directory"));
+        let t = check(&TargetSpec::parse("m=mock?latency=0").unwrap()).unwrap();
+        assert_eq!((t.kind().name(), t.thread_per_connection()), ("mock", true));
+        let dir = std::env::temp_dir();
+        let engine = t.open(&dir, &OpenOptions::default()).unwrap();
+        assert!(engine.connect().is_ok());
+        let runs = std::path::Path::new("/runs");
+        let data = |spec: &str| {
+            check(&TargetSpec::parse(spec).unwrap())
+                .unwrap()
+                .config()
+                .data_parent(runs)
+        };
+        assert_eq!(data("l=sqlite"), Some(runs.to_path_buf()));
+        assert_eq!(data("l=sqlite:/tmp/x.db"), Some("/tmp".into()));
+        assert_eq!(data("p=postgres://u@127.0.0.1:5432/db"), None);
+        assert_eq!(data("m=mock"), None);
+        let c = check(&TargetSpec::parse("c=chdb").unwrap()).unwrap();
+        assert!(check_suite(&c, "sysbench")
+            .unwrap_err()
+            .to_string()
+            .contains("analytic engine"));
+    }
 }

@@ -11,7 +11,7 @@ use crate::target::{
     copy_server_log, keep_result, manifest_entry, outcome_problem, provision, retire,
 };
 use dbdelta_engine::Engine;
-use dbdelta_model::{RunManifest, TargetSpec};
+use dbdelta_model::RunManifest;
 use dbdelta_runner::{StopFlag, TargetOutcome};
 use dbdelta_workload::{Action, SuiteItem};
 
@@ -37,7 +37,7 @@ pub(crate) struct Bench<'a> {
 /// Provisions and runs one target. `Ok(Some(msg))` when the target could not run at all.
 pub(crate) fn run_one_target(
     b: &Bench<'_>,
-    spec: &TargetSpec,
+    spec: &crate::plan::Target,
     manifest: &mut RunManifest,
     rep: Repeat<'_>,
 ) -> Result<Option<String>, LabError> {

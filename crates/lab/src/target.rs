@@ -41,7 +41,7 @@ pub(crate) fn outcome_problem(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn provision(
     plan: &RunPlan,
-    spec: &TargetSpec,
+    spec: &crate::plan::Target,
     reused: Option<Box<dyn Engine>>,
     scratch: &Path,
     tdir: &Path,
@@ -52,7 +52,7 @@ pub(crate) fn provision(
     let entry_idx = manifest_entry(manifest, &spec.name)?;
     let opened = match reused {
         Some(e) => Ok(e),
-        None => crate::registry::open(spec, scratch, &plan.open),
+        None => spec.open(scratch, &plan.open),
     };
     let mut engine: Box<dyn Engine> = match opened {
         Ok(e) => e,

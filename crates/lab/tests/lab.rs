@@ -68,7 +68,7 @@ fn plan(targets: &[&str], run: &Path) -> RunPlan {
         suite: Suite::load("sysbench").unwrap(),
         targets: targets
             .iter()
-            .map(|t| TargetSpec::parse(t).unwrap())
+            .map(|t| dbdelta_lab::registry::check(&TargetSpec::parse(t).unwrap()).unwrap())
             .collect(),
         base: "a".into(),
         open: OpenOptions::default(),

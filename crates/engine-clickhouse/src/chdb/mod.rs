@@ -12,9 +12,9 @@ pub(crate) mod ffi;
 
 use crate::{sql, tsv};
 use dbdelta_engine::{
-    text, Connection, Dialect, Engine, EngineError, EngineInfo, ErrorKind, Op, OpenOptions,
-    Outcome, Rows, SessionParts, SettleReport, SettleWait, StatementTexts, StmtId, TableSize,
-    Value,
+    text, Connection, Dialect, Engine, EngineConfig, EngineError, EngineInfo, EngineKind,
+    ErrorKind, Op, OpenOptions, Outcome, Rows, SessionParts, SettleReport, SettleWait, SpecError,
+    StatementTexts, StmtId, TableSize, Value,
 };
 use dbdelta_kit::params::config_err;
 use dbdelta_kit::quote;
@@ -214,21 +214,81 @@ impl std::fmt::Debug for ChdbEngine {
     }
 }
 
+/// The `chdb` engine kind: ClickHouse embedded through chDB's library.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChdbKind;
+
+impl EngineKind for ChdbKind {
+    fn name(&self) -> &'static str {
+        "chdb"
+    }
+
+    fn configure(&self, spec: &TargetSpec) -> Result<Box<dyn EngineConfig>, SpecError> {
+        Ok(Box::new(ChdbConfig::from_spec(spec)?))
+    }
+
+    /// Queries run on the caller's thread.
+    fn thread_per_connection(&self) -> bool {
+        true
+    }
+
+    /// ClickHouse has no single-row updates, transactions or auto-increment keys.
+    fn analytic_only(&self) -> bool {
+        true
+    }
+}
+
+/// A validated `chdb` target: its spec (name and directory) and the libraries to load.
+#[derive(Debug, Clone)]
+pub struct ChdbConfig {
+    /// The target as given (its name and directory are used when opening).
+    pub spec: TargetSpec,
+    /// The libraries and options read from it.
+    pub options: ChdbOptions,
+}
+
+impl ChdbConfig {
+    /// Reads a target spec without loading anything ([`ChdbOptions::from_spec`]).
+    pub fn from_spec(spec: &TargetSpec) -> Result<Self, EngineError> {
+        Ok(ChdbConfig {
+            spec: spec.clone(),
+            options: ChdbOptions::from_spec(spec)?,
+        })
+    }
+}
+
+impl EngineConfig for ChdbConfig {
+    fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(ChdbEngine::open_config(self, scratch, opts)?))
+    }
+}
+
 impl ChdbEngine {
     /// Validates a target without loading chDB.
     pub fn check_spec(spec: &TargetSpec) -> Result<ChdbOptions, EngineError> {
         ChdbOptions::from_spec(spec)
     }
 
-    /// Opens the target: `<scratch>/<name>.chdb` unless the spec gives a directory. An
-    /// existing non-empty directory dbdelta did not create is refused unless the user owns
-    /// it (`--i-own-this-database`).
+    /// Opens a target from its spec ([`ChdbConfig::from_spec`], then
+    /// [`ChdbEngine::open_config`]).
     pub fn open(
         spec: &TargetSpec,
         scratch: &Path,
         opts: &OpenOptions,
     ) -> Result<Self, EngineError> {
-        let options = ChdbOptions::from_spec(spec)?;
+        Self::open_config(&ChdbConfig::from_spec(spec)?, scratch, opts)
+    }
+
+    /// Opens the target: `<scratch>/<name>.chdb` unless the spec gives a directory. An
+    /// existing non-empty directory dbdelta did not create is refused unless the user owns
+    /// it (`--i-own-this-database`).
+    pub fn open_config(
+        cfg: &ChdbConfig,
+        scratch: &Path,
+        opts: &OpenOptions,
+    ) -> Result<Self, EngineError> {
+        let spec = &cfg.spec;
+        let options = cfg.options.clone();
         let Some(lib) = options.lib.clone() else {
             return Err(config_err(
                 spec,
