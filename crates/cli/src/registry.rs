@@ -51,7 +51,7 @@ pub fn check(t: &TargetSpec) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("--target: {e}")),
         "postgres" | "mysql" => {
             // net=…: valid, on a managed target, and buildable here (root, ip, tc, netem).
-            dbdelta_engine::netns::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
+            dbdelta_kit::netns::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
             check_server(t)
         }
         other => bail!(

@@ -71,7 +71,7 @@ pub(crate) struct TlsClient {
 
 /// A socket timeout while connecting becomes [`ClientError::Timeout`]; other errors stay.
 fn timed_out(e: io::Error, limit: Duration, phase: &str) -> ClientError {
-    if dbdelta_engine::net::is_timeout(&e) {
+    if dbdelta_kit::net::is_timeout(&e) {
         ClientError::Timeout {
             reason: format!(
                 "connect timeout: no answer within {:.1} s {phase} (raise --connect-timeout if the server is slow)",
@@ -109,10 +109,10 @@ impl RawConn {
         let deadline = Instant::now() + timeout;
         let stream = match &p.addr {
             Addr::Tcp(host, port) => {
-                let s = dbdelta_engine::net::connect_tcp(host, *port, source, timeout)
+                let s = dbdelta_kit::net::connect_tcp(host, *port, source, timeout)
                     .map_err(|e| timed_out(e, timeout, "connecting"))?;
                 // Writes are small and rare here; one bound of the whole timeout each.
-                dbdelta_engine::net::handshake_deadline(&s, Some(timeout))?;
+                dbdelta_kit::net::handshake_deadline(&s, Some(timeout))?;
                 Stream::Tcp(s)
             }
             Addr::Unix(path) => {
@@ -195,7 +195,7 @@ impl RawConn {
             self.wire
                 .start_tls(Arc::clone(&tls.config), tls.name.clone())
                 .map_err(|e| {
-                    if dbdelta_engine::net::is_timeout(&e) {
+                    if dbdelta_kit::net::is_timeout(&e) {
                         return ClientError::Io(e);
                     }
                     ClientError::Tls {

@@ -173,7 +173,7 @@ impl MysqlEngine {
         };
         // net=…: the server runs behind an emulated link (TLS still names 127.0.0.1, which
         // its certificate is for).
-        let link = dbdelta_engine::netns::Link::for_spec(spec)?;
+        let link = dbdelta_kit::netns::Link::for_spec(spec)?;
         let (server, _) =
             managed::start(target, basedir, &settings, scratch, &opts.database, link)?;
         let params = ConnectParams {
@@ -271,7 +271,7 @@ fn server_settings(spec: &TargetSpec) -> Vec<(String, String)> {
             !binlog::is_param(k)
                 && !auth::is_param(k)
                 && !tls::is_client_param(k)
-                && !dbdelta_engine::netns::is_param(k)
+                && !dbdelta_kit::netns::is_param(k)
         })
         .cloned()
         .collect()

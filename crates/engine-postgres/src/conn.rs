@@ -52,7 +52,7 @@ pub(crate) type TlsOpt = Option<Arc<()>>;
 #[cfg(feature = "tls")]
 pub(crate) fn tls_optional(tls: &TlsOpt) -> bool {
     tls.as_ref()
-        .is_some_and(|t| t.mode == dbdelta_engine::tls::TlsMode::Prefer)
+        .is_some_and(|t| t.mode == dbdelta_kit::tls::TlsMode::Prefer)
 }
 
 /// True when TLS is only preferred (never in a build without TLS).

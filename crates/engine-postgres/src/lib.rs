@@ -41,11 +41,11 @@ pub use conn::PgConnection;
 pub use session::PgSession;
 
 use conn::{connect, connect_with, ConnParams, TlsOpt};
-use dbdelta_engine::tls::{TlsMode, PG_MODES};
 use dbdelta_engine::{
     ConnectOptions, Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo,
     ErrorKind, OpenOptions, SettleReport, SettleWait, StatsConnection,
 };
+use dbdelta_kit::tls::{TlsMode, PG_MODES};
 use dbdelta_model::{Location, TargetSpec};
 use managed::Managed;
 use std::collections::BTreeMap;
@@ -107,7 +107,7 @@ pub fn open(
                             spec.name
                         )));
                     };
-                    let owner = dbdelta_engine::server::service_user()?;
+                    let owner = dbdelta_kit::server::service_user()?;
                     let bouncer =
                         pgbouncer::start(spec, b, scratch, *port, managed::SUPERUSER, owner)?;
                     let mut bench = params.clone();

@@ -7,12 +7,12 @@
 //! main thread).
 
 use crate::conn::{connect, Addr, ConnParams, TlsOpt};
-use dbdelta_engine::netns::{self, Link};
-use dbdelta_engine::server::{
+use dbdelta_engine::{Connection, EngineError, ErrorKind, OpenOptions};
+use dbdelta_kit::netns::{self, Link};
+use dbdelta_kit::server::{
     chown_tree, free_loopback_port, log_tail, port_in_use, prepare_command, prepare_command_in,
     service_user, ServerProcess, SERVICE_USER,
 };
-use dbdelta_engine::{Connection, EngineError, ErrorKind, OpenOptions};
 use dbdelta_model::TargetSpec;
 use std::fs;
 use std::io::Write;

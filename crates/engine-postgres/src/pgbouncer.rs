@@ -6,8 +6,8 @@
 //! under the same start, stop and orphan rules as the server, listens on 127.0.0.1 only, and
 //! inherits dbdelta's raised open-file limit, so it can hold tens of thousands of clients.
 
-use dbdelta_engine::server::{free_loopback_port, log_tail, prepare_command, ServerProcess};
 use dbdelta_engine::EngineError;
+use dbdelta_kit::server::{free_loopback_port, log_tail, prepare_command, ServerProcess};
 use dbdelta_model::TargetSpec;
 use std::fmt::Write as _;
 use std::fs;
@@ -225,7 +225,7 @@ pub(crate) fn start(
     fs::write(&conf, ini).map_err(|e| err(format!("cannot write {}: {e}", conf.display())))?;
     fs::write(dir.join("userlist.txt"), format!("\"{user}\" \"\"\n"))
         .map_err(|e| err(format!("cannot write the userlist: {e}")))?;
-    dbdelta_engine::server::chown_tree(&dir, owner)?;
+    dbdelta_kit::server::chown_tree(&dir, owner)?;
     let version = Command::new(&b.bin)
         .arg("--version")
         .output()

@@ -9,6 +9,8 @@
 #![deny(missing_docs)]
 
 pub mod addr;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod net;
 pub mod netns;
 pub mod params;
