@@ -607,10 +607,10 @@ impl Connection for PgConnection {
         &mut self,
         table: &str,
     ) -> Result<Option<dbdelta_engine::TableSize>, EngineError> {
-        let lit = table.replace('\'', "''");
+        let lit = dbdelta_kit::quote::literal(table, dbdelta_model::Dialect::Postgres);
         let Some(sizes) = self.query_scalar(&format!(
             "SELECT pg_table_size(c.oid) || ' ' || pg_indexes_size(c.oid) FROM pg_class c \
-             WHERE c.oid = to_regclass('{lit}')"
+             WHERE c.oid = to_regclass({lit})"
         ))?
         else {
             return Ok(None);
