@@ -270,7 +270,10 @@ mod tests {
         let endpoint = Endpoint {
             target: "prod".into(),
             params: ConnectParams {
-                addr: Addr::Tcp("127.0.0.1".into(), 3306),
+                addr: Addr::Tcp {
+                    host: "127.0.0.1".into(),
+                    port: 3306,
+                },
                 user: "bench".into(),
                 password: Some(Secret::new("hunter2-secret".to_string())),
                 database: None,

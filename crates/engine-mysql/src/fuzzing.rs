@@ -181,7 +181,9 @@ fn decode_binary(mut bytes: &[u8], deprecate_eof: bool) {
 fn blocking(bytes: &[u8], compress: bool, first_op: u8) -> Option<usize> {
     dbdelta_kit::fuzzing::replay_server(bytes, |path| {
         let p = ConnectParams {
-            addr: Addr::Unix(path.to_path_buf()),
+            addr: Addr::Unix {
+                path: path.to_path_buf(),
+            },
             user: "bench".into(),
             password: Some(Secret::new("secret")),
             database: Some("bench".into()),

@@ -410,7 +410,9 @@ fn wait_ready(
     scratch: &Path,
 ) -> Result<RawConn, EngineError> {
     let params = ConnectParams {
-        addr: Addr::Unix(srv.socket.clone()),
+        addr: Addr::Unix {
+            path: srv.socket.clone(),
+        },
         user: "root".into(),
         password: None,
         database: None,

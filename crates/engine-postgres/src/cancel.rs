@@ -2,9 +2,9 @@
 //! that names the backend by its process id and secret key (PostgreSQL's protocol docs,
 //! "Canceling Requests in Progress").
 
-use crate::addr::Addr;
 use crate::proto::frontend;
 use dbdelta_engine::{Canceller, EngineError};
+use dbdelta_kit::Addr;
 use std::io::Write;
 use std::time::Duration;
 

@@ -4,7 +4,6 @@
 //! decoding them. Messages are written by `proto::frontend`, responses decoded by the
 //! session layer's decoder, so the blocking and multiplexed paths count alike.
 
-pub(crate) use crate::addr::Addr;
 use crate::auth::{Auth, Binding, ChannelBindingMode};
 use crate::cancel::CancelKey;
 use crate::copy;
@@ -20,6 +19,7 @@ use dbdelta_engine::{
     ConnectOptions, Connection, Dialect, EngineError, ErrorKind, Outcome, OwnedValue, RowSource,
     StmtId, Value,
 };
+pub(crate) use dbdelta_kit::Addr;
 use dbdelta_model::Secret;
 use std::fmt;
 use std::io;

@@ -19,7 +19,6 @@
 //! connection); `counters`, `external`, `managed`, `pgbouncer`, `fuzzing` and this file.
 #![deny(missing_docs)]
 
-mod addr;
 pub mod auth;
 mod cancel;
 mod conn;
@@ -157,7 +156,7 @@ pub fn open(
             })?;
             // The data directory tells OS metrics which disk to watch; only meaningful (and
             // only readable by privileged roles) on this machine.
-            let data_dir = if external::is_local(&params.addr) {
+            let data_dir = if params.addr.is_local() {
                 conn.query_scalar("SHOW data_directory")
                     .ok()
                     .flatten()
