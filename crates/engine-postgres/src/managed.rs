@@ -9,6 +9,7 @@
 use crate::conn::{connect, Addr, ConnParams, TlsOpt};
 use dbdelta_engine::{Connection, EngineError, ErrorKind, OpenOptions};
 use dbdelta_kit::netns::{self, Link};
+use dbdelta_kit::params::config_err;
 use dbdelta_kit::quote;
 use dbdelta_kit::server::{
     self, chown_tree, log_tail, port_in_use, prepare_command, prepare_command_in, service_user,
@@ -95,10 +96,6 @@ pub(crate) fn children_of(pid: u32) -> Vec<u32> {
     }
     out.sort_unstable();
     out
-}
-
-fn config_err(spec: &TargetSpec, msg: impl AsRef<str>) -> EngineError {
-    EngineError::config(format!("target '{}': {}", spec.name, msg.as_ref()))
 }
 
 fn port_busy(spec: &TargetSpec, p: u16) -> EngineError {
