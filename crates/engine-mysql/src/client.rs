@@ -462,7 +462,7 @@ mod tests {
             (pw, quit)
         });
         let p = ConnectParams {
-            addr: Addr::Unix { path: path },
+            addr: Addr::Unix { path },
             user: "bench".into(),
             password: Some(Secret::new("s3cret".to_string())),
             database: None,

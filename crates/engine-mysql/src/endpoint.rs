@@ -54,7 +54,7 @@ mod tests {
             params: ConnectParams {
                 addr: Addr::Tcp {
                     host: "127.0.0.1".into(),
-                    port: port,
+                    port,
                 },
                 user: "root".into(),
                 password: None,

@@ -120,7 +120,7 @@ fn connect(port: u16, password: &str, kx: KeyExchange) -> Result<RawConn, Client
     let p = ConnectParams {
         addr: Addr::Tcp {
             host: "127.0.0.1".into(),
-            port: port,
+            port,
         },
         user: "bench".into(),
         password: Some(Secret::new(password.to_string())),
