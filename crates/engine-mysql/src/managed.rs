@@ -370,25 +370,29 @@ pub(crate) fn start(
     check_traversable(&scratch, owner)?;
     initialize(target, &bin, flavor, basedir, &cnf, owner, &log)?;
 
-    let stdout =
-        fs::File::create(scratch.join("server.stdout")).map_err(|e| io_err(&scratch, e))?;
-    let stderr = stdout.try_clone().map_err(|e| io_err(&scratch, e))?;
-    let mut cmd = Command::new(&bin);
+    let mut command = Command::new(&bin);
     // --defaults-file must come first.
-    cmd.arg(format!("--defaults-file={}", cnf.display()))
-        .arg(format!("--basedir={}", basedir.display()))
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr);
-    server::prepare_command_in(&mut cmd, owner, link.as_ref().and_then(Link::ns_fd));
-    let child = cmd.spawn().map_err(|e| {
-        EngineError::config(format!(
-            "target '{target}': cannot start {}: {e}",
+    command
+        .arg(format!("--defaults-file={}", cnf.display()))
+        .arg(format!("--basedir={}", basedir.display()));
+    let process = server::launch(server::Launch {
+        command,
+        log: &scratch.join("server.stdout"),
+        append: false,
+        owner,
+        netns: link.as_ref().and_then(Link::ns_fd),
+        stop_signal: libc::SIGTERM,
+        grace: STOP_GRACE,
+    })
+    .map_err(|e| match e {
+        server::LaunchError::Log { source, .. } => io_err(&scratch, source),
+        server::LaunchError::Spawn { source, .. } => EngineError::config(format!(
+            "target '{target}': cannot start {}: {source}",
             bin.display()
-        ))
+        )),
     })?;
     let mut srv = ManagedServer {
-        process: ServerProcess::new(child, libc::SIGTERM, STOP_GRACE),
+        process,
         data_dir,
         log_path: log,
         socket,

@@ -12,8 +12,8 @@ use dbdelta_kit::netns::{self, Link};
 use dbdelta_kit::params::config_err;
 use dbdelta_kit::quote;
 use dbdelta_kit::server::{
-    self, chown_tree, log_tail, port_in_use, prepare_command, prepare_command_in, service_user,
-    start_on_free_port, NotReady, Probe, ServerProcess,
+    self, chown_tree, log_tail, port_in_use, prepare_command, service_user, start_on_free_port,
+    Launch, NotReady, Probe, ServerProcess,
 };
 use dbdelta_model::{Dialect, TargetSpec};
 use std::fs;
@@ -418,30 +418,20 @@ fn spawn(
     owner: Option<(u32, u32)>,
     netns_fd: Option<i32>,
 ) -> Result<ServerProcess, EngineError> {
-    let log = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log_path)
-        .map_err(|e| config_err(spec, format!("cannot open {}: {e}", log_path.display())))?;
-    let log2 = log
-        .try_clone()
-        .map_err(|e| config_err(spec, format!("cannot open {}: {e}", log_path.display())))?;
-    let mut cmd = Command::new(bin.join("postgres"));
-    cmd.arg("-D")
-        .arg(data_dir)
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log2)
-        .env_remove("PGDATA");
-    prepare_command_in(&mut cmd, owner, netns_fd);
-    let child = cmd.spawn().map_err(|e| {
-        config_err(
-            spec,
-            format!("cannot start {}/postgres: {e}", bin.display()),
-        )
-    })?;
-    // SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
-    Ok(ServerProcess::new(child, libc::SIGINT, STOP_GRACE))
+    let mut command = Command::new(bin.join("postgres"));
+    command.arg("-D").arg(data_dir).env_remove("PGDATA");
+    server::launch(Launch {
+        command,
+        // Appended: initdb's output is already there.
+        log: log_path,
+        append: true,
+        owner,
+        netns: netns_fd,
+        // SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
+        stop_signal: libc::SIGINT,
+        grace: STOP_GRACE,
+    })
+    .map_err(|e| config_err(spec, e.to_string()))
 }
 
 /// Polls until the server accepts a connection. The error says whether the port was taken.
