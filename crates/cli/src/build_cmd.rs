@@ -1,131 +1,12 @@
-//! Builds from source: `dbdelta build postgres --source 15 --recipe cflags=-O3` and the
-//! `NAME=postgres-build:SOURCE?RECIPE&SETTINGS` target, which becomes an ordinary managed
-//! `postgres:<build>/bin` target once built (or found in the cache).
+//! `dbdelta build ENGINE --source … --recipe …`: the flags, checked, and one line per build
+//! phase on stderr; building is the lab's (`dbdelta_lab::build`).
 
 use crate::flags::BuildArgs;
-use anyhow::{bail, Context, Result};
-use dbdelta_build::driver::Event;
-use dbdelta_build::{recipe, BuildRequest, Built, Cache, Recipe, SourceSpec};
-use dbdelta_model::{Location, TargetSpec};
-use std::collections::BTreeMap;
+use anyhow::{bail, Result};
+use dbdelta_lab::BuildEvent;
+use dbdelta_source_build::{Recipe, SourceSpec};
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-/// The engine name of a target built from source.
-pub const BUILD_ENGINE: &str = "postgres-build";
-
-/// A `postgres-build:` target split into its build and its server.
-struct BuildTarget {
-    source: SourceSpec,
-    recipe: Recipe,
-    /// The parameters that are not recipe keys: server settings, as for `postgres:`.
-    server_params: Vec<(String, String)>,
-}
-
-fn split(t: &TargetSpec) -> Result<BuildTarget> {
-    let source_text = match &t.location {
-        Location::Path { path } => path.display().to_string(),
-        Location::Default => bail!(
-            "--target {}: postgres-build needs a source: postgres-build:15 (Debian's postgresql-15 source package) or postgres-build:/path/to/postgresql-15.x",
-            t.name
-        ),
-        Location::Url { .. } => bail!(
-            "--target {}: postgres-build takes a source (a major version such as 15 or a source tree path), not a URL",
-            t.name
-        ),
-    };
-    let source =
-        SourceSpec::parse(&source_text).map_err(|e| anyhow::anyhow!("--target {}: {e}", t.name))?;
-    let mut recipe_pairs = Vec::new();
-    let mut server_params = Vec::new();
-    for (k, v) in &t.params {
-        if recipe::is_key(k) {
-            recipe_pairs.push((k.clone(), v.clone()));
-        } else if let Some(near) = recipe::near_key(k) {
-            bail!(
-                "--target {}: '{k}' is not a build recipe key (did you mean {near}?): the recipe keys are {}; other parameters are server settings",
-                t.name,
-                recipe::KEYS.join(", ")
-            );
-        } else {
-            server_params.push((k.clone(), v.clone()));
-        }
-    }
-    let recipe = Recipe::from_pairs(&recipe_pairs)
-        .map_err(|e| anyhow::anyhow!("--target {}: {e}", t.name))?;
-    Ok(BuildTarget {
-        source,
-        recipe,
-        server_params,
-    })
-}
-
-/// Validates a recipe's PGO suite: a suite dbdelta knows.
-fn check_pgo(recipe: &Recipe, flag: &str) -> Result<()> {
-    if let Some(suite) = &recipe.pgo {
-        dbdelta_workload::Suite::load(suite)
-            .map_err(|e| anyhow::anyhow!("{flag}: pgo={suite}: {e}"))?;
-    }
-    Ok(())
-}
-
-/// Cheap validation of a `postgres-build:` target before anything runs (exit 2 on error).
-pub fn check(t: &TargetSpec) -> Result<()> {
-    let b = split(t)?;
-    if let SourceSpec::Tree(p) = &b.source {
-        if !p.is_dir() {
-            bail!(
-                "--target {}: source tree {} is not a directory: give an unpacked PostgreSQL source, or a major version such as 15",
-                t.name,
-                p.display()
-            );
-        }
-    }
-    check_pgo(&b.recipe, &format!("--target {}", t.name))?;
-    dbdelta_engine_postgres::check_spec(&server_spec(t, PathBuf::from("/"), &b))
-        .map_err(|e| anyhow::anyhow!("--target: {e}"))
-}
-
-fn server_spec(t: &TargetSpec, bin: PathBuf, b: &BuildTarget) -> TargetSpec {
-    TargetSpec {
-        name: t.name.clone(),
-        engine: "postgres".into(),
-        location: Location::Path { path: bin },
-        params: b.server_params.clone(),
-    }
-}
-
-/// Builds every `postgres-build:` target (a cache hit is instant) and turns it into the
-/// managed `postgres:<build>/bin` target with the same name and server settings.
-pub fn materialize(targets: &mut [TargetSpec]) -> Result<()> {
-    for t in targets.iter_mut().filter(|t| t.engine == BUILD_ENGINE) {
-        let b = split(t)?;
-        let built = build(&b.source, &b.recipe, None, None)
-            .with_context(|| format!("--target {}", t.name))?;
-        eprintln!(
-            "[{}] server built from source: {}",
-            t.name,
-            built.bin.display()
-        );
-        *t = server_spec(t, built.bin, &b);
-    }
-    Ok(())
-}
-
-/// The `build.*` settings of a managed PostgreSQL target whose binaries dbdelta built
-/// (any `postgres:DIR/bin` whose `DIR` holds `dbdelta-build.json`); empty otherwise.
-pub fn build_settings(t: &TargetSpec) -> BTreeMap<String, String> {
-    match (&t.engine[..], &t.location) {
-        ("postgres" | "postgresql" | "pg", Location::Path { path }) => {
-            let prefix = path.parent().unwrap_or(path);
-            dbdelta_build::read_info(prefix)
-                .map(|info| info.settings(prefix))
-                .unwrap_or_default()
-        }
-        _ => BTreeMap::new(),
-    }
-}
+use std::path::PathBuf;
 
 /// `dbdelta build`: builds and returns the bin directory.
 pub fn build_cmd(args: &BuildArgs) -> Result<PathBuf> {
@@ -138,216 +19,42 @@ pub fn build_cmd(args: &BuildArgs) -> Result<PathBuf> {
     let source = SourceSpec::parse(&args.source).map_err(|e| anyhow::anyhow!("--source: {e}"))?;
     let recipe =
         Recipe::parse(&args.recipe.join("&")).map_err(|e| anyhow::anyhow!("--recipe: {e}"))?;
-    check_pgo(&recipe, "--recipe")?;
+    dbdelta_lab::build::check_pgo(&recipe, "--recipe")?;
     if args.jobs == Some(0) {
         bail!("--jobs 0 is invalid: give 1 or more parallel make jobs");
     }
     if args.cached_only {
-        return cached(&source, &recipe, args.cache_dir.clone());
+        return Ok(dbdelta_lab::build::cached(
+            &source,
+            &recipe,
+            args.cache_dir.clone(),
+        )?);
     }
-    Ok(build(&source, &recipe, args.jobs, args.cache_dir.clone())?.bin)
+    let built = dbdelta_lab::build::build(
+        &source,
+        &recipe,
+        args.jobs,
+        args.cache_dir.clone(),
+        &mut show,
+    )?;
+    Ok(built.bin)
 }
 
-fn cache_at(cache_dir: Option<PathBuf>) -> Result<Cache> {
-    let root = match cache_dir {
-        Some(d) => d,
-        None => Cache::default_root().context(
-            "no cache directory for builds: set $DBDELTA_BUILD_CACHE or $HOME, or give --cache-dir",
-        )?,
-    };
-    Ok(Cache::new(root))
-}
-
-fn compiler() -> String {
-    std::env::var("CC")
-        .ok()
-        .filter(|c| !c.trim().is_empty())
-        .unwrap_or_else(|| "gcc".to_string())
-}
-
-/// `--cached-only`: the bin directory of a complete cached build, or an error saying how
-/// to make it.
-fn cached(source: &SourceSpec, recipe: &Recipe, cache_dir: Option<PathBuf>) -> Result<PathBuf> {
-    let cache = cache_at(cache_dir)?;
-    let src = dbdelta_build::source::resolve_cached(source, &cache)
-        .map_err(|e| anyhow::anyhow!("--cached-only: {e}"))?;
-    let req = BuildRequest {
-        source: &src,
-        recipe,
-        cache: &cache,
-        jobs: 1,
-        cc: compiler(),
-    };
-    match dbdelta_build::lookup(&req)? {
-        Some(b) => Ok(b.bin),
-        None => bail!(
-            "--cached-only: {} with recipe {} is not in the build cache {}: build it first (dbdelta build without --cached-only; minutes)",
-            src.description,
-            recipe.canonical(),
-            cache.root().display()
-        ),
-    }
-}
-
-/// Resolves the source and builds, showing one line per phase on stderr.
-fn build(
-    source: &SourceSpec,
-    recipe: &Recipe,
-    jobs: Option<usize>,
-    cache_dir: Option<PathBuf>,
-) -> Result<Built> {
-    let cache = cache_at(cache_dir)?;
-    let mut note = |s: &str| eprintln!("build: {s}");
-    let src = dbdelta_build::source::resolve(source, &cache, &mut note)?;
-    let jobs = jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
-    let req = BuildRequest {
-        source: &src,
-        recipe,
-        cache: &cache,
-        jobs,
-        cc: compiler(),
-    };
-    let mut open = false;
-    let mut progress = |e: Event<'_>| match e {
-        Event::Note(s) => eprintln!("build: {s}"),
-        Event::PhaseStarted(p) => {
-            eprint!("build:   {p:<26} ");
-            let _ = std::io::stderr().flush();
-            open = true;
+/// Shows a build event on stderr: a line per note, a phase's name and then its time on the
+/// same line.
+pub fn show(e: BuildEvent<'_>) {
+    {
+        match e {
+            BuildEvent::Note(s) => eprintln!("build: {s}"),
+            BuildEvent::PhaseStarted(p) => {
+                eprint!("build:   {p:<26} ");
+                let _ = std::io::stderr().flush();
+            }
+            BuildEvent::PhaseDone(took) => eprintln!("{:>7.1} s", took.as_secs_f64()),
+            BuildEvent::PhaseFailed => eprintln!("failed"),
+            BuildEvent::Built { dir, seconds } => {
+                eprintln!("build: {} built in {seconds:.1} s", dir.display())
+            }
         }
-        Event::PhaseDone(_, took) => {
-            eprintln!("{:>7.1} s", took.as_secs_f64());
-            open = false;
-        }
-    };
-    let result = dbdelta_build::build(&req, &mut progress, &mut train);
-    if open {
-        eprintln!("failed");
-    }
-    let built = result?;
-    if !built.cached {
-        eprintln!(
-            "build: {} built in {:.1} s",
-            built.dir.display(),
-            built.info.seconds
-        );
-    }
-    Ok(built)
-}
-
-/// PGO training: runs `suite` at quick scale (1 s per step, no warm-up) against the
-/// instrumented build as a managed target, with this same dbdelta binary.
-fn train(bin: &Path, suite: &str, log: &Path) -> std::result::Result<(), String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find dbdelta itself: {e}"))?;
-    let prefix = bin.parent().unwrap_or(bin);
-    let run_dir = prefix
-        .parent()
-        .unwrap_or(prefix)
-        .join(format!("pgo-train-{suite}"));
-    let _ = std::fs::remove_dir_all(&run_dir);
-    let open_log = || {
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(log)
-            .map_err(|e| format!("{}: {e}", log.display()))
-    };
-    let mut cmd = Command::new(exe);
-    cmd.args(["run", "--suite", suite, "--scale", "quick", "--quiet"])
-        .args([
-            "--read-secs",
-            "1",
-            "--write-secs",
-            "1",
-            "--insert-secs",
-            "1",
-        ])
-        .args(["--warmup-secs", "0", "--no-os-metrics"])
-        .arg("--target")
-        .arg(format!("pgo-train=postgres:{}", bin.display()))
-        .arg("--run-dir")
-        .arg(&run_dir)
-        .stdin(Stdio::null())
-        .stdout(open_log()?)
-        .stderr(open_log()?);
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run the training: {e}"))?;
-    let _ = std::fs::remove_dir_all(&run_dir);
-    // Exit 3: a step failed; the profile of the others still trains the build.
-    match status.code() {
-        Some(0 | 3) => Ok(()),
-        _ => Err(format!(
-            "the training run (dbdelta run --suite {suite}) exited with {status}"
-        )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_build_target_splits_into_recipe_and_server_settings() {
-        let t = TargetSpec::parse(
-            "o3=postgres-build:15?shared_buffers=1GB&cflags=-O3&lto=on&work_mem=64MB",
-        )
-        .unwrap();
-        let b = split(&t).unwrap();
-        assert_eq!(b.source, SourceSpec::Debian { major: 15 });
-        assert_eq!(b.recipe.canonical(), "cflags=-O3&lto=on");
-        let s = server_spec(&t, PathBuf::from("/b/bin"), &b);
-        assert_eq!(s.engine, "postgres");
-        assert_eq!(s.name, "o3");
-        assert_eq!(
-            s.params,
-            vec![
-                ("shared_buffers".to_string(), "1GB".to_string()),
-                ("work_mem".to_string(), "64MB".to_string())
-            ]
-        );
-        let e = split(&TargetSpec::parse("x=postgres-build:15?frame_pointer=on").unwrap())
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(e.contains("did you mean frame_pointers"), "{e}");
-    }
-
-    #[test]
-    fn a_bin_dir_built_by_dbdelta_carries_its_build_settings() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(d.path().join("bin")).unwrap();
-        let info = dbdelta_build::BuildInfo {
-            source: "postgresql-15 15.18-0+deb12u1 (Debian source package)".into(),
-            source_version: "15.18".into(),
-            source_dir: "/c/src/postgresql-15.18".into(),
-            recipe: "frame_pointers=on".into(),
-            cflags: "-O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer".into(),
-            ldflags: String::new(),
-            configure: vec!["--prefix=/x".into()],
-            cc: "gcc (Debian 12.2.0-14+deb12u1) 12.2.0".into(),
-            pgo_training: None,
-            jobs: 2,
-            phases: Vec::new(),
-            seconds: 1.0,
-            finished_unix: 0,
-        };
-        std::fs::write(
-            d.path().join(dbdelta_build::INFO_FILE),
-            serde_json::to_vec(&info).unwrap(),
-        )
-        .unwrap();
-        let t = TargetSpec::parse(&format!("p=postgres:{}/bin", d.path().display())).unwrap();
-        let s = build_settings(&t);
-        assert_eq!(s["build.recipe"], "frame_pointers=on");
-        assert_eq!(s["build.cc"], "gcc (Debian 12.2.0-14+deb12u1) 12.2.0");
-        assert!(s["build.cflags"].contains("-fno-omit-frame-pointer"));
-        assert!(s["build.source"].contains("15.18"));
-        // Debian's binaries: no build settings.
-        let deb = TargetSpec::parse("p=postgres:/usr/lib/postgresql/15/bin").unwrap();
-        assert!(build_settings(&deb).is_empty());
     }
 }

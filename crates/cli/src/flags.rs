@@ -197,8 +197,8 @@ pub struct ExplainArgs {
     pub base: Option<String>,
 
     /// Only this thread count.
-    #[arg(long)]
-    pub dop: Option<u32>,
+    #[arg(long = "dop", value_name = "DOP")]
+    pub threads: Option<u32>,
 
     /// Rows of the changed-functions list per target.
     #[arg(long, default_value_t = 12)]
@@ -573,8 +573,8 @@ pub struct ReportArgs {
     pub thresholds: Option<String>,
 
     /// Thread count whose table CSV prints (default: the first).
-    #[arg(long)]
-    pub dop: Option<u32>,
+    #[arg(long = "dop", value_name = "DOP")]
+    pub threads: Option<u32>,
 
     /// Relative or absolute values in CSV.
     #[arg(long, value_enum, default_value = "relative")]

@@ -1,37 +1,10 @@
-//! Interrupting a run: SIGINT (Ctrl-C) and SIGTERM end it within about a second, in any
-//! phase, with the report of what finished.
-//!
-//! The first signal sets the stop flag, which the runner checks between events, and starts a
-//! deadline. Most phases wind down well inside it. Those that cannot — a bulk load or index
-//! build inside one server statement, a settle, a server that stopped answering — are cut when
-//! the deadline passes: the registered closer marks the run directory interrupted and writes
-//! the reports, then the process exits with 130 (SIGINT) or 143 (SIGTERM). Managed servers
-//! die with dbdelta (`PR_SET_PDEATHSIG`); one frozen with SIGSTOP is sent SIGCONT so it can.
-//! The network namespaces of emulated links (`net=`) are deleted before the exit.
-//! A second signal closes at once.
+//! The signal handler: SIGINT (Ctrl-C) and SIGTERM go to the lab, which stops the run and
+//! closes it by a deadline (`dbdelta_lab::interrupt`); this module only watches for them
+//! and tells the person what happens.
 
+use dbdelta_lab::interrupt::{on_signal, Interruption};
 use dbdelta_runner::StopFlag;
 use signal_hook::consts::{SIGINT, SIGTERM};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Mutex, MutexGuard, TryLockError};
-use std::time::{Duration, Instant};
-
-/// How long the run may wind down by itself after the first signal.
-const GRACE: Duration = Duration::from_millis(600);
-/// How long an orderly close that already began (reports being written) may still take.
-const CLOSING_GRACE: Duration = Duration::from_secs(5);
-
-/// The first signal received (0 = none).
-static SIGNAL: AtomicI32 = AtomicI32::new(0);
-/// Set when the main thread began its own orderly close, so the deadline waits for it.
-static CLOSING: AtomicBool = AtomicBool::new(false);
-/// Closes the run directory as interrupted; registered once the directory exists.
-type Closer = Box<dyn FnOnce() + Send>;
-static CLOSER: Mutex<Option<Closer>> = Mutex::new(None);
-/// Held by whoever writes the run directory's final state: the main thread's orderly close
-/// or the deadline's closer, never both at once (under load the two raced, and the main
-/// thread's failed write ended an interrupted run with exit 2).
-static CLOSE: Mutex<()> = Mutex::new(());
 
 /// Installs the handler for SIGINT and SIGTERM and returns the flag the run checks.
 pub fn install() -> StopFlag {
@@ -44,7 +17,7 @@ pub fn install() -> StopFlag {
                 .name("signals".into())
                 .spawn(move || {
                     for sig in signals.forever() {
-                        on_signal(sig, &flag);
+                        on_signal(sig, &flag, tell);
                     }
                 });
             if let Err(e) = spawned {
@@ -58,115 +31,17 @@ pub fn install() -> StopFlag {
     stop
 }
 
-fn on_signal(sig: i32, stop: &StopFlag) {
-    if SIGNAL
-        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
-        .is_err()
-    {
-        eprintln!("\ninterrupted again: closing now");
-        close_and_exit();
-    }
-    let name = if sig == SIGTERM { "SIGTERM" } else { "Ctrl-C" };
-    eprintln!("\n{name}: stopping; the results measured so far are kept (again to close at once)");
-    stop.request();
-    let _ = std::thread::Builder::new()
-        .name("stop-deadline".into())
-        .spawn(|| {
-            std::thread::sleep(GRACE);
-            if CLOSING.load(Ordering::SeqCst) {
-                std::thread::sleep(CLOSING_GRACE);
-            }
-            eprintln!("the current phase did not end in time: closing the run now");
-            close_and_exit();
-        });
-}
-
-/// The exit code for the signal received, if any: 130 for SIGINT, 143 for SIGTERM.
-pub fn exit_code() -> Option<u8> {
-    match SIGNAL.load(Ordering::SeqCst) {
-        0 => None,
-        s => Some(128 + s as u8),
-    }
-}
-
-/// Registers what closes the run directory when the deadline cuts the run.
-pub fn set_closer(close: impl FnOnce() + Send + 'static) {
-    if let Ok(mut slot) = CLOSER.lock() {
-        *slot = Some(Box::new(close));
-    }
-}
-
-/// The main thread is closing the run itself: the deadline gives it [`CLOSING_GRACE`] and
-/// will not close it a second time. Hold the guard until the close is done. Waits while the
-/// deadline's closer runs (which then ends the process).
-pub fn closing() -> MutexGuard<'static, ()> {
-    CLOSING.store(true, Ordering::SeqCst);
-    let guard = CLOSE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Ok(mut slot) = CLOSER.lock() {
-        slot.take();
-    }
-    guard
-}
-
-/// After an error of the main thread: when a signal came, the exit code it asks for, once a
-/// closer under way has finished (it ends the process itself); `None` without a signal.
-pub fn exit_code_after_error() -> Option<u8> {
-    let code = exit_code()?;
-    drop(CLOSE.lock());
-    Some(code)
-}
-
-fn close_and_exit() -> ! {
-    wake_children();
-    // Wait for an orderly close of the main thread, but not past the grace: a close that
-    // hangs ends with the exit alone.
-    let until = Instant::now() + CLOSING_GRACE;
-    let guard = loop {
-        match CLOSE.try_lock() {
-            Ok(g) => break Some(g),
-            Err(TryLockError::Poisoned(p)) => break Some(p.into_inner()),
-            Err(TryLockError::WouldBlock) if Instant::now() < until => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            Err(TryLockError::WouldBlock) => break None,
+fn tell(what: Interruption) {
+    match what {
+        Interruption::Again => eprintln!("\ninterrupted again: closing now"),
+        Interruption::Stopping { sigterm } => {
+            let name = if sigterm { "SIGTERM" } else { "Ctrl-C" };
+            eprintln!(
+                "\n{name}: stopping; the results measured so far are kept (again to close at once)"
+            );
         }
-    };
-    if guard.is_some() {
-        let closer = CLOSER.lock().ok().and_then(|mut slot| slot.take());
-        if let Some(close) = closer {
-            close();
-        }
-    }
-    // The engines are not dropped on this path: delete the emulated links' namespaces
-    // (their servers die with dbdelta, and the veth pairs with the namespaces).
-    dbdelta_kit::netns::remove_all();
-    std::process::exit(i32::from(exit_code().unwrap_or(130)));
-}
-
-/// A managed server frozen with SIGSTOP would keep its pending death signal until woken.
-fn wake_children() {
-    let me = std::process::id().to_string();
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    for p in procs.flatten() {
-        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(p.path().join("stat")) else {
-            continue;
-        };
-        // Fields after the command (which may hold spaces): state, ppid, …
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1));
-        if ppid == Some(me.as_str()) {
-            // SAFETY: kill(2) with a valid signal on a child's pid has no memory effects.
-            unsafe {
-                libc::kill(pid, libc::SIGCONT);
-            }
+        Interruption::DeadlinePassed => {
+            eprintln!("the current phase did not end in time: closing the run now")
         }
     }
 }

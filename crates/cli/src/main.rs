@@ -11,24 +11,18 @@ mod app;
 mod build_cmd;
 mod config;
 mod connections;
-mod disk_room;
 mod flags;
 #[cfg(test)]
 mod fuzz_corpus;
 #[cfg(test)]
 mod fuzzing;
-mod host;
-mod interleave;
+mod history_cmd;
 mod interrupt;
+mod output;
 mod profile_cmd;
 mod progress;
-mod queryset_cmd;
-mod registry;
-mod rundir;
 mod spec;
 mod suites_cmd;
-mod time;
-mod verdict_cmd;
 
 use std::process::ExitCode;
 
@@ -38,7 +32,7 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("error: {e:#}");
             // An error after Ctrl-C (the run was being cut) still exits as interrupted.
-            match interrupt::exit_code_after_error() {
+            match dbdelta_lab::interrupt::exit_code_after_error() {
                 Some(code) => ExitCode::from(code),
                 None => ExitCode::from(2),
             }

@@ -1,37 +1,64 @@
-//! Progress on stderr: a bar per step while it runs (on a terminal), and one summary line
-//! per finished step (always, so logs show what happened).
+//! Progress on stderr: a bar per step while it runs (on a terminal), one summary line per
+//! finished step (always, so logs show what happened), and the lab's notes, warnings and
+//! errors; the brief report goes to stdout.
 
+use dbdelta_lab::{BuildEvent, LabProgress};
 use dbdelta_model::{StepResult, StepStatus};
 use dbdelta_runner::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::cell::RefCell;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 /// indicatif-backed progress.
 pub struct Bars {
-    bar: RefCell<Option<ProgressBar>>,
-    warmup: RefCell<Duration>,
-    /// Warm-up plus window: past it a paced step drains its backlog.
-    end: RefCell<Duration>,
+    bar: Mutex<Option<ProgressBar>>,
+    /// Warm-up, and warm-up plus window: past the second a paced step drains its backlog.
+    phases: Mutex<(Duration, Duration)>,
     quiet: bool,
+}
+
+/// The value behind a lock, also when a thread panicked holding it (progress only draws).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Bars {
     /// Bars on stderr; `quiet` hides the bars but keeps the summary lines.
     pub fn new(quiet: bool) -> Self {
         Bars {
-            bar: RefCell::new(None),
-            warmup: RefCell::new(Duration::ZERO),
-            end: RefCell::new(Duration::ZERO),
+            bar: Mutex::new(None),
+            phases: Mutex::new((Duration::ZERO, Duration::ZERO)),
             quiet,
         }
     }
 
     fn println(&self, line: &str) {
-        match self.bar.borrow().as_ref() {
+        match lock(&self.bar).as_ref() {
             Some(b) if !b.is_hidden() => b.println(line),
             _ => eprintln!("{line}"),
         }
+    }
+}
+
+impl LabProgress for Bars {
+    fn note(&self, text: &str) {
+        eprintln!("{text}");
+    }
+
+    fn warning(&self, text: &str) {
+        eprintln!("warning: {text}");
+    }
+
+    fn error(&self, text: &str) {
+        eprintln!("error: {text}");
+    }
+
+    fn report(&self, text: &str) -> std::io::Result<()> {
+        crate::output::write_stdout(text)
+    }
+
+    fn build(&self, event: BuildEvent<'_>) {
+        crate::build_cmd::show(event);
     }
 }
 
@@ -59,17 +86,17 @@ impl Progress for Bars {
                 .progress_chars("=> "),
         );
         bar.set_prefix(format!("[{target}] {label} dop={threads}"));
-        *self.warmup.borrow_mut() = warmup;
-        *self.end.borrow_mut() = warmup + window;
-        *self.bar.borrow_mut() = Some(bar);
+        *lock(&self.phases) = (warmup, warmup + window);
+        *lock(&self.bar) = Some(bar);
     }
 
     fn step_tick(&self, elapsed: Duration, queries: u64) {
-        if let Some(b) = self.bar.borrow().as_ref() {
+        if let Some(b) = lock(&self.bar).as_ref() {
             b.set_position(elapsed.as_millis() as u64);
-            let phase = if elapsed < *self.warmup.borrow() {
+            let (warmup, end) = *lock(&self.phases);
+            let phase = if elapsed < warmup {
                 "warm-up"
-            } else if elapsed < *self.end.borrow() {
+            } else if elapsed < end {
                 "measuring"
             } else {
                 "draining the backlog"
@@ -83,7 +110,7 @@ impl Progress for Bars {
     }
 
     fn step_finished(&self, r: &StepResult) {
-        if let Some(b) = self.bar.borrow_mut().take() {
+        if let Some(b) = lock(&self.bar).take() {
             b.finish_and_clear();
         }
         let line = match &r.status {

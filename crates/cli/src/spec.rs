@@ -1,11 +1,13 @@
-//! Stage 2 of configuration: flags + config file → a validated, resolved run plan.
+//! Stage 2 of configuration: flags + config file → a validated, resolved run plan. After
+//! this, nothing reads the flags again.
 
 use crate::config::{self, ConfigFile};
 use crate::flags::{RunArgs, ScaleArg};
 use anyhow::{bail, Result};
 use dbdelta_engine::OpenOptions;
-use dbdelta_model::{IbenchOptions, RunOptions, Scale, SettleTime, TargetSpec};
-use dbdelta_workload::queryset::QuerySet;
+use dbdelta_lab::{History, OutDir, QuerySetPlan, RunPlan, Schedule};
+use dbdelta_model::{IbenchOptions, RunOptions, Scale, SettleTime, TargetSpec, ToolInfo};
+use dbdelta_workload::queryset::{QuerySet, DEFAULT_REPEAT};
 use dbdelta_workload::Suite;
 use std::path::PathBuf;
 
@@ -18,41 +20,6 @@ pub const DEFAULT_TARGETS: &[&str] = &[
     "wal=sqlite?journal_mode=WAL&synchronous=NORMAL",
     "rollback=sqlite?journal_mode=DELETE&synchronous=FULL",
 ];
-
-/// Everything a run needs, validated.
-#[derive(Debug)]
-pub struct RunPlan {
-    /// Resolved options (also stored in run.json).
-    pub options: RunOptions,
-    /// The suite.
-    pub suite: Suite,
-    /// Targets in column order.
-    pub targets: Vec<TargetSpec>,
-    /// The base target's name.
-    pub base: String,
-    /// How engines are opened.
-    pub open: OpenOptions,
-    /// Parent directory of the run directory, or the exact run directory.
-    pub out: OutDir,
-    /// Keep database files after the run.
-    pub keep_data: bool,
-    /// The Insert Benchmark's options when the suite is `ibench`.
-    pub ibench: Option<IbenchOptions>,
-    /// The query-set suite when `--suite` names a directory.
-    pub queryset: Option<QuerySet>,
-    /// Interleaved rounds when `--repeat` is not given (the scale's, or the suite's quick
-    /// preset).
-    pub rounds: u32,
-}
-
-/// Where the run directory goes.
-#[derive(Debug, Clone)]
-pub enum OutDir {
-    /// Create `<parent>/<UTC time>-<suite>`.
-    Under(PathBuf),
-    /// Create exactly this directory.
-    Exact(PathBuf),
-}
 
 /// The longest step or warm-up accepted: a week. Beyond it a typo, and a duration the
 /// runner's clock arithmetic would overflow.
@@ -151,7 +118,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         _ => match &ibench {
             Some(_) => Suite {
                 name: IBENCH.to_string(),
-                description: "Insert Benchmark (spec workloads.md Part B)".to_string(),
+                description: "Insert Benchmark (Mark Callaghan's Insert Benchmark)".to_string(),
                 items: Vec::new(),
                 families: vec![dbdelta_engine::Family::Sql],
                 dataset: Default::default(),
@@ -286,9 +253,9 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
     let mut targets = Vec::with_capacity(texts.len());
     for text in &texts {
         let t = TargetSpec::parse(text).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
-        crate::registry::check(&t)?;
+        dbdelta_lab::registry::check(&t)?;
         if queryset.is_none() {
-            crate::registry::check_suite(&t, &suite.name)?;
+            dbdelta_lab::registry::check_suite(&t, &suite.name)?;
         }
         if targets.iter().any(|o: &TargetSpec| o.name == t.name) {
             bail!(
@@ -345,6 +312,26 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         (None, Some(d)) => OutDir::Under(d.clone()),
         (None, None) => OutDir::Under(PathBuf::from("dbdelta-runs")),
     };
+    // Validate the gate and the profiling flags before measuring anything.
+    let fail_on = args
+        .fail_on
+        .as_deref()
+        .map(crate::history_cmd::parse_fail_on)
+        .transpose()?;
+    let profile = crate::profile_cmd::settings(args)?;
+    let asked = crate::history_cmd::repeats(args)?;
+    // Interleaved rounds are cheap (one load per target): the scale's default gives every
+    // ratio an interval. Sequential repeats reload everything, so they are opt-in.
+    let schedule = Schedule {
+        rounds: asked.unwrap_or(d.rounds),
+        repeats: asked.unwrap_or(1),
+        sequential: args.sequential,
+        reuse_load: args.reuse_load,
+    };
+    let queryset = queryset.map(|set| QuerySetPlan {
+        repeat: args.repeat_query.or(set.repeat).unwrap_or(DEFAULT_REPEAT),
+        set,
+    });
     Ok(RunPlan {
         options,
         suite,
@@ -361,8 +348,29 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         keep_data: args.keep_data,
         ibench,
         queryset,
-        rounds: d.rounds,
+        schedule,
+        fail_on,
+        history: match args.no_store {
+            true => History::Off,
+            false => History::Store(args.store.clone()),
+        },
+        profile,
+        command: redacted_command_line(),
+        tool: ToolInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            git_commit: env!("DBDELTA_GIT_COMMIT").to_string(),
+        },
     })
+}
+
+/// The command line, with the passwords of target URLs redacted (for run.json).
+fn redacted_command_line() -> Vec<String> {
+    std::env::args()
+        .map(|a| match TargetSpec::parse(&a) {
+            Ok(t) if matches!(t.location, dbdelta_model::Location::Url { .. }) => t.redacted(),
+            _ => a,
+        })
+        .collect()
 }
 
 /// The Insert Benchmark's suite name.
@@ -420,7 +428,7 @@ fn resolve_ibench(args: &RunArgs, scale: Option<ScaleArg>) -> Result<IbenchOptio
         o.query_secs = s;
     }
     if args.one_table && clients > 1 {
-        bail!("--one-table cannot be combined with --clients {clients}: the FIFO deletes of l.i1, l.i2 and the read+write steps need one table per client (§B1); drop --one-table");
+        bail!("--one-table cannot be combined with --clients {clients}: the FIFO deletes of l.i1, l.i2 and the read+write steps need one table per client (the Insert Benchmark's l.i1 and l.i2 delete from the table head); drop --one-table");
     }
     o.one_table = args.one_table;
     o.seed = args.seed.unwrap_or(DEFAULT_SEED);

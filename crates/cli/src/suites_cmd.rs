@@ -104,7 +104,7 @@ fn show_query_set(set: &QuerySet) -> String {
 /// The Insert Benchmark's steps with their parameters and statements.
 fn show_ibench(dialect: Dialect) -> String {
     use dbdelta_workload::ibench::{schema, statements};
-    let mut out = String::from("suite ibench: Insert Benchmark (spec workloads.md Part B)\n\n");
+    let mut out = String::from("suite ibench: Insert Benchmark (Mark Callaghan's iibench.py)\n\n");
     for sql in schema::create_table_sql(dialect, "pi1") {
         let _ = writeln!(out, "     {sql}");
     }

@@ -513,7 +513,7 @@ fn an_overloaded_paced_step_reports_its_backlog_and_drain() {
     assert_eq!(cols[6], n("not_executed").to_string(), "{line}");
 }
 
-/// scan runs at threads = tables (spec §A6.1 item 14) whatever --threads says, and its cost
+/// scan runs at threads = tables (as all_small.sh runs it) whatever --threads says, and its cost
 /// per thousand rows divides by the rows every thread scanned, not by one thread's rate.
 #[test]
 fn scan_runs_one_thread_per_table_and_costs_every_row_scanned() {

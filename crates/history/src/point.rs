@@ -1,7 +1,7 @@
 //! One measured step of one run: what the history stores.
 
+use dbdelta_inference::Direction;
 use dbdelta_model::{RunManifest, StepKind, StepResult};
-use dbdelta_verdict::Direction;
 use serde::{Deserialize, Serialize};
 
 /// One measured step of one target in one run (one repeat).

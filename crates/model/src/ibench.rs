@@ -1,9 +1,9 @@
-//! The Insert Benchmark (spec workloads.md Part B): its options and what one of its steps
+//! The Insert Benchmark (Mark Callaghan's iibench.py): its options and what one of its steps
 //! measured beyond the common [`crate::StepResult`] fields.
 
 use serde::{Deserialize, Serialize};
 
-/// The background insert rates of the read+write steps, rows/s per client (§B5).
+/// The background insert rates of the read+write steps, rows/s per client (iq.sh).
 pub const RATES: [u32; 3] = [100, 500, 1000];
 
 /// Options of an Insert Benchmark run (`dbdelta run --suite ibench`).
@@ -139,7 +139,7 @@ pub struct IbenchStats {
     /// (`dop × rate`).
     #[serde(default)]
     pub target_insert_rate: Option<f64>,
-    /// Read+write steps: the measured insert rate was below 95 % of the target (§B8).
+    /// Read+write steps: the measured insert rate was below 95 % of the target (iibench's chart_all.sh).
     #[serde(default)]
     pub sla_failed: bool,
     /// Insert statement latency.
@@ -173,7 +173,7 @@ pub struct IbenchStats {
 }
 
 impl IbenchStats {
-    /// The step's headline number (§B10.1): IPS for l.i0/l.i1/l.i2, indexed rows/s for l.x,
+    /// The step's headline number (chart_all.sh's `tput.tab`): IPS for l.i0/l.i1/l.i2, indexed rows/s for l.x,
     /// QPS for the read+write steps.
     pub fn headline(&self) -> f64 {
         if let Some(x) = self.indexed_rows_per_s {
@@ -186,7 +186,7 @@ impl IbenchStats {
     }
 }
 
-/// True when a measured insert rate fails the SLA of `target` (§B8): below round(0.95 × target).
+/// True when a measured insert rate fails the SLA of `target` (iibench's chart_all.sh): below round(0.95 × target).
 pub fn sla_failed(inserts_per_s: f64, target: f64) -> bool {
     inserts_per_s < (0.95 * target).round()
 }

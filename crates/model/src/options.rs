@@ -76,7 +76,7 @@ impl ScaleDefaults {
 pub const QUICK_SETTLE_SECS: f64 = 0.0;
 
 /// The published scripts' settle time for `rows` loaded rows, seconds:
-/// `min(1200, 60 + rows/1e6)` (spec §A6.4 `sleep_secs`, §B5.1), in whole seconds as the
+/// `min(1200, 60 + rows/1e6)` (`sleep_secs` of run.sh's postwrite and iq.sh's vac), in whole seconds as the
 /// scripts' shell arithmetic computes it.
 pub fn settle_bound_secs(rows: u64) -> u64 {
     (60 + rows / 1_000_000).min(1200)
@@ -111,7 +111,7 @@ impl SettleTime {
         let bound = settle_bound_secs(rows);
         match self {
             SettleTime::Spec => {
-                format!("the spec's bound min(1200, 60 + {rows} rows/1e6) = {bound} s, §A6.4")
+                format!("the spec's bound min(1200, 60 + {rows} rows/1e6) = {bound} s, run.sh's postwrite")
             }
             SettleTime::Quick(s) => format!(
                 "the quick scale's {s} s; the spec's bound would be {bound} s, --settle-secs sets it"

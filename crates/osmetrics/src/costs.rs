@@ -1,5 +1,5 @@
 //! Hardware cost per operation from a window's [`OsSummary`] and the step's operations per
-//! second (spec workloads.md §A9.3, DESIGN "Measurement rules").
+//! second (Mark Callaghan's an.sh: cpu/o, cs/o, r/o, rKB/o, wKB/o).
 
 use dbdelta_model::os::{OpCosts, OsSummary};
 

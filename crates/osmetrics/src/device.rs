@@ -14,8 +14,83 @@
 //!
 //! An explicit device name (`--device NAME`) skips all of this.
 
+use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+/// Why no block device was found for a data directory. Each message already says what
+/// happened (it is shown as the reason disk metrics are absent); the I/O error behind it,
+/// when there is one, stays reachable through [`std::error::Error::source`].
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// The data directory could not be `stat`ed.
+    #[error("cannot stat {}: {source}", path.display())]
+    Stat {
+        /// The data directory.
+        path: PathBuf,
+        /// `stat`'s error.
+        #[source]
+        source: io::Error,
+    },
+    /// The mount table could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Mountinfo {
+        /// The mountinfo file.
+        path: PathBuf,
+        /// The read error.
+        #[source]
+        source: io::Error,
+    },
+    /// An anonymous device number with no line in the mount table.
+    #[error("{} is on device {devnum}, which has no block device and no mount entry", dir.display())]
+    NoMount {
+        /// The data directory.
+        dir: PathBuf,
+        /// Its `major:minor`.
+        devnum: String,
+    },
+    /// A filesystem without a block device of its own (overlay, tmpfs, NFS).
+    #[error("{} is on a {fstype} filesystem ({mount_source}) with no block device of its own", dir.display())]
+    NoBlockDevice {
+        /// The data directory.
+        dir: PathBuf,
+        /// The filesystem type from the mount table.
+        fstype: String,
+        /// The mount source from the mount table.
+        mount_source: String,
+    },
+    /// `<sys>/dev/block/M:m` does not lead to a device.
+    #[error("no block device {major}:{minor} under {}", link.display())]
+    NoDevnum {
+        /// The major number.
+        major: u32,
+        /// The minor number.
+        minor: u32,
+        /// The sysfs link that was followed.
+        link: PathBuf,
+        /// Why it could not be followed.
+        #[source]
+        source: io::Error,
+    },
+    /// A sysfs path without a usable last component.
+    #[error("odd sysfs path {}", .0.display())]
+    OddPath(PathBuf),
+    /// Devices stacked deeper than any real setup (likely a loop in a fixture tree).
+    #[error("device stack too deep at {}", .0.display())]
+    TooDeep(PathBuf),
+    /// A partition's sysfs directory with no parent disk directory.
+    #[error("partition without parent: {}", .0.display())]
+    PartitionWithoutParent(PathBuf),
+    /// A `slaves/` entry that leads nowhere.
+    #[error("cannot follow {}", path.display())]
+    Follow {
+        /// The `slaves/` entry.
+        path: PathBuf,
+        /// The error of the last way tried (`/sys/class/block/<name>`).
+        #[source]
+        source: io::Error,
+    },
+}
 
 /// The block device(s) whose `/proc/diskstats` lines measure a data directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,9 +141,12 @@ impl Default for SysPaths {
     }
 }
 
-/// Resolves the device holding `dir`. `Err` carries a human-readable reason.
-pub fn resolve_data_dir(dir: &Path, paths: &SysPaths) -> Result<ResolvedDevice, String> {
-    let md = std::fs::metadata(dir).map_err(|e| format!("cannot stat {}: {e}", dir.display()))?;
+/// Resolves the device holding `dir`. `Err` says why there is none, readably.
+pub fn resolve_data_dir(dir: &Path, paths: &SysPaths) -> Result<ResolvedDevice, DeviceError> {
+    let md = std::fs::metadata(dir).map_err(|source| DeviceError::Stat {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let (major, minor) = split_dev(md.dev());
     let mut r = if major == 0 {
         resolve_anonymous(dir, major, minor, paths)?
@@ -86,9 +164,12 @@ fn resolve_anonymous(
     major: u32,
     minor: u32,
     paths: &SysPaths,
-) -> Result<ResolvedDevice, String> {
-    let text = std::fs::read_to_string(&paths.mountinfo)
-        .map_err(|e| format!("cannot read {}: {e}", paths.mountinfo.display()))?;
+) -> Result<ResolvedDevice, DeviceError> {
+    let text =
+        std::fs::read_to_string(&paths.mountinfo).map_err(|source| DeviceError::Mountinfo {
+            path: paths.mountinfo.clone(),
+            source,
+        })?;
     let want = format!("{major}:{minor}");
     let Some((fstype, source)) = text.lines().find_map(|l| {
         let mut f = l.split(' ');
@@ -98,10 +179,10 @@ fn resolve_anonymous(
         let mut rest = l.split(" - ").nth(1)?.split(' ');
         Some((rest.next()?.to_string(), rest.next()?.to_string()))
     }) else {
-        return Err(format!(
-            "{} is on device {want}, which has no block device and no mount entry",
-            dir.display()
-        ));
+        return Err(DeviceError::NoMount {
+            dir: dir.to_path_buf(),
+            devnum: want,
+        });
     };
     if source.starts_with("/dev/") {
         if let Ok(m) = std::fs::metadata(&source) {
@@ -113,17 +194,27 @@ fn resolve_anonymous(
             }
         }
     }
-    Err(format!(
-        "{} is on a {fstype} filesystem ({source}) with no block device of its own",
-        dir.display()
-    ))
+    Err(DeviceError::NoBlockDevice {
+        dir: dir.to_path_buf(),
+        fstype,
+        mount_source: source,
+    })
 }
 
 /// Resolves a `major:minor` block device number through `<sys>/dev/block`.
-pub fn resolve_devnum(major: u32, minor: u32, sys: &Path) -> Result<ResolvedDevice, String> {
+pub fn resolve_devnum(major: u32, minor: u32, sys: &Path) -> Result<ResolvedDevice, DeviceError> {
     let link = sys.join(format!("dev/block/{major}:{minor}"));
-    let dir = std::fs::canonicalize(&link)
-        .map_err(|_| format!("no block device {major}:{minor} under {}", link.display()))?;
+    let dir = match std::fs::canonicalize(&link) {
+        Ok(dir) => dir,
+        Err(source) => {
+            return Err(DeviceError::NoDevnum {
+                major,
+                minor,
+                link,
+                source,
+            })
+        }
+    };
     let top = file_name(&dir)?;
     let mut members = Vec::new();
     leaves(&dir, sys, 0, &mut members)?;
@@ -141,22 +232,22 @@ pub fn resolve_devnum(major: u32, minor: u32, sys: &Path) -> Result<ResolvedDevi
     Ok(ResolvedDevice { name, members, how })
 }
 
-fn file_name(p: &Path) -> Result<String, String> {
+fn file_name(p: &Path) -> Result<String, DeviceError> {
     p.file_name()
         .and_then(|n| n.to_str())
         .map(str::to_string)
-        .ok_or_else(|| format!("odd sysfs path {}", p.display()))
+        .ok_or_else(|| DeviceError::OddPath(p.to_path_buf()))
 }
 
 /// Appends the whole disks beneath the sysfs device directory `dir`.
-fn leaves(dir: &Path, sys: &Path, depth: u32, out: &mut Vec<String>) -> Result<(), String> {
+fn leaves(dir: &Path, sys: &Path, depth: u32, out: &mut Vec<String>) -> Result<(), DeviceError> {
     if depth > 8 {
-        return Err(format!("device stack too deep at {}", dir.display()));
+        return Err(DeviceError::TooDeep(dir.to_path_buf()));
     }
     if dir.join("partition").exists() {
         let parent = dir
             .parent()
-            .ok_or_else(|| format!("partition without parent: {}", dir.display()))?;
+            .ok_or_else(|| DeviceError::PartitionWithoutParent(dir.to_path_buf()))?;
         return leaves(parent, sys, depth + 1, out);
     }
     let mut slaves: Vec<PathBuf> = match std::fs::read_dir(dir.join("slaves")) {
@@ -173,7 +264,10 @@ fn leaves(dir: &Path, sys: &Path, depth: u32, out: &mut Vec<String>) -> Result<(
         let name = file_name(&s)?;
         let target = std::fs::canonicalize(&s)
             .or_else(|_| std::fs::canonicalize(sys.join("class/block").join(&name)))
-            .map_err(|_| format!("cannot follow {}", s.display()))?;
+            .map_err(|source| DeviceError::Follow {
+                path: s.clone(),
+                source,
+            })?;
         leaves(&target, sys, depth + 1, out)?;
     }
     Ok(())
@@ -192,5 +286,21 @@ mod tests {
         // large minor: 8:300 → minor high bits stored above bit 20
         let dev = (8u64 << 8) | (300 & 0xff) | ((300 & !0xff) << 12);
         assert_eq!(split_dev(dev), (8, 300));
+    }
+
+    #[test]
+    fn a_missing_dir_keeps_the_io_error_as_its_source() {
+        let dir = Path::new("/no/such/dbdelta/dir");
+        let e = resolve_data_dir(dir, &SysPaths::default()).unwrap_err();
+        let io = std::error::Error::source(&e)
+            .and_then(|s| s.downcast_ref::<io::Error>())
+            .map(io::Error::kind);
+        assert_eq!(io, Some(io::ErrorKind::NotFound), "{e:?}");
+        // The message is the one shown as the reason disk metrics are absent.
+        let plain = std::fs::metadata(dir).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("cannot stat {}: {plain}", dir.display())
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! `/proc/diskstats` for the selected device(s) and the iostat -x derivation of
-//! `r/s rkB/s w/s wkB/s %util` (spec analysis.md §4.3).
+//! `r/s rkB/s w/s wkB/s %util` (sysstat's iostat.c).
 //!
 //! When several devices are measured together (a device-mapper or md volume resolved to its
 //! members) their counts are summed and `%util` is the mean over members, as iostat does for

@@ -1,5 +1,5 @@
 //! C `printf` number formats (`%.Nf`, `%.Ng`) and the `sb.met` comparison block of
-//! `sum_met.sh` (spec workloads.md §A10).
+//! Mark Callaghan's `sum_met.sh`.
 
 use dbdelta_model::os::OpCosts;
 

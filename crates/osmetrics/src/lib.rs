@@ -21,7 +21,8 @@
 //! Modules: [`stat`] (`/proc/stat`, vmstat columns), [`disk`] (`/proc/diskstats`, iostat
 //! columns), [`proc`] (per-process files), [`procset`] (process trees and thread sets),
 //! [`device`] (data dir → block device), [`sampler`] (snapshots and the thread), [`costs`]
-//! (per-operation costs), [`fmt`] (C `%.6g` and the `sb.met` text block). Counter resets and
+//! (per-operation costs), [`host`] (facts about the machine for the run manifest and its noise
+//! warnings), [`fmt`] (C `%.6g` and the `sb.met` text block). Counter resets and
 //! wraps are handled in [`counter`].
 #![deny(missing_docs)]
 
@@ -30,6 +31,7 @@ pub mod counter;
 pub mod device;
 pub mod disk;
 pub mod fmt;
+pub mod host;
 pub mod proc;
 pub mod procset;
 pub mod reader;

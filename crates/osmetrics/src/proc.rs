@@ -1,5 +1,5 @@
 //! Parsers for one process's (or thread's) files: `/proc/PID/stat`, `/proc/PID/status`
-//! (context switches) and `/proc/PID/io` (spec analysis.md §4.4). Pure functions over text.
+//! (context switches) and `/proc/PID/io` (as sysstat's pidstat reads them). Pure functions over text.
 
 /// The fields of `/proc/PID/stat` dbdelta uses. `comm` borrows from the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! `/proc/stat`: whole-machine CPU ticks, context switches and interrupts, and the vmstat
-//! derivation of `us sy id wa st cs in` from two snapshots (spec analysis.md §4.1–4.2).
+//! derivation of `us sy id wa st cs in` from two snapshots (procps-ng's vmstat.c).
 
 use crate::counter::{Notes, Width};
 use dbdelta_model::os::HostCpu;

@@ -333,7 +333,7 @@ pub fn explain(
     base: &str,
     targets: &[String],
     step: &str,
-    dop: Option<u32>,
+    threads: Option<u32>,
 ) -> Result<Vec<DrillTable>, ProfileError> {
     if !profiles.is_dir() {
         return Err(ProfileError::NotFound(format!(
@@ -345,7 +345,7 @@ pub fn explain(
     let infos: Vec<ProfileInfo> = load_infos(&base_dir)
         .into_iter()
         .filter(|i| glob_match(step, &i.step) || glob_match(step, &i.label))
-        .filter(|i| dop.is_none_or(|d| d == i.threads))
+        .filter(|i| threads.is_none_or(|d| d == i.threads))
         .collect();
     if infos.is_empty() {
         return Err(ProfileError::NotFound(format!(

@@ -4,11 +4,11 @@
 use crate::data::ReportData;
 use crate::{ReportOptions, Values};
 
-/// Renders the table of `opts.dop` (default: the lowest measured thread count); an unmeasured
-/// dop gives an empty string (`crate::render` rejects it first).
+/// Renders the table of `opts.threads` (default: the lowest measured thread count); an unmeasured
+/// thread count gives an empty string (`crate::render` rejects it first).
 pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
-    let table = match opts.dop {
-        Some(dop) => data.tables.iter().find(|t| t.dop == dop),
+    let table = match opts.threads {
+        Some(threads) => data.tables.iter().find(|t| t.threads == threads),
         None => data.tables.first(),
     };
     let Some(table) = table else {

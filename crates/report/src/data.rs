@@ -100,8 +100,8 @@ impl ReportData {
     }
 
     /// The measured thread counts, ascending.
-    pub fn dops(&self) -> Vec<u32> {
-        self.tables.iter().map(|t| t.dop).collect()
+    pub fn thread_counts(&self) -> Vec<u32> {
+        self.tables.iter().map(|t| t.threads).collect()
     }
 }
 

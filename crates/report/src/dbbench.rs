@@ -34,7 +34,7 @@ pub fn write_amp(r: &StepResult) -> Option<f64> {
 /// One line per step with engine counters, db_bench's columns in its order.
 pub fn kv_text(out: &mut String, data: &ReportData) {
     let mut lines = Vec::new();
-    for (dop, label, target, r) in each_result(data) {
+    for (threads, label, target, r) in each_result(data) {
         // A server's db.* counters are not RocksDB's: they have their own table (dbcounters).
         let rocksdb = r
             .engine_stats
@@ -47,7 +47,7 @@ pub fn kv_text(out: &mut String, data: &ReportData) {
         let window_us = r.seconds * 1e6;
         let events = r.events.max(1) as f64;
         lines.push(format!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{dop}\t{target}\t{label}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{threads}\t{target}\t{label}",
             fmt(Some(ops), 0),
             fmt((ops > 0.0).then(|| f64::from(r.threads) * 1e6 / ops), 3),
             fmt(Some(r.latency.p50_us), 1),

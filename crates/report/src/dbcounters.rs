@@ -188,12 +188,12 @@ fn rows<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line
                 .filter(|row| selected(&opts.metrics, &row.step, &row.label))
                 .flat_map(|row| {
                     data.columns.iter().filter_map(move |col| {
-                        let r = result_of(data, col.name(), &row.label, table.dop)?;
+                        let r = result_of(data, col.name(), &row.label, table.threads)?;
                         Some((row.label.as_str(), col.name(), per_op(r)?))
                     })
                 })
                 .collect();
-            (table.dop, lines)
+            (table.threads, lines)
         })
         .filter(|(_, lines)| !lines.is_empty())
         .collect()
@@ -216,8 +216,11 @@ fn value(v: Option<f64>) -> String {
 
 /// The text tables, one per thread count, tab-separated with the label last.
 pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
-    for (dop, lines) in rows(data, opts) {
-        let _ = writeln!(out, "--- database counters per operation dop={dop} ---\n");
+    for (threads, lines) in rows(data, opts) {
+        let _ = writeln!(
+            out,
+            "--- database counters per operation dop={threads} ---\n"
+        );
         let _ = writeln!(out, "{LEGEND}\n");
         let heads: Vec<&str> = COLUMNS.iter().map(|c| c.text).collect();
         let _ = writeln!(out, "{}\ttarget\tstep", heads.join("\t"));
@@ -232,11 +235,11 @@ pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
 /// The markdown tables, one per thread count.
 pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
     let w = Markdown { opts };
-    for (dop, lines) in rows(data, opts) {
+    for (threads, lines) in rows(data, opts) {
         let heads: Vec<&str> = COLUMNS.iter().map(|c| c.markdown).collect();
         let _ = write!(
             out,
-            "\n### Database counters per operation, dop={dop}\n\n{LEGEND}\n\n| step | target | {} |\n|---|---|{}\n",
+            "\n### Database counters per operation, dop={threads}\n\n{LEGEND}\n\n| step | target | {} |\n|---|---|{}\n",
             heads.join(" | "),
             "---:|".repeat(COLUMNS.len())
         );
@@ -270,10 +273,10 @@ pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
         .iter()
         .map(|c| format!("<th>{}</th>", esc(c.markdown)))
         .collect();
-    for (dop, lines) in tables {
+    for (threads, lines) in tables {
         let _ = writeln!(
             out,
-            "<h3>dop={dop}</h3>\n<table class=\"cost\">\n<tr><th>step</th><th>target</th>{heads}</tr>"
+            "<h3>dop={threads}</h3>\n<table class=\"cost\">\n<tr><th>step</th><th>target</th>{heads}</tr>"
         );
         for (label, target, values) in lines {
             w.line(out, &markup_line(label, target, &values), 0);

@@ -7,15 +7,18 @@ use dbdelta_model::{StepKind, StepResult, ThroughputUnit};
 use dbdelta_osmetrics::sb_met_block;
 use std::fmt::Write;
 
-/// The stored result of `target` for `label` at `dop`.
+/// The stored result of `target` for `label` at `threads`.
 pub fn result_of<'a>(
     data: &'a ReportData,
     target: &str,
     label: &str,
-    dop: u32,
+    threads: u32,
 ) -> Option<&'a StepResult> {
     data.runs.iter().flat_map(|r| &r.results).find(|r| {
-        r.target == target && r.label == label && r.threads == dop && r.kind == StepKind::Measured
+        r.target == target
+            && r.label == label
+            && r.threads == threads
+            && r.kind == StepKind::Measured
     })
 }
 
@@ -33,12 +36,12 @@ pub fn latency_text(out: &mut String, data: &ReportData) {
         let _ = writeln!(
             out,
             "--- latency dop={} (event latency, microseconds) ---\n",
-            table.dop
+            table.threads
         );
         let _ = writeln!(out, "p50\tp95\tp99\tp99.9\tmax\tmean\ttarget\tstep");
         for row in &table.rows {
             for col in &data.columns {
-                let Some(r) = result_of(data, col.name(), &row.label, table.dop) else {
+                let Some(r) = result_of(data, col.name(), &row.label, table.threads) else {
                     continue;
                 };
                 if !r.is_ok() {
@@ -128,7 +131,7 @@ pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
                 continue;
             }
             for col in &data.columns {
-                if let Some(c) = result_of(data, col.name(), &row.label, table.dop)
+                if let Some(c) = result_of(data, col.name(), &row.label, table.threads)
                     .and_then(|r| r.costs.as_ref())
                 {
                     cells.push((c, col.name(), row.label.as_str()));
@@ -170,7 +173,7 @@ pub fn cost_text(out: &mut String, data: &ReportData, globs: &[String]) {
         let _ = writeln!(
             out,
             "--- cost per operation dop={} (CPU us/op; scan: per thousand rows) ---\n",
-            table.dop
+            table.threads
         );
         let _ = writeln!(
             out,
@@ -219,15 +222,15 @@ pub(crate) fn remote_note(data: &ReportData) -> Option<String> {
     })
 }
 
-/// Every (dop, step label, target, result) of the report's tables, in table order.
+/// Every (threads, step label, target, result) of the report's tables, in table order.
 pub(crate) fn each_result(
     data: &ReportData,
 ) -> impl Iterator<Item = (u32, &str, &str, &StepResult)> {
     data.tables.iter().flat_map(move |table| {
         table.rows.iter().flat_map(move |row| {
             data.columns.iter().filter_map(move |col| {
-                result_of(data, col.name(), &row.label, table.dop)
-                    .map(|r| (table.dop, row.label.as_str(), col.name(), r))
+                result_of(data, col.name(), &row.label, table.threads)
+                    .map(|r| (table.threads, row.label.as_str(), col.name(), r))
             })
         })
     })
@@ -253,10 +256,10 @@ pub(crate) fn section(out: &mut String, title: &str, header: &str, lines: Vec<St
 /// the warm-up's backlog the window inherited, and the schedule lag.
 pub fn pacing_text(out: &mut String, data: &ReportData) {
     let mut lines = Vec::new();
-    for (dop, label, target, r) in each_result(data) {
+    for (threads, label, target, r) in each_result(data) {
         let Some(p) = &r.pacing else { continue };
         lines.push(format!(
-            "{:.0}\t{:.0}\t{}\t{}\t{}\t{:.2}\t{}\t{}\t{:.1}\t{:.1}\t{dop}\t{target}\t{label}",
+            "{:.0}\t{:.0}\t{}\t{}\t{}\t{:.2}\t{}\t{}\t{:.1}\t{:.1}\t{threads}\t{target}\t{label}",
             p.target_per_s,
             p.achieved_per_s,
             if p.sustained { "yes" } else { "NO" },
@@ -304,14 +307,15 @@ pub fn actions_text(out: &mut String, data: &ReportData) {
 /// went on) and the count per server code or kind.
 pub fn errors_text(out: &mut String, data: &ReportData) {
     let mut lines = Vec::new();
-    for (dop, label, target, r) in each_result(data).filter(|(.., r)| !r.error_codes.is_empty()) {
+    for (threads, label, target, r) in each_result(data).filter(|(.., r)| !r.error_codes.is_empty())
+    {
         let codes: Vec<String> = r
             .error_codes
             .iter()
             .map(|(k, n)| format!("{k} ×{n}"))
             .collect();
         lines.push(format!(
-            "{}\t{}\t{:.3}\t{}\t{dop}\t{target}\t{label}",
+            "{}\t{}\t{:.3}\t{}\t{threads}\t{target}\t{label}",
             r.errors,
             r.failed_events,
             100.0 * r.failed_events as f64 / (r.events + r.failed_events).max(1) as f64,
@@ -331,13 +335,13 @@ pub fn errors_text(out: &mut String, data: &ReportData) {
 /// client's and the server's memory per connection. Medians over the steps.
 pub fn connections_text(out: &mut String, data: &ReportData) {
     let mut lines = Vec::new();
-    for dop in data.dops() {
+    for threads in data.thread_counts() {
         for col in &data.columns {
             let stats: Vec<&dbdelta_model::ConnectStats> = data
                 .runs
                 .iter()
                 .flat_map(|r| &r.results)
-                .filter(|r| r.target == col.name() && r.threads == dop && r.is_ok())
+                .filter(|r| r.target == col.name() && r.threads == threads && r.is_ok())
                 .filter_map(|r| r.connect.as_ref())
                 .collect();
             let Some(first) = stats.first() else { continue };
@@ -384,7 +388,7 @@ pub(crate) struct CostRow {
 pub(crate) fn table_has_proxy(data: &ReportData, table: &crate::Table) -> bool {
     table.rows.iter().any(|row| {
         data.columns.iter().any(|col| {
-            result_of(data, col.name(), &row.label, table.dop)
+            result_of(data, col.name(), &row.label, table.threads)
                 .and_then(|r| r.costs.as_ref())
                 .is_some_and(|c| c.proxy_cpu_us_op.is_some())
         })
@@ -425,7 +429,7 @@ pub(crate) fn cost_row(
     }
 }
 
-/// Every failed cell of the QPS tables as (dop, step label, target, reason), in table order:
+/// Every failed cell of the QPS tables as (threads, step label, target, reason), in table order:
 /// the reports list them so that a failure is never read as zero.
 pub(crate) fn failed_cells(
     data: &ReportData,
@@ -437,7 +441,7 @@ pub(crate) fn failed_cells(
                 .zip(&row.cells)
                 .filter_map(move |(col, c)| match c {
                     crate::table::Cell::Failed { reason } => {
-                        Some((t.dop, row.label.as_str(), col.name(), reason.as_str()))
+                        Some((t.threads, row.label.as_str(), col.name(), reason.as_str()))
                     }
                     _ => None,
                 })

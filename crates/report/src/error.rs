@@ -72,10 +72,10 @@ pub enum ReportError {
         why: String,
     },
     /// `--dop` names a thread count that no step was measured at.
-    #[error("--dop {dop} was not measured; measured thread counts: {}", fmt_dops(.known))]
-    UnknownDop {
+    #[error("--dop {threads} was not measured; measured thread counts: {}", fmt_thread_counts(.known))]
+    UnknownThreads {
         /// The thread count given.
-        dop: u32,
+        threads: u32,
         /// The measured thread counts.
         known: Vec<u32>,
     },
@@ -108,11 +108,12 @@ pub enum ReportError {
     },
 }
 
-fn fmt_dops(dops: &[u32]) -> String {
-    if dops.is_empty() {
+fn fmt_thread_counts(thread_counts: &[u32]) -> String {
+    if thread_counts.is_empty() {
         return "none".to_string();
     }
-    dops.iter()
+    thread_counts
+        .iter()
         .map(u32::to_string)
         .collect::<Vec<_>>()
         .join(", ")

@@ -123,7 +123,11 @@ fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions) {
     o.push_str("<p class=\"note\">Sections: <a href=\"#summary\">run</a> · <a href=\"#legend\">metrics</a>");
     if data.columns.len() >= 2 {
         for t in &data.tables {
-            let _ = write!(o, " · <a href=\"#rel-{0}\">relative QPS dop={0}</a>", t.dop);
+            let _ = write!(
+                o,
+                " · <a href=\"#rel-{0}\">relative QPS dop={0}</a>",
+                t.threads
+            );
         }
     }
     o.push_str(" · <a href=\"#abs\">absolute QPS</a>");
@@ -152,7 +156,7 @@ fn glance(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
     let mut sentences = String::new();
     let mut rows = String::new();
     for t in &data.tables {
-        let by_cell = crate::verdict::by_cell(verdicts, t.dop);
+        let by_cell = crate::verdict::by_cell(verdicts, t.threads);
         for (i, col) in data.columns.iter().enumerate().skip(1) {
             let (mut up, mut down, mut same, mut failed, mut unknown) = (0, 0, 0, 0, 0);
             let mut vals = Vec::new();
@@ -191,7 +195,7 @@ fn glance(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
             let mut s = format!(
                 "<li><b>{}</b> at {} thread(s): significantly faster on {up}, slower on {down}, no significant difference on {same} of {compared} steps",
                 esc(col.name()),
-                t.dop,
+                t.threads,
             );
             if unknown > 0 {
                 let _ = write!(s, ", no interval on {unknown} (use --repeat 3 or more)");
@@ -225,7 +229,7 @@ fn glance(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
             let _ = writeln!(
                 rows,
                 "<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n{}\">{up}</td><td class=\"n{}\">{down}</td><td class=\"n\">{same}</td><td class=\"n\">{unknown}</td><td class=\"n{}\">{failed}</td><td class=\"n\">{median}</td></tr>",
-                t.dop,
+                t.threads,
                 esc(col.name()),
                 if up > 0 { " hi" } else { "" },
                 if down > 0 { " lo" } else { "" },
@@ -458,11 +462,11 @@ fn legend(o: &mut String, opts: &ReportOptions) {
 
 /// Whether a relative value counts as faster (`Some(true)`) or slower (`Some(false)`): only
 /// when its difference is significant; `None` without an interval or within the noise.
-fn direction(c: Option<&dbdelta_verdict::Comparison>) -> Option<bool> {
+fn direction(c: Option<&dbdelta_inference::Comparison>) -> Option<bool> {
     match c?.verdict {
-        dbdelta_verdict::Verdict::Improvement => Some(true),
-        dbdelta_verdict::Verdict::Regression => Some(false),
-        dbdelta_verdict::Verdict::NoChange => None,
+        dbdelta_inference::Verdict::Improvement => Some(true),
+        dbdelta_inference::Verdict::Regression => Some(false),
+        dbdelta_inference::Verdict::NoChange => None,
     }
 }
 
@@ -478,8 +482,9 @@ fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
         );
     };
     let weaker = match c.evidence {
-        dbdelta_verdict::Evidence::WithinRun => " (within one run: weaker evidence)",
-        dbdelta_verdict::Evidence::Repeats { .. } | dbdelta_verdict::Evidence::Paired { .. } => "",
+        dbdelta_inference::Evidence::WithinRun => " (within one run: weaker evidence)",
+        dbdelta_inference::Evidence::Repeats { .. }
+        | dbdelta_inference::Evidence::Paired { .. } => "",
     };
     let withheld = if cell.is_some_and(|v| v.withheld) {
         " (excludes 1.0 on its own, not after false discovery rate control)"
@@ -500,11 +505,11 @@ fn relative(o: &mut String, w: &Html, data: &ReportData, table: &Table, verdicts
     let opts = w.opts;
     let profiled = crate::profiles::profiled_steps(data);
     let others: Vec<&str> = data.columns.iter().skip(1).map(|c| c.name()).collect();
-    let by_cell = crate::verdict::by_cell(verdicts, table.dop);
+    let by_cell = crate::verdict::by_cell(verdicts, table.threads);
     let _ = writeln!(
         o,
         "<h2 id=\"rel-{0}\">Relative QPS, dop={0} (base: {1})</h2>",
-        table.dop,
+        table.threads,
         esc(data.base())
     );
     o.push_str("<table class=\"rel\">\n<tr><th>step</th>");
@@ -519,11 +524,11 @@ fn relative(o: &mut String, w: &Html, data: &ReportData, table: &Table, verdicts
             Html::group_row(o, row.group, others.len() + 1);
         }
         let base_failed = matches!(row.cells.first(), Some(Cell::Failed { .. }));
-        if profiled.contains(&(row.label.clone(), table.dop)) {
+        if profiled.contains(&(row.label.clone(), table.threads)) {
             let _ = write!(
                 o,
                 "<tr><td><a href=\"#{}\" title=\"flamegraphs and drill-down\">{}</a></td>",
-                crate::profiles::anchor(&row.label, table.dop),
+                crate::profiles::anchor(&row.label, table.threads),
                 esc(&row.label)
             );
         } else {
@@ -573,7 +578,7 @@ fn relative(o: &mut String, w: &Html, data: &ReportData, table: &Table, verdicts
     let _ = writeln!(
         o,
         "<h3>Relative QPS per group, dop={}</h3>\n<table class=\"stats\">\n<tr><th>group</th><th>target</th><th>steps</th><th>avg</th><th>median</th><th>min</th><th>max</th><th>stddev</th></tr>",
-        table.dop
+        table.threads
     );
     for l in &lines {
         w.line(o, l, 0);
@@ -585,9 +590,9 @@ fn absolute(o: &mut String, data: &ReportData, table: &Table) {
     let _ = writeln!(
         o,
         "<h2 id=\"abs{0}\">Absolute QPS and TPS, dop={0}</h2>",
-        table.dop
+        table.threads
     );
-    if table.dop == data.tables.first().map_or(0, |t| t.dop) {
+    if table.threads == data.tables.first().map_or(0, |t| t.threads) {
         o.push_str("<span id=\"abs\"></span>");
     }
     o.push_str("<table class=\"abs\">\n<tr><th rowspan=\"2\">step</th><th rowspan=\"2\">unit</th>");
@@ -613,7 +618,7 @@ fn absolute(o: &mut String, data: &ReportData, table: &Table) {
         );
         for (col, cell) in data.columns.iter().zip(&row.cells) {
             o.push_str(&Html::cell(cell, 0));
-            let tps = match (cell, result_of(data, col.name(), &row.label, table.dop)) {
+            let tps = match (cell, result_of(data, col.name(), &row.label, table.threads)) {
                 (Cell::Value { .. }, Some(r)) => format!("<td class=\"n\">{:.0}</td>", r.tps),
                 _ => "<td class=\"na\"></td>".to_string(),
             };
@@ -640,7 +645,7 @@ fn concurrency_section(o: &mut String, w: &Html, data: &ReportData) {
     if tables.is_empty() {
         return;
     }
-    let dops: Vec<f64> = data.dops().into_iter().map(f64::from).collect();
+    let thread_counts: Vec<f64> = data.thread_counts().into_iter().map(f64::from).collect();
     o.push_str("<h2 id=\"concurrency\">Throughput vs thread count</h2>\n<p class=\"note\">One chart and one table per step: throughput (QPS; scan Krows/s) of each target at each thread count. Failed points are left out.</p>\n<div class=\"multi\">\n");
     for (t, _) in &tables {
         let series: Vec<Series> = data
@@ -650,7 +655,7 @@ fn concurrency_section(o: &mut String, w: &Html, data: &ReportData) {
             .map(|(i, c)| Series {
                 name: c.name(),
                 color: i,
-                points: dops
+                points: thread_counts
                     .iter()
                     .zip(&t.cells[i])
                     .filter_map(|(d, c)| Some((*d, c.value()?)))
@@ -662,7 +667,7 @@ fn concurrency_section(o: &mut String, w: &Html, data: &ReportData) {
             "client threads",
             "throughput",
             &series,
-            Some(&dops),
+            Some(&thread_counts),
             (340.0, 210.0),
         ));
         o.push('\n');
@@ -675,7 +680,7 @@ fn concurrency_section(o: &mut String, w: &Html, data: &ReportData) {
             esc(&t.label),
             t.group.name()
         );
-        for d in data.dops() {
+        for d in data.thread_counts() {
             let _ = write!(o, "<th>{d}</th>");
         }
         o.push_str("</tr>\n");
@@ -688,10 +693,10 @@ fn concurrency_section(o: &mut String, w: &Html, data: &ReportData) {
 
 fn timeline(o: &mut String, data: &ReportData, opts: &ReportOptions) {
     // The chosen step: --timeline glob, else the first row with per-second intervals.
-    let has_intervals = |label: &str, dop: u32| {
-        data.columns
-            .iter()
-            .any(|c| result_of(data, c.name(), label, dop).is_some_and(|r| !r.intervals.is_empty()))
+    let has_intervals = |label: &str, threads: u32| {
+        data.columns.iter().any(|c| {
+            result_of(data, c.name(), label, threads).is_some_and(|r| !r.intervals.is_empty())
+        })
     };
     let pick = data.tables.iter().find_map(|t| {
         t.rows.iter().find_map(|r| {
@@ -699,7 +704,7 @@ fn timeline(o: &mut String, data: &ReportData, opts: &ReportOptions) {
                 Some(g) => selected(std::slice::from_ref(g), &r.step, &r.label),
                 None => true,
             };
-            (wanted && has_intervals(&r.label, t.dop)).then(|| r.label.clone())
+            (wanted && has_intervals(&r.label, t.threads)).then(|| r.label.clone())
         })
     });
     o.push_str("<h2 id=\"timeline\">QPS over time</h2>\n");
@@ -725,7 +730,7 @@ fn timeline(o: &mut String, data: &ReportData, opts: &ReportOptions) {
             .iter()
             .enumerate()
             .filter_map(|(i, c)| {
-                let r = result_of(data, c.name(), &label, t.dop)?;
+                let r = result_of(data, c.name(), &label, t.threads)?;
                 Some(Series {
                     name: c.name(),
                     color: i,
@@ -738,7 +743,7 @@ fn timeline(o: &mut String, data: &ReportData, opts: &ReportOptions) {
             continue;
         }
         o.push_str(&svg::lines(
-            &format!("{label}, dop={}", t.dop),
+            &format!("{label}, dop={}", t.threads),
             "seconds into the measured window",
             "QPS",
             &series,
@@ -755,7 +760,7 @@ fn latency(o: &mut String, w: &Html, data: &ReportData) {
         let _ = writeln!(
             o,
             "<h3>dop={}</h3>\n<table class=\"lat\">\n<tr><th>step</th><th>target</th><th>p50</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th></tr>",
-            table.dop
+            table.threads
         );
         // Every step heads its group here, even one without a line.
         w.blocks(o, &sections::latency(data, table), 8, LATENCY_CELLS, true);
@@ -778,7 +783,7 @@ fn costs(o: &mut String, w: &Html, data: &ReportData) {
         let _ = writeln!(
             o,
             "<h3>dop={}</h3>\n<table class=\"cost\">\n<tr><th>step</th><th>target</th><th>cpu/o</th><th>cs/o</th><th>r/o</th><th>rKB/o</th><th>wKB/o</th><th>o/s</th><th>host µs/op</th><th>server µs/op</th><th>client µs/op</th>{}<th>rel host CPU</th><th>rel cs/o</th><th>rel wKB/o</th></tr>\n{body}</table>",
-            table.dop,
+            table.threads,
             if costs.proxy { "<th>proxy µs/op</th>" } else { "" }
         );
     }
@@ -808,7 +813,7 @@ fn dollars(o: &mut String, w: &Html, data: &ReportData) {
         let _ = write!(
             o,
             "<h3>dop={}</h3>\n<table class=\"dollar\">\n<tr><th>step</th>",
-            table.dop
+            table.threads
         );
         for (n, _) in &opts.costs {
             let _ = write!(o, "<th>{0} ops/hour/$</th><th>{0} %</th>", esc(n));

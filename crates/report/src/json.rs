@@ -26,7 +26,8 @@ struct Doc<'a> {
 
 #[derive(Serialize)]
 struct VerdictDoc {
-    dop: u32,
+    #[serde(rename = "dop")]
+    threads: u32,
     label: String,
     target: String,
     ratio: f64,
@@ -47,7 +48,8 @@ struct VerdictDoc {
 
 #[derive(Serialize)]
 struct NoiseDoc {
-    dop: u32,
+    #[serde(rename = "dop")]
+    threads: u32,
     label: String,
     target: String,
     cv: Option<f64>,
@@ -62,7 +64,8 @@ struct RunDoc<'a> {
 
 #[derive(Serialize)]
 struct TableDoc<'a> {
-    dop: u32,
+    #[serde(rename = "dop")]
+    threads: u32,
     columns: Vec<&'a str>,
     rows: Vec<RowDoc<'a>>,
 }
@@ -101,7 +104,7 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
         noise: crate::verdict::noise(data)
             .into_iter()
             .map(|n| NoiseDoc {
-                dop: n.dop,
+                threads: n.threads,
                 label: n.label,
                 target: n.target,
                 cv: n.cv,
@@ -119,7 +122,7 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
 }
 
 fn verdicts(cells: Vec<crate::verdict::VerdictCell>) -> Vec<VerdictDoc> {
-    use dbdelta_verdict::Evidence;
+    use dbdelta_inference::Evidence;
     cells
         .into_iter()
         .filter_map(|v| {
@@ -130,7 +133,7 @@ fn verdicts(cells: Vec<crate::verdict::VerdictCell>) -> Vec<VerdictDoc> {
                 Evidence::WithinRun => ("within-run", 1, 1),
             };
             Some(VerdictDoc {
-                dop: v.dop,
+                threads: v.threads,
                 label: v.label,
                 target: v.target,
                 ratio: c.ratio,
@@ -150,7 +153,7 @@ fn verdicts(cells: Vec<crate::verdict::VerdictCell>) -> Vec<VerdictDoc> {
 
 fn table<'a>(data: &'a ReportData, t: &'a Table) -> TableDoc<'a> {
     TableDoc {
-        dop: t.dop,
+        threads: t.threads,
         columns: data.columns.iter().map(|c| c.name()).collect(),
         rows: t.rows.iter().map(row).collect(),
     }

@@ -71,7 +71,7 @@ pub struct ReportOptions {
     /// Relative values at or above this are marked ▲ (markdown).
     pub high: f64,
     /// The thread count of single-table formats (CSV); `None` = the lowest measured.
-    pub dop: Option<u32>,
+    pub threads: Option<u32>,
     /// Relative or absolute values in single-table formats (CSV).
     pub values: Values,
     /// Text and markdown: add latency tables, cost-per-operation tables, the server's own
@@ -95,7 +95,7 @@ impl Default for ReportOptions {
         ReportOptions {
             low: 0.95,
             high: 1.05,
-            dop: None,
+            threads: None,
             values: Values::Relative,
             details: true,
             metrics: Vec::new(),
@@ -154,18 +154,18 @@ impl Format {
     }
 }
 
-/// Renders `data` in `format`; fails only when `opts.dop` names an unmeasured thread count or
+/// Renders `data` in `format`; fails only when `opts.threads` names an unmeasured thread count or
 /// `opts.costs` prices a target that is not in the report.
 pub fn render(
     data: &ReportData,
     format: Format,
     opts: &ReportOptions,
 ) -> Result<String, ReportError> {
-    if let Some(dop) = opts.dop {
-        if !data.tables.iter().any(|t| t.dop == dop) {
-            return Err(ReportError::UnknownDop {
-                dop,
-                known: data.dops(),
+    if let Some(threads) = opts.threads {
+        if !data.tables.iter().any(|t| t.threads == threads) {
+            return Err(ReportError::UnknownThreads {
+                threads,
+                known: data.thread_counts(),
             });
         }
     }

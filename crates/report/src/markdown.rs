@@ -12,8 +12,8 @@ use crate::sections::{self, LATENCY_CELLS};
 use crate::table::{Cell, Row, Table};
 use crate::verdict::VerdictCell;
 use crate::ReportOptions;
+use dbdelta_inference::Verdict;
 use dbdelta_model::StepStatus;
-use dbdelta_verdict::Verdict;
 use std::fmt::Write;
 
 /// Renders the legend, the tables of every thread count and the load table.
@@ -52,7 +52,7 @@ fn group_table(out: &mut String, w: &Markdown, data: &ReportData, table: &Table)
     let _ = writeln!(
         out,
         "\n### Relative QPS per group, dop={}\n\n| group | target | steps | avg | median | min | max | stddev |\n|---|---|---:|---:|---:|---:|---:|---:|",
-        table.dop
+        table.threads
     );
     for l in &lines {
         w.line(out, l, 0);
@@ -66,7 +66,7 @@ fn concurrency_tables(out: &mut String, w: &Markdown, data: &ReportData) {
     if tables.is_empty() {
         return;
     }
-    let dops = data.dops();
+    let thread_counts = data.thread_counts();
     out.push_str("\n## Throughput vs thread count\n");
     for (t, lines) in &tables {
         let _ = writeln!(
@@ -74,11 +74,12 @@ fn concurrency_tables(out: &mut String, w: &Markdown, data: &ReportData) {
             "\n### {} ({})\n\n| target | {} |\n|---|{}",
             escape(&t.label),
             t.group.name(),
-            dops.iter()
+            thread_counts
+                .iter()
                 .map(|d| format!("{d} threads"))
                 .collect::<Vec<_>>()
                 .join(" | "),
-            "---:|".repeat(dops.len())
+            "---:|".repeat(thread_counts.len())
         );
         for l in lines {
             w.line(out, l, 0);
@@ -92,7 +93,7 @@ fn latency_tables(out: &mut String, w: &Markdown, data: &ReportData) {
         let _ = writeln!(
             out,
             "\n### Latency, dop={} (µs per event)\n\n| step | target | p50 | p95 | p99 | p99.9 | max | mean |\n|---|---|---:|---:|---:|---:|---:|---:|",
-            table.dop
+            table.threads
         );
         w.blocks(out, &sections::latency(data, table), LATENCY_CELLS);
     }
@@ -114,7 +115,7 @@ fn cost_tables(out: &mut String, w: &Markdown, data: &ReportData, opts: &ReportO
         let _ = write!(
             out,
             "\n### Hardware cost per operation, dop={}\n\nOS metrics of the measured window; scan: per thousand rows. rel = target / base: more is worse, so ▲ = costlier, ▼ = cheaper, at fixed thresholds ≥ {:.2} / ≤ {:.2} (costs have no interval).{note}\n\n| step | target | cpu/o | cs/o | r/o | rKB/o | wKB/o | o/s | host µs/op | server µs/op | client µs/op |{} rel host CPU | rel cs/o | rel wKB/o |\n|---|---|{}\n{body}",
-            table.dop,
+            table.threads,
             opts.high,
             opts.low,
             if costs.proxy { " proxy µs/op |" } else { "" },
@@ -138,7 +139,7 @@ fn dollar_tables(out: &mut String, w: &Markdown, data: &ReportData, opts: &Repor
         let _ = writeln!(
             out,
             "\n### Operations per hour per dollar, dop={}\n\nPrices: {}. Throughput × 3600 (NOPM × 60) / price; % = share of the row's best (best = 100 %).\n",
-            table.dop,
+            table.threads,
             prices.join(", ")
         );
         let mut head = String::from("| step |");
@@ -183,10 +184,10 @@ fn relative_table(out: &mut String, data: &ReportData, table: &Table, verdicts: 
     let _ = writeln!(
         out,
         "\n### Relative QPS, dop={} (base: {})\n",
-        table.dop,
+        table.threads,
         data.base()
     );
-    let by_cell = crate::verdict::by_cell(verdicts, table.dop);
+    let by_cell = crate::verdict::by_cell(verdicts, table.threads);
     let targets: Vec<&str> = data.columns.iter().skip(1).map(|c| c.name()).collect();
     header(out, targets.iter().copied());
     for row in &table.rows {
@@ -210,7 +211,7 @@ fn relative_table(out: &mut String, data: &ReportData, table: &Table, verdicts: 
 }
 
 fn absolute_table(out: &mut String, data: &ReportData, table: &Table) {
-    let _ = writeln!(out, "\n### Absolute QPS, dop={}\n", table.dop);
+    let _ = writeln!(out, "\n### Absolute QPS, dop={}\n", table.threads);
     header(out, data.columns.iter().map(|c| c.name()));
     for row in &table.rows {
         let cells: Vec<String> = row

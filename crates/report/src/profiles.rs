@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 const TOP: usize = 8;
 
 /// The anchor of a profiled step (`prof-<dop>-<label>`), for links from the QPS tables.
-pub fn anchor(label: &str, dop: u32) -> String {
-    format!("prof-{dop}-{}", file_safe(label))
+pub fn anchor(label: &str, threads: u32) -> String {
+    format!("prof-{threads}-{}", file_safe(label))
 }
 
-/// The steps (label, dop) that have a profile of any target, for linking table rows.
+/// The steps (label, threads) that have a profile of any target, for linking table rows.
 pub fn profiled_steps(data: &ReportData) -> BTreeSet<(String, u32)> {
     let mut out = BTreeSet::new();
     for col in &data.columns {
@@ -127,11 +127,11 @@ fn run_section(
         );
         return;
     }
-    for (stem, label, dop) in steps {
+    for (stem, label, threads) in steps {
         let _ = writeln!(
             o,
-            "<h3 id=\"{}\">{} dop={dop}</h3>\n<p>",
-            anchor(&label, dop),
+            "<h3 id=\"{}\">{} dop={threads}</h3>\n<p>",
+            anchor(&label, threads),
             esc(&label)
         );
         let mut links = Vec::new();
@@ -180,11 +180,11 @@ fn run_section(
         }
         let others: Vec<String> = names.iter().filter(|n| *n != base).cloned().collect();
         // The label is matched as a glob: escape nothing, but match only this thread count.
-        match explain(profiles, base, &others, &label, Some(dop)) {
+        match explain(profiles, base, &others, &label, Some(threads)) {
             Ok(tables) => {
                 for t in tables
                     .iter()
-                    .filter(|t| t.title == format!("{label} dop{dop}"))
+                    .filter(|t| t.title == format!("{label} dop{threads}"))
                 {
                     let _ = writeln!(o, "<pre class=\"drill\">{}</pre>", esc(&t.render(TOP)));
                 }

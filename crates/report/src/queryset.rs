@@ -7,8 +7,8 @@
 
 use crate::markup::{esc, md, Color, Grid, GridCell, Layout};
 use crate::verdict::{FDR, LEVEL};
+use dbdelta_inference::{benjamini_hochberg, compare_paired, Comparison, Direction, Verdict};
 use dbdelta_model::queryset::{ChecksumMode, QsTarget, QueryRuns, QuerySetResult};
-use dbdelta_verdict::{benjamini_hochberg, compare_paired, Comparison, Direction, Verdict};
 use serde::Serialize;
 use std::fmt::Write;
 

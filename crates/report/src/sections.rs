@@ -25,7 +25,7 @@ pub(crate) fn latency(data: &ReportData, table: &Table) -> Vec<Block> {
                 .iter()
                 .zip(&row.cells)
                 .filter_map(|(col, c)| {
-                    let cells = match (c, result_of(data, col.name(), &row.label, table.dop)) {
+                    let cells = match (c, result_of(data, col.name(), &row.label, table.threads)) {
                         (Cell::Failed { .. }, _) => vec![Out::Step(c.clone(), 0)],
                         (Cell::Value { .. }, Some(r)) => {
                             let l = &r.latency;
@@ -81,7 +81,7 @@ pub(crate) fn costs(data: &ReportData, table: &Table, metrics: &[String]) -> Cos
             let base = data
                 .columns
                 .first()
-                .and_then(|c| result_of(data, c.name(), &row.label, table.dop))
+                .and_then(|c| result_of(data, c.name(), &row.label, table.threads))
                 .and_then(|r| r.costs.as_ref());
             let lines = data
                 .columns
@@ -92,7 +92,7 @@ pub(crate) fn costs(data: &ReportData, table: &Table, metrics: &[String]) -> Cos
                     if let Cell::Failed { .. } = cell {
                         return Some(Line::keyed(keys, [Out::Step(cell.clone(), 0)]));
                     }
-                    let c = result_of(data, col.name(), &row.label, table.dop)
+                    let c = result_of(data, col.name(), &row.label, table.threads)
                         .and_then(|r| r.costs.as_ref())?;
                     let costs = cost_row(c, base);
                     let remote = data.is_remote(col.name());
@@ -188,9 +188,9 @@ pub(crate) fn concurrency_lines(data: &ReportData) -> Vec<(Concurrency, Vec<Line
 /// step, target, reason.
 pub(crate) fn failures(data: &ReportData) -> Vec<Line> {
     crate::detail::failed_cells(data)
-        .map(|(dop, label, target, reason)| Line {
+        .map(|(threads, label, target, reason)| Line {
             cells: vec![
-                Out::Num(f64::from(dop), 0),
+                Out::Num(f64::from(threads), 0),
                 Out::Text(label.to_string()),
                 Out::Text(target.to_string()),
                 Out::Reason(reason.to_string()),

@@ -163,12 +163,13 @@ pub fn per_dollar(
                         .position(|c| c.name() == name)
                         .and_then(|i| row.cells.get(i).cloned())
                         .unwrap_or(Cell::Missing);
-                    let per_hour = match crate::detail::result_of(data, name, &row.label, table.dop)
-                        .map(|r| r.throughput.unit)
-                    {
-                        Some(dbdelta_model::ThroughputUnit::Nopm) => 60.0,
-                        _ => 3600.0,
-                    };
+                    let per_hour =
+                        match crate::detail::result_of(data, name, &row.label, table.threads)
+                            .map(|r| r.throughput.unit)
+                        {
+                            Some(dbdelta_model::ThroughputUnit::Nopm) => 60.0,
+                            _ => 3600.0,
+                        };
                     match c {
                         Cell::Value { value, interrupted } => Cell::Value {
                             value: value * per_hour / price,

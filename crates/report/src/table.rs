@@ -140,7 +140,7 @@ impl Row {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
     /// Client threads.
-    pub dop: u32,
+    pub threads: u32,
     /// Rows in canonical order.
     pub rows: Vec<Row>,
 }
@@ -165,7 +165,7 @@ pub(crate) fn build_tables<'a>(
     warnings: &mut Vec<String>,
 ) -> Vec<Table> {
     let col_of: HashMap<&str, usize> = columns.iter().enumerate().map(|(i, c)| (*c, i)).collect();
-    let mut dops: BTreeMap<u32, HashMap<String, RowAcc<'a>>> = BTreeMap::new();
+    let mut thread_counts: BTreeMap<u32, HashMap<String, RowAcc<'a>>> = BTreeMap::new();
     for r in results {
         let Some(&col) = col_of.get(r.target.as_str()) else {
             continue;
@@ -173,7 +173,7 @@ pub(crate) fn build_tables<'a>(
         if r.kind != StepKind::Measured {
             continue;
         }
-        let acc = dops
+        let acc = thread_counts
             .entry(r.threads)
             .or_default()
             .entry(r.label.clone())
@@ -195,9 +195,10 @@ pub(crate) fn build_tables<'a>(
             acc.unit = Some(r.throughput.unit);
         }
     }
-    dops.into_iter()
-        .map(|(dop, rows)| Table {
-            dop,
+    thread_counts
+        .into_iter()
+        .map(|(threads, rows)| Table {
+            threads,
             rows: sorted_rows(rows),
         })
         .collect()

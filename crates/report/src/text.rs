@@ -42,7 +42,7 @@ fn section(out: &mut String, data: &ReportData, table: &Table) {
     // `col-N :` lines describe the target: its name, and its emulated link if any.
     let described: Vec<String> = data.columns.iter().map(|c| c.described()).collect();
     let described: Vec<&str> = described.iter().map(String::as_str).collect();
-    let _ = writeln!(out, "--- dop={} ---\n", table.dop);
+    let _ = writeln!(out, "--- dop={} ---\n", table.threads);
     if names.len() >= 2 {
         let _ = writeln!(out, "Relative to: {}", names[0]);
         let rows = table.rows.iter().map(|r| (r.relative(), r.label.as_str()));

@@ -11,16 +11,19 @@ use std::fmt::Write;
 /// Writes both summaries for the steps that have them.
 pub fn tpc_text(out: &mut String, data: &ReportData) {
     let options = data.runs.first().map(|r| &r.manifest.options);
-    for (dop, label, target, r) in each_result(data) {
+    for (threads, label, target, r) in each_result(data) {
         let Some(txn) = &r.txn else { continue };
         if r.throughput.unit == ThroughputUnit::Nopm {
-            tpcc_block(out, dop, label, target, r);
+            tpcc_block(out, threads, label, target, r);
             continue;
         }
         if r.throughput.unit != ThroughputUnit::Tps {
             continue;
         }
-        let _ = writeln!(out, "--- pgbench: {label} dop={dop} target={target} ---\n");
+        let _ = writeln!(
+            out,
+            "--- pgbench: {label} dop={threads} target={target} ---\n"
+        );
         let script = match r.step.as_str() {
             "tpcb-like" => "TPC-B (sort of)",
             "simple-update" => "simple update",
@@ -130,10 +133,10 @@ fn latency_lines(out: &mut String, r: &StepResult) {
     );
 }
 
-fn tpcc_block(out: &mut String, dop: u32, label: &str, target: &str, r: &StepResult) {
+fn tpcc_block(out: &mut String, threads: u32, label: &str, target: &str, r: &StepResult) {
     let _ = writeln!(
         out,
-        "--- TPC-C: {label} terminals={dop} target={target} ---\n"
+        "--- TPC-C: {label} terminals={threads} target={target} ---\n"
     );
     let _ = writeln!(out, "NOPM = {:.0}", r.throughput.value);
     let _ = writeln!(out, "TPM = {:.0}", r.tps * 60.0);

@@ -16,11 +16,11 @@ use crate::data::ReportData;
 use crate::markup::esc;
 use crate::table::evidence_rounds;
 
-use dbdelta_model::{Group, StepKind, StepResult};
-use dbdelta_verdict::{
+use dbdelta_inference::{
     benjamini_hochberg, coefficient_of_variation, compare_paired, compare_repeats,
     compare_within_run, Comparison, Direction, Evidence, Verdict,
 };
+use dbdelta_model::{Group, StepKind, StepResult};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -38,7 +38,7 @@ pub struct VerdictCell {
     /// Run order of the step (rows are sorted by it).
     pub order: u32,
     /// Thread count.
-    pub dop: u32,
+    pub threads: u32,
     /// The target compared with the base.
     pub target: String,
     /// The comparison; `None` when there is too little data (a failed step, a single run
@@ -58,7 +58,7 @@ pub struct NoiseCell {
     /// Run order of the step.
     pub order: u32,
     /// Thread count.
-    pub dop: u32,
+    pub threads: u32,
     /// Target.
     pub target: String,
     /// Coefficient of variation across repeats (or across seconds with one run).
@@ -67,16 +67,16 @@ pub struct NoiseCell {
     pub across_repeats: bool,
 }
 
-type Key = (u32, u32, String); // (dop, order, label)
+type Key = (u32, u32, String); // (threads, order, label)
 
 /// The cells at one thread count, by (step label, target).
 pub(crate) fn by_cell(
     cells: &[VerdictCell],
-    dop: u32,
+    threads: u32,
 ) -> std::collections::HashMap<(String, String), &VerdictCell> {
     cells
         .iter()
-        .filter(|v| v.dop == dop)
+        .filter(|v| v.threads == threads)
         .map(|v| ((v.label.clone(), v.target.clone()), v))
         .collect()
 }
@@ -90,12 +90,13 @@ pub fn noise_floor(data: &ReportData, cells: &[VerdictCell]) -> Option<String> {
         .flat_map(|t| {
             t.rows
                 .iter()
-                .map(move |r| ((t.dop, r.label.as_str()), r.group))
+                .map(move |r| ((t.threads, r.label.as_str()), r.group))
         })
         .collect();
     let mut widths: BTreeMap<Group, Vec<f64>> = BTreeMap::new();
     for c in cells {
-        let (Some(x), Some(g)) = (c.comparison, group_of.get(&(c.dop, c.label.as_str()))) else {
+        let (Some(x), Some(g)) = (c.comparison, group_of.get(&(c.threads, c.label.as_str())))
+        else {
             continue;
         };
         let half = x.relative_width() / 2.0 * 100.0;
@@ -174,7 +175,7 @@ fn per_second(r: &StepResult) -> Vec<f64> {
 pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
     let base = data.base();
     let mut out = Vec::new();
-    for ((dop, order, label), by_target) in grouped(data) {
+    for ((threads, order, label), by_target) in grouped(data) {
         let Some(b) = by_target.get(base) else {
             continue;
         };
@@ -197,7 +198,7 @@ pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
             out.push(VerdictCell {
                 label: label.clone(),
                 order,
-                dop,
+                threads,
                 target: col.name().to_string(),
                 comparison,
                 withheld: false,
@@ -231,7 +232,7 @@ fn control_false_discoveries(cells: &mut [VerdictCell]) {
 /// The noise of every step on every target.
 pub fn noise(data: &ReportData) -> Vec<NoiseCell> {
     let mut out = Vec::new();
-    for ((dop, order, label), by_target) in grouped(data) {
+    for ((threads, order, label), by_target) in grouped(data) {
         for col in &data.columns {
             let Some(rs) = by_target.get(col.name()) else {
                 continue;
@@ -245,7 +246,7 @@ pub fn noise(data: &ReportData) -> Vec<NoiseCell> {
             out.push(NoiseCell {
                 label: label.clone(),
                 order,
-                dop,
+                threads,
                 target: col.name().to_string(),
                 cv,
                 across_repeats,
@@ -324,22 +325,22 @@ fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
 }
 
 struct Rows<'a> {
-    dop: u32,
+    threads: u32,
     rows: Vec<(String, Vec<&'a VerdictCell>)>,
 }
 
-fn by_dop<'a>(cells: &'a [VerdictCell], targets: &[String]) -> Vec<Rows<'a>> {
+fn by_threads<'a>(cells: &'a [VerdictCell], targets: &[String]) -> Vec<Rows<'a>> {
     let mut map: BTreeMap<u32, BTreeMap<(u32, String), Vec<&VerdictCell>>> = BTreeMap::new();
     for c in cells {
-        map.entry(c.dop)
+        map.entry(c.threads)
             .or_default()
             .entry((c.order, c.label.clone()))
             .or_default()
             .push(c);
     }
     map.into_iter()
-        .map(|(dop, rows)| Rows {
-            dop,
+        .map(|(threads, rows)| Rows {
+            threads,
             rows: rows
                 .into_iter()
                 .map(|((_, label), mut cs)| {
@@ -397,7 +398,7 @@ fn noise_rows(data: &ReportData) -> Vec<(u32, String, Vec<String>)> {
     let mut map: BTreeMap<(u32, u32, String), Vec<String>> = BTreeMap::new();
     for n in noise(data) {
         let row = map
-            .entry((n.dop, n.order, n.label.clone()))
+            .entry((n.threads, n.order, n.label.clone()))
             .or_insert_with(|| vec!["-".to_string(); cols.len()]);
         if let Some(i) = cols.iter().position(|c| *c == n.target) {
             row[i] = cv_text(&n);
@@ -417,8 +418,8 @@ pub fn render_text(data: &ReportData, cells: &[VerdictCell]) -> String {
     let _ = writeln!(o, "{}", evidence_note(data, cells));
     let _ = writeln!(o, "▲ significant improvement, ▼ significant regression");
     let _ = writeln!(o, "{}", summary_line(cells));
-    for t in by_dop(cells, &ts) {
-        let _ = writeln!(o, "\ndop={}\tstep\t{}", t.dop, ts.join("\t"));
+    for t in by_threads(cells, &ts) {
+        let _ = writeln!(o, "\ndop={}\tstep\t{}", t.threads, ts.join("\t"));
         for (label, cs) in t.rows {
             let vals: Vec<String> = cs.iter().map(|c| cell_text(c)).collect();
             let _ = writeln!(o, "\t{label}\t{}", vals.join("\t"));
@@ -430,8 +431,8 @@ pub fn render_text(data: &ReportData, cells: &[VerdictCell]) -> String {
     );
     let cols: Vec<String> = data.columns.iter().map(|c| c.name().to_string()).collect();
     let _ = writeln!(o, "dop\tstep\t{}", cols.join("\t"));
-    for (dop, label, vals) in noise_rows(data) {
-        let _ = writeln!(o, "{dop}\t{label}\t{}", vals.join("\t"));
+    for (threads, label, vals) in noise_rows(data) {
+        let _ = writeln!(o, "{threads}\t{label}\t{}", vals.join("\t"));
     }
     o
 }
@@ -450,8 +451,8 @@ pub fn render_markdown(data: &ReportData, cells: &[VerdictCell]) -> String {
         evidence_note(data, cells),
         summary_line(cells)
     );
-    for t in by_dop(cells, &ts) {
-        let _ = writeln!(o, "\n### dop={}\n", t.dop);
+    for t in by_threads(cells, &ts) {
+        let _ = writeln!(o, "\n### dop={}\n", t.threads);
         let _ = writeln!(o, "| step | {} |", ts.join(" | "));
         let _ = writeln!(o, "|---|{}", "---:|".repeat(ts.len()));
         for (label, cs) in t.rows {
@@ -474,8 +475,8 @@ pub fn render_markdown(data: &ReportData, cells: &[VerdictCell]) -> String {
     );
     let _ = writeln!(o, "| dop | step | {} |", cols.join(" | "));
     let _ = writeln!(o, "|---:|---|{}", "---:|".repeat(cols.len()));
-    for (dop, label, vals) in noise_rows(data) {
-        let _ = writeln!(o, "| {dop} | {label} | {} |", vals.join(" | "));
+    for (threads, label, vals) in noise_rows(data) {
+        let _ = writeln!(o, "| {threads} | {label} | {} |", vals.join(" | "));
     }
     o
 }
@@ -494,11 +495,11 @@ pub fn render_html(data: &ReportData, cells: &[VerdictCell]) -> String {
         esc(&evidence_note(data, cells)),
         esc(&summary_line(cells))
     );
-    for t in by_dop(cells, &ts) {
+    for t in by_threads(cells, &ts) {
         let _ = write!(
             o,
             "<h3>dop={}</h3>\n<table class=\"verdicts\"><tr><th>step</th>",
-            t.dop
+            t.threads
         );
         for name in &ts {
             let _ = write!(o, "<th>{}</th>", esc(name));
@@ -527,8 +528,8 @@ pub fn render_html(data: &ReportData, cells: &[VerdictCell]) -> String {
         let _ = write!(o, "<th>{}</th>", esc(c));
     }
     o.push_str("</tr>\n");
-    for (dop, label, vals) in noise_rows(data) {
-        let _ = write!(o, "<tr><td>{dop}</td><td>{}</td>", esc(&label));
+    for (threads, label, vals) in noise_rows(data) {
+        let _ = write!(o, "<tr><td>{threads}</td><td>{}</td>", esc(&label));
         for v in vals {
             let _ = write!(o, "<td>{}</td>", esc(&v));
         }

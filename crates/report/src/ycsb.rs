@@ -10,11 +10,11 @@ use std::fmt::Write;
 /// Per step, thread count and target: each operation type's count, rate and latency.
 pub fn op_types_text(out: &mut String, data: &ReportData) {
     let mut lines = Vec::new();
-    for (dop, label, target, r) in each_result(data) {
+    for (threads, label, target, r) in each_result(data) {
         for t in &r.op_types {
             let l = &t.latency;
             lines.push(format!(
-                "{}\t{}\t{:.0}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{dop}\t{target}\t{label}",
+                "{}\t{}\t{:.0}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{threads}\t{target}\t{label}",
                 t.name, t.count, t.per_sec, l.mean_us, l.p50_us, l.p95_us, l.p99_us, l.p999_us,
                 l.max_us, t.failed,
             ));
@@ -31,11 +31,11 @@ pub fn op_types_text(out: &mut String, data: &ReportData) {
 /// YCSB's text exporter layout, one block per result with operation types.
 pub fn render(data: &ReportData) -> String {
     let mut out = String::new();
-    for (dop, label, target, r) in each_result(data) {
+    for (threads, label, target, r) in each_result(data) {
         if r.op_types.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "# target={target} step={label} threads={dop}");
+        let _ = writeln!(out, "# target={target} step={label} threads={threads}");
         export(&mut out, r);
         out.push('\n');
     }

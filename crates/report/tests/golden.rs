@@ -20,7 +20,7 @@ fn golden(name: &str, data: &ReportData, format: Format, opts: &ReportOptions) {
 fn fixture_loads_without_warnings() {
     let data = fixture_data(None);
     assert_eq!(data.warnings, Vec::<String>::new());
-    assert_eq!(data.dops(), [1, 4]);
+    assert_eq!(data.thread_counts(), [1, 4]);
     assert_eq!(data.base(), "default");
 }
 
@@ -102,7 +102,7 @@ fn csv_relative_first_dop() {
 #[test]
 fn csv_absolute_dop4() {
     let opts = ReportOptions {
-        dop: Some(4),
+        threads: Some(4),
         values: Values::Absolute,
         ..ReportOptions::default()
     };

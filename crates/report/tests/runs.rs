@@ -164,7 +164,7 @@ fn unknown_dop_and_format_are_errors() {
     let a = two_step_run(&tmp.path().join("a"), &["pg15"], &[1.0]);
     let data = ReportData::from_runs(vec![a], None).expect("merge");
     let opts = ReportOptions {
-        dop: Some(8),
+        threads: Some(8),
         ..ReportOptions::default()
     };
     let err = render(&data, Format::Csv, &opts).unwrap_err();

@@ -4,10 +4,10 @@
 mod common;
 
 use common::{manifest, result};
+use dbdelta_inference::{Evidence, Verdict};
 use dbdelta_model::{Group, Interval, RunStatus, StepResult};
 use dbdelta_report::verdict::{noise, verdicts};
 use dbdelta_report::{render, Format, ReportData, ReportOptions, RunData};
-use dbdelta_verdict::{Evidence, Verdict};
 
 fn repeat(mut r: StepResult, k: u32) -> StepResult {
     r.repeat = k;

@@ -1,4 +1,4 @@
-//! Statement counters with sysbench's classification (§A2.3).
+//! Statement counters with sysbench's classification (its db_driver.c).
 
 use dbdelta_engine::Outcome;
 

@@ -1,5 +1,5 @@
-//! RocksDB db_bench's benchmarks as run by `tools/benchmark_compare.sh` (spec
-//! workloads-more.md Part D): keys of 8 big-endian bytes padded with '0' to `key_size`,
+//! RocksDB db_bench's benchmarks as run by `tools/benchmark_compare.sh` (and
+//! `tools/db_bench_tool.cc`): keys of 8 big-endian bytes padded with '0' to `key_size`,
 //! values sliced from db_bench's `RandomGenerator` buffer (seed 301, half-compressible),
 //! uniform key choice, seeks with 10 nexts, multi-gets of 10 keys, and the `*whilewriting`
 //! steps' background writer limited to 2 MB/s whose operations are not counted as the

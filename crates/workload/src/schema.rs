@@ -1,4 +1,4 @@
-//! The sbtest schema (§A3): DDL per dialect, row content, and the ownership ledger that
+//! The sbtest schema (sysbench's oltp_common.lua): DDL per dialect, row content, and the ownership ledger that
 //! keeps dbdelta from dropping tables it did not create.
 
 use crate::rng::{Rng, C_TEMPLATE, PAD_TEMPLATE};
@@ -94,7 +94,7 @@ pub fn record_owned(conn: &mut dyn Connection, table: &str) -> Result<(), Engine
     Ok(())
 }
 
-/// The rows of one sbtest table: `k` uniform in [1, N], random `c` and `pad` (§A3.2);
+/// The rows of one sbtest table: `k` uniform in [1, N], random `c` and `pad` (oltp_common.lua);
 /// `id` is assigned by the database (1..N in insert order).
 pub struct SbtestRows {
     rng: Rng,

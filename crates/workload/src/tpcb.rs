@@ -1,4 +1,4 @@
-//! pgbench's built-in scripts (spec: workloads-more.md Part E): the four `pgbench_*`
+//! pgbench's built-in scripts (PostgreSQL's pgbench.c): the four `pgbench_*`
 //! tables at a scale factor, loaded as `pgbench -i` does, and the `tpcb-like`,
 //! `simple-update` and `select-only` transactions with their statement texts.
 

@@ -316,8 +316,8 @@ pub fn fixture_results() -> Vec<StepResult> {
         warm.kind = StepKind::Warm;
         out.push(warm);
         for &(order, label, group) in STEPS {
-            for dop in [1, 4] {
-                if let Some(r) = fixture_step(t, target, order, label, group, dop) {
+            for threads in [1, 4] {
+                if let Some(r) = fixture_step(t, target, order, label, group, threads) {
                     out.push(r);
                 }
             }
@@ -332,11 +332,11 @@ fn fixture_step(
     order: u32,
     label: &str,
     group: Group,
-    dop: u32,
+    threads: u32,
 ) -> Option<StepResult> {
     // The base did not run the custom step; wal-mmap was stopped during insert at dop 1.
     if (target == "default" && label.starts_with("read-only-median"))
-        || (target == "wal-mmap" && label.starts_with("insert") && dop == 4)
+        || (target == "wal-mmap" && label.starts_with("insert") && threads == 4)
     {
         return None;
     }
@@ -355,15 +355,15 @@ fn fixture_step(
         (_, Group::Range) => 1.0 * jitter,
         (_, Group::Write) => 0.97 * jitter,
     };
-    let scale = if dop == 4 { 3.4 } else { 1.0 };
-    let mut r = result(target, label, order, group, dop, base * factor * scale);
-    if target == "wal" && label.starts_with("update-index") && dop == 4 {
+    let scale = if threads == 4 { 3.4 } else { 1.0 };
+    let mut r = result(target, label, order, group, threads, base * factor * scale);
+    if target == "wal" && label.starts_with("update-index") && threads == 4 {
         r.status = StepStatus::Failed {
             reason: "SQL error budget exceeded: 101 errors, last: database is locked (SQLITE_BUSY)"
                 .into(),
         };
     }
-    if target == "default" && label.starts_with("delete") && dop == 4 {
+    if target == "default" && label.starts_with("delete") && threads == 4 {
         r.status = StepStatus::Failed {
             reason: "server crashed | signal 11".into(),
         };

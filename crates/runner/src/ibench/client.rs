@@ -1,5 +1,5 @@
-//! The threads of one Insert Benchmark client (§B4): a statement maker that paces the
-//! inserts (§B7), an inserter, a deleter (FIFO, §B6.1) and a query thread (§B6.2, §B6.3).
+//! The threads of one Insert Benchmark client (iibench.py's processes): a statement maker that paces the
+//! inserts, an inserter, a deleter (FIFO) and a query thread (range or point queries).
 
 use dbdelta_engine::{Connection, EngineError, Value};
 use dbdelta_stats::{new_histogram, record_ns};
@@ -125,7 +125,7 @@ fn with_retry<T>(
 }
 
 /// The statement maker: generates the inserts (and one delete token per insert) and enforces
-/// the rate in 1-second windows on the generator side exactly as §B7 describes.
+/// the rate in 1-second windows on the generator side exactly as iibench.py's statement_maker does.
 pub fn maker(
     plan: &ClientPlan,
     mut gen: RowGen,

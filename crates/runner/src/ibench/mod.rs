@@ -57,7 +57,7 @@ fn settle(
     stop: &StopFlag,
 ) -> Result<Vec<String>, EngineError> {
     let why = format!(
-        "the Insert Benchmark's settle sleep of {} s; the published scale's is min(1200, 60 + nr1/1e6), §B5.1",
+        "the Insert Benchmark's settle sleep of {} s; the published scale's is min(1200, 60 + nr1/1e6) in iq.sh's vac",
         opts.settle_sleep_secs
     );
     let stopping = || stop.requested();

@@ -1,4 +1,4 @@
-//! The Insert Benchmark (spec workloads.md Part B): its step list ([`steps`]), schema
+//! The Insert Benchmark (Mark Callaghan's iibench.py): its step list ([`steps`]), schema
 //! ([`schema`]), row generation ([`rows`]) and statements ([`statements`]).
 
 pub mod rows;

@@ -1,4 +1,4 @@
-//! Row generation (§B3): the random columns and the half-compressible `data` string, rendered
+//! Row generation (iibench.py's generate_cols): the random columns and the half-compressible `data` string, rendered
 //! into one multi-row INSERT per batch.
 
 use crate::rng::Rng;
@@ -49,7 +49,7 @@ impl RowGen {
         }
     }
 
-    /// The INSERT of `rows` rows into `table` (§B3): every row shares one timestamp; price
+    /// The INSERT of `rows` rows into `table` (iibench.py's generate_cols): every row shares one timestamp; price
     /// is written `%.2f` as the scripts do.
     pub fn insert_sql(&mut self, table: &str, rows: u64, out: &mut String) {
         out.clear();

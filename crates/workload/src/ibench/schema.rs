@@ -1,4 +1,4 @@
-//! The `pi<n>` table and its 3 covering secondary indexes per dialect (§B2).
+//! The `pi<n>` table and its 3 covering secondary indexes per dialect (iibench.py's create_table).
 
 use dbdelta_engine::Dialect;
 
@@ -31,7 +31,7 @@ pub fn create_table_sql(dialect: Dialect, table: &str) -> Vec<String> {
     }
 }
 
-/// The statements that create the 3 secondary indexes of `table` (§B2): one ALTER TABLE on
+/// The statements that create the 3 secondary indexes of `table` (iibench.py's create_table): one ALTER TABLE on
 /// InnoDB, three CREATE INDEX elsewhere.
 pub fn create_indexes_sql(dialect: Dialect, table: &str) -> Vec<String> {
     match dialect {
@@ -49,7 +49,7 @@ pub fn create_indexes_sql(dialect: Dialect, table: &str) -> Vec<String> {
     }
 }
 
-/// A query for the database's size on disk in bytes (`dbGB`, §B9.2).
+/// A query for the database's size on disk in bytes (`dbGB` of np.sh).
 pub fn db_size_sql(dialect: Dialect) -> Option<&'static str> {
     match dialect {
         Dialect::Postgres => Some("select pg_database_size(current_database())"),

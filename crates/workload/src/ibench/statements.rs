@@ -1,5 +1,5 @@
-//! The FIFO delete (§B6.1), the covering-index range queries (§B6.2) and the point query
-//! (§B6.3) per dialect.
+//! The FIFO delete, the covering-index range queries and the point query of
+//! iibench.py's statement_maker and query threads, per dialect.
 
 use dbdelta_engine::Dialect;
 

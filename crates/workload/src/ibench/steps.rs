@@ -1,4 +1,4 @@
-//! The step list of `suites/ibench.toml` (§B5), read and validated once.
+//! The step list of `suites/ibench.toml` (iq.sh), read and validated once.
 
 use crate::suite::SuiteError;
 use serde::Deserialize;
@@ -26,9 +26,9 @@ pub enum RowsFrom {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum QueryKind {
-    /// One of the three covering-index range queries at random (§B6.2).
+    /// One of the three covering-index range queries at random (iibench.py's range queries).
     Range,
-    /// 10 ids in the live id range (§B6.3).
+    /// 10 ids in the live id range (iibench.py's --query_pk_only).
     Point,
 }
 
@@ -49,7 +49,7 @@ pub struct IbenchStep {
     /// Rows per insert statement (= per transaction).
     #[serde(default)]
     pub rows_per_commit: u64,
-    /// One delete of the oldest `rows_per_commit` rows per insert (FIFO, §B6.1).
+    /// One delete of the oldest `rows_per_commit` rows per insert (FIFO, iibench.py's --delete_per_insert).
     #[serde(default)]
     pub deletes: bool,
     /// Create the 3 secondary indexes after the inserts (l.x).

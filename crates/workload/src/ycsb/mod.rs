@@ -1,4 +1,4 @@
-//! YCSB's core workload (spec: workloads-more.md Part C): the load of `recordcount`
+//! YCSB's core workload (`CoreWorkload.java`): the load of `recordcount`
 //! records in hashed key order, then workloads A–F as key-value operations. SQL engines run
 //! them through the JDBC binding's `usertable` ([`dbdelta_engine::usertable`]); engines
 //! that serve key-value operations natively (RocksDB) take them as they are.

@@ -15,7 +15,9 @@ pub mod driver;
 pub mod recipe;
 pub mod source;
 
-pub use driver::{build, lookup, read_info, BuildInfo, BuildRequest, Built, Event, INFO_FILE};
+pub use driver::{
+    build, lookup, read_info, BuildInfo, BuildRequest, Built, Cause, Event, TrainError, INFO_FILE,
+};
 pub use recipe::{Recipe, RecipeError};
 pub use source::{Source, SourceSpec};
 
@@ -32,15 +34,18 @@ pub enum BuildError {
     Source(String),
     /// A build phase failed.
     #[error(
-        "building {name} failed in {phase} ({status}); the whole log is {log}. Last lines:\n{tail}"
+        "building {name} failed in {phase} ({cause}); the whole log is {log}. Last lines:\n{tail}"
     )]
     Phase {
         /// The build's directory name.
         name: String,
         /// configure, make, install, train.
         phase: String,
-        /// The exit status or reason.
-        status: String,
+        /// Why it failed: the command's exit status or start error, the training
+        /// callback's own error, a training that wrote no profile. Kept whole for a caller
+        /// to inspect or downcast, but not returned by `source()`: its text is already in
+        /// the middle of this message, and a chain printer (`{:#}`) would repeat it.
+        cause: driver::Cause,
         /// The log file.
         log: String,
         /// Its last lines.

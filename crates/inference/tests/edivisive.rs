@@ -1,6 +1,6 @@
 //! E-Divisive change points on Apache Otava's golden vectors and on planted shifts.
 
-use dbdelta_verdict::{detect, student_from_stats, DetectOptions};
+use dbdelta_inference::{detect, student_from_stats, DetectOptions};
 
 #[test]
 fn otava_golden_series_has_one_change_at_10() {

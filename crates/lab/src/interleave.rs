@@ -4,15 +4,14 @@
 //! servers run side by side; the idle ones cost little. When memory runs short while the
 //! targets are provisioned, the run falls back to one target after another.
 
-use crate::app::{outcome_problem, provision, retire};
-use crate::connections::mem_available;
-use crate::progress::Bars;
-use crate::rundir::RunDir;
-use crate::spec::RunPlan;
-use anyhow::{bail, Result};
+use crate::capacity::mem_available;
+use crate::error::LabError;
+use crate::progress::LabProgress;
+use crate::sequential::Bench;
+use crate::target::{keep_result, outcome_problem, provision, retire};
 use dbdelta_engine::Engine;
 use dbdelta_model::{RunManifest, TargetSpec};
-use dbdelta_runner::{Progress, StopFlag, TargetProfiling, TargetUnderTest};
+use dbdelta_runner::{TargetProfiling, TargetUnderTest};
 use std::path::PathBuf;
 
 /// Memory that must stay available before one more target is provisioned: its server, its
@@ -35,15 +34,8 @@ struct Up<'a> {
 }
 
 /// Provisions every target, runs the suite interleaved, and stops them all.
-pub(crate) fn run(
-    plan: &RunPlan,
-    dir: &RunDir,
-    profiling: Option<&crate::profile_cmd::Profiling>,
-    stop: &StopFlag,
-    progress: &Bars,
-    manifest: &mut RunManifest,
-    rounds: u32,
-) -> Result<Interleaved> {
+pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleaved, LabError> {
+    let (plan, dir, profiling, stop, progress) = (b.plan, b.dir, b.profiling, b.stop, b.progress);
     let mut failures = Vec::new();
     let mut up: Vec<Up<'_>> = Vec::new();
     for spec in &plan.targets {
@@ -53,9 +45,7 @@ pub(crate) fn run(
         if let (false, Some(avail)) = (up.is_empty(), mem_available()) {
             if avail < MIN_AVAILABLE_BYTES {
                 let n = up.len();
-                for u in up {
-                    retire(u.engine, u.spec, &u.tdir, &u.scratch, plan.keep_data);
-                }
+                retire_all(up, plan.keep_data, progress);
                 return Ok(Interleaved::TooLittleMemory(format!(
                     "only {} MiB of memory is available with {} target(s) up: running the \
                      targets one after another instead of interleaved (pairs are then \
@@ -68,7 +58,7 @@ pub(crate) fn run(
         let scratch = dir.scratch_dir(&spec.name)?;
         let tdir = dir.target_dir(&spec.name)?;
         progress.message(&format!("[{}] starting {}", spec.name, spec.redacted()));
-        match provision(plan, spec, None, &scratch, &tdir, manifest, dir)? {
+        match provision(plan, spec, None, &scratch, &tdir, manifest, dir, progress)? {
             Ok(engine) => up.push(Up {
                 spec,
                 engine,
@@ -91,37 +81,42 @@ pub(crate) fn run(
             profiling: p.as_ref(),
         })
         .collect();
-    let mut sink = |r: &dbdelta_model::StepResult| -> Result<(), String> {
-        dir.write_result(r)
-            .map(|_| ())
-            .map_err(|e| format!("{e:#}"))
-    };
+    let mut sink = |r: &dbdelta_model::StepResult| keep_result(dir, r, None);
     let outcomes = dbdelta_runner::run_interleaved(
         &targets,
         &plan.suite,
         &plan.options,
-        rounds,
+        plan.schedule.rounds,
         stop,
         progress,
         &mut sink,
     );
     drop(targets);
     let specs: Vec<&TargetSpec> = up.iter().map(|u| u.spec).collect();
-    for u in up {
-        retire(u.engine, u.spec, &u.tdir, &u.scratch, plan.keep_data);
-    }
+    retire_all(up, plan.keep_data, progress);
     let outcomes = match outcomes {
         Ok(o) => o,
-        Err(e) => bail!("cannot keep the run's results: {e}"),
+        Err(e) => {
+            return Err(LabError::Results(format!(
+                "cannot keep the run's results: {e}"
+            )))
+        }
     };
     for (spec, outcome) in specs.into_iter().zip(outcomes) {
         let Some(idx) = manifest.targets.iter().position(|t| t.name == spec.name) else {
             continue;
         };
-        if let Some(msg) = outcome_problem(Ok(outcome), spec, manifest, idx)? {
+        if let Some(msg) = outcome_problem(Ok(outcome), spec, manifest, idx, progress)? {
             failures.push(msg);
         }
     }
     dir.write_manifest(manifest)?;
     Ok(Interleaved::Done(failures))
+}
+
+/// Stops every target that is up.
+fn retire_all(up: Vec<Up<'_>>, keep_data: bool, progress: &dyn LabProgress) {
+    for u in up {
+        retire(u.engine, u.spec, &u.tdir, &u.scratch, keep_data, progress);
+    }
 }

@@ -2,7 +2,9 @@
 //! Makefile; both record every invocation, so cache reuse, the PGO passes and failures are
 //! tested without compiling PostgreSQL.
 
-use dbdelta_build::{build, BuildError, BuildRequest, Cache, Recipe, SourceSpec};
+use dbdelta_source_build::{
+    build, BuildError, BuildRequest, Cache, Cause, Recipe, Source, SourceSpec, TrainError,
+};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -73,16 +75,26 @@ fn fixture(fail_make: bool) -> Fixture {
     }
 }
 
-fn no_training(_: &Path, _: &str, _: &Path) -> Result<(), String> {
+impl Fixture {
+    /// The fake tree as a build source.
+    fn source(&self) -> Source {
+        dbdelta_source_build::source::resolve(
+            &SourceSpec::Tree(self.tree.clone()),
+            &self.cache,
+            &mut |_| {},
+        )
+        .unwrap()
+    }
+}
+
+fn no_training(_: &Path, _: &str, _: &Path) -> Result<(), Cause> {
     panic!("no PGO in this recipe, yet the driver trained");
 }
 
 #[test]
 fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
     let f = fixture(false);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(f.tree.clone()), &f.cache, &mut |_| {})
-            .unwrap();
+    let source = f.source();
     assert_eq!(source.version, "15.99");
     let recipe = Recipe::parse("cflags=-O3&frame_pointers=on").unwrap();
     let req = BuildRequest {
@@ -96,7 +108,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
     let first = build(
         &req,
         &mut |e| {
-            if let dbdelta_build::Event::PhaseDone(p, _) = e {
+            if let dbdelta_source_build::Event::PhaseDone(p, _) = e {
                 phases.push(p.to_string())
             }
         },
@@ -106,7 +118,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
     assert!(!first.cached);
     assert_eq!(phases, ["configure", "make", "install"]);
     assert_eq!(
-        dbdelta_build::lookup(&req).unwrap().map(|b| b.dir),
+        dbdelta_source_build::lookup(&req).unwrap().map(|b| b.dir),
         Some(first.dir.clone())
     );
     assert!(first.bin.join("postgres").is_file());
@@ -122,7 +134,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
         !first.dir.join("obj").exists(),
         "the object tree is removed"
     );
-    let info = dbdelta_build::read_info(&first.dir).unwrap();
+    let info = dbdelta_source_build::read_info(&first.dir).unwrap();
     assert_eq!(info.recipe, "cflags=-O3&frame_pointers=on");
     assert_eq!(
         info.cflags,
@@ -157,7 +169,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
 
     // Another recipe: another entry, not in the cache until built.
     let o2 = Recipe::default();
-    assert!(dbdelta_build::lookup(&BuildRequest {
+    assert!(dbdelta_source_build::lookup(&BuildRequest {
         recipe: &o2,
         ..req.clone()
     })
@@ -177,7 +189,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
     assert_eq!(recorded(&f.record).len(), 6);
 
     // An incomplete entry (no manifest: an interrupted build) is rebuilt, not trusted.
-    fs::remove_file(first.dir.join(dbdelta_build::INFO_FILE)).unwrap();
+    fs::remove_file(first.dir.join(dbdelta_source_build::INFO_FILE)).unwrap();
     let rebuilt = build(&req, &mut |_| {}, &mut no_training).unwrap();
     assert!(!rebuilt.cached);
     assert_eq!(recorded(&f.record).len(), 9);
@@ -186,9 +198,7 @@ fn second_build_is_a_cache_hit_and_recipes_get_their_own_entry() {
 #[test]
 fn pgo_builds_twice_around_the_training() {
     let f = fixture(false);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(f.tree.clone()), &f.cache, &mut |_| {})
-            .unwrap();
+    let source = f.source();
     let recipe = Recipe::parse("pgo=sysbench").unwrap();
     let req = BuildRequest {
         source: &source,
@@ -198,11 +208,9 @@ fn pgo_builds_twice_around_the_training() {
         cc: "cc".into(),
     };
     let mut trained = Vec::new();
-    let mut train = |bin: &Path, suite: &str, _log: &Path| -> Result<(), String> {
+    let mut train = |bin: &Path, suite: &str, _log: &Path| -> Result<(), Cause> {
         // The instrumented server runs and writes its profile, as a training run does.
-        let st = std::process::Command::new(bin.join("postgres"))
-            .status()
-            .map_err(|e| e.to_string())?;
+        let st = std::process::Command::new(bin.join("postgres")).status()?;
         trained.push((bin.to_path_buf(), suite.to_string(), st.success()));
         Ok(())
     };
@@ -215,7 +223,7 @@ fn pgo_builds_twice_around_the_training() {
     assert!(log[0].contains("-fprofile-generate="), "{log:?}");
     assert!(log[3].contains("-fprofile-use=") && log[3].contains("-fprofile-partial-training"));
     assert!(log[3].contains("LDFLAGS=-O2 -fprofile-use="), "{log:?}");
-    let info = dbdelta_build::read_info(&built.dir).unwrap();
+    let info = dbdelta_source_build::read_info(&built.dir).unwrap();
     assert_eq!(info.pgo_training.as_deref(), Some("sysbench"));
     let names: Vec<&str> = info.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
@@ -234,9 +242,7 @@ fn pgo_builds_twice_around_the_training() {
 
     // A training that writes no profile fails the build, naming the phase.
     let g = fixture(false);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(g.tree.clone()), &g.cache, &mut |_| {})
-            .unwrap();
+    let source = g.source();
     let e = build(
         &BuildRequest {
             source: &source,
@@ -251,14 +257,48 @@ fn pgo_builds_twice_around_the_training() {
         e.contains("train (sysbench)") && e.contains("no profile"),
         "{e}"
     );
+
+    // A training that fails: its error is the phase's cause, its message in the build's.
+    let h = fixture(false);
+    let source = h.source();
+    let e = build(
+        &BuildRequest {
+            source: &source,
+            cache: &h.cache,
+            ..req.clone()
+        },
+        &mut |_| {},
+        &mut |_: &Path, _: &str, _: &Path| {
+            let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+            Err(TrainError::with_source(format!("cannot run the training: {io}"), io).into())
+        },
+    )
+    .unwrap_err();
+    let BuildError::Phase { phase, cause, .. } = &e else {
+        panic!("not a phase failure: {e:?}");
+    };
+    assert_eq!(phase, "train (sysbench)");
+    assert_eq!(
+        cause.to_string(),
+        "cannot run the training: entity not found"
+    );
+    let io = cause
+        .downcast_ref::<TrainError>()
+        .and_then(|t| t.source.as_deref())
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .map(std::io::Error::kind);
+    assert_eq!(io, Some(std::io::ErrorKind::NotFound), "{e:?}");
+    assert!(
+        e.to_string()
+            .contains("failed in train (sysbench) (cannot run the training: entity not found)"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_failed_phase_names_it_and_quotes_the_log() {
     let f = fixture(true);
-    let source =
-        dbdelta_build::source::resolve(&SourceSpec::Tree(f.tree.clone()), &f.cache, &mut |_| {})
-            .unwrap();
+    let source = f.source();
     let recipe = Recipe::default();
     let req = BuildRequest {
         source: &source,
@@ -269,6 +309,10 @@ fn a_failed_phase_names_it_and_quotes_the_log() {
     };
     let e = build(&req, &mut |_| {}, &mut no_training).unwrap_err();
     assert!(matches!(e, BuildError::Phase { .. }), "{e:?}");
+    if let BuildError::Phase { cause, .. } = &e {
+        // make's exit status, as std reports it.
+        assert_eq!(cause.to_string(), "exit status: 2");
+    }
     let msg = e.to_string();
     assert!(msg.contains("failed in make"), "{msg}");
     assert!(msg.contains("gram.y: error: boom"), "{msg}");

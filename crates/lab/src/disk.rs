@@ -1,7 +1,7 @@
 //! Refusing, before anything starts, a load that cannot fit on the disk that would hold it.
 
-use crate::spec::{OutDir, RunPlan};
-use anyhow::{bail, Result};
+use crate::error::{input, LabError};
+use crate::plan::{OutDir, RunPlan};
 use dbdelta_model::{Location, TargetSpec};
 use std::path::{Path, PathBuf};
 
@@ -12,10 +12,12 @@ const ROW_BYTES: u64 = 260;
 const MAX_ROWS: u64 = 1_000_000_000_000;
 
 /// Checks `--table-size` × `--tables` against the free space of every local data directory.
-pub(crate) fn ensure_room(plan: &RunPlan) -> Result<()> {
+pub fn ensure_room(plan: &RunPlan) -> Result<(), LabError> {
     let (tables, rows) = (plan.options.tables, plan.options.table_size);
     if rows > MAX_ROWS {
-        bail!("--table-size {rows} is more than {MAX_ROWS} rows: give fewer rows");
+        return Err(input!(
+            "--table-size {rows} is more than {MAX_ROWS} rows: give fewer rows"
+        ));
     }
     if plan.ibench.is_some() {
         return Ok(());
@@ -32,7 +34,7 @@ pub(crate) fn ensure_room(plan: &RunPlan) -> Result<()> {
             continue;
         };
         if need > free {
-            bail!(
+            return Err(input!(
                 "--table-size {rows} × --tables {tables}: target {} needs about {} GB on disk \
                  ({ROW_BYTES} bytes a row with its indexes) but {} has {} GB free; load fewer \
                  rows or put the data elsewhere (--out DIR, or a path in the target)",
@@ -40,7 +42,7 @@ pub(crate) fn ensure_room(plan: &RunPlan) -> Result<()> {
                 gb(need),
                 dir.display(),
                 gb(free)
-            );
+            ));
         }
     }
     Ok(())

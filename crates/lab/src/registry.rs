@@ -1,7 +1,7 @@
-//! The engines this binary knows: name → validation and opening. Only the CLI knows every
+//! The engines the lab knows: name → validation and opening. Only the lab knows every
 //! concrete engine; the runner sees the `Engine` trait.
 
-use anyhow::{bail, Result};
+use crate::error::{input, LabError};
 use dbdelta_engine::{Connection, Engine, EngineError, OpenOptions};
 use dbdelta_engine_mock::{MockConfig, MockEngine};
 use dbdelta_engine_rocksdb::RocksdbEngine;
@@ -25,59 +25,57 @@ pub const KNOWN: &[&str] = &[
 pub const ANALYTIC: &[&str] = &["clickhouse", "chdb"];
 
 /// Cheap validation before anything runs: known engine, well-formed parameters.
-pub fn check(t: &TargetSpec) -> Result<()> {
+pub fn check(t: &TargetSpec) -> Result<(), LabError> {
     match t.engine.as_str() {
         "sqlite" => {
             if matches!(t.location, Location::Url { .. }) {
-                bail!(
+                return Err(input!(
                     "--target {}: sqlite takes a file path (sqlite:/path/file.db), not a URL",
                     t.name
-                );
+                ));
             }
-            SqliteEngine::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))
+            SqliteEngine::check_spec(t).map_err(LabError::Target)
         }
         "rocksdb" => RocksdbEngine::check_spec(t)
             .map(|_| ())
-            .map_err(|e| anyhow::anyhow!("--target: {e}")),
+            .map_err(LabError::Target),
         "mock" => MockConfig::from_spec(t)
             .map(|_| ())
-            .map_err(|e| anyhow::anyhow!("--target: {e}")),
-        crate::build_cmd::BUILD_ENGINE => crate::build_cmd::check(t),
-        "clickhouse" => {
-            dbdelta_engine_clickhouse::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))
-        }
+            .map_err(LabError::Target),
+        crate::build::BUILD_ENGINE => crate::build::check(t),
+        "clickhouse" => dbdelta_engine_clickhouse::check_spec(t).map_err(LabError::Target),
         "chdb" => dbdelta_engine_clickhouse::ChdbEngine::check_spec(t)
             .map(|_| ())
-            .map_err(|e| anyhow::anyhow!("--target: {e}")),
+            .map_err(LabError::Target),
         "postgres" | "mysql" => {
             // net=…: valid, on a managed target, and buildable here (root, ip, tc, netem).
-            dbdelta_kit::netns::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
+            dbdelta_kit::netns::check_spec(t).map_err(LabError::Target)?;
             check_server(t)
         }
-        other => bail!(
+        other => Err(input!(
             "--target {}: unknown engine '{other}': known engines are {}",
             t.name,
             KNOWN.join(", ")
-        ),
+        )),
     }
 }
 
 /// [`check`] of a postgres or mysql target.
-fn check_server(t: &TargetSpec) -> Result<()> {
+fn check_server(t: &TargetSpec) -> Result<(), LabError> {
     match &t.location {
-        Location::Default => bail!(
+        Location::Default => Err(input!(
             "--target {}: {} needs a bin/base directory (managed, e.g. {}:/usr/lib/postgresql/15/bin) or a URL (external, e.g. {}://user@host:port/db)",
             t.name, t.engine, t.engine, t.engine
-        ),
-        Location::Path { path } if !path.is_dir() => bail!(
+        )),
+        Location::Path { path } if !path.is_dir() => Err(input!(
             "--target {}: {} is not a directory: point at the server's bin (postgres) or base (mysql) directory",
             t.name,
             path.display()
-        ),
+        )),
         _ if t.engine == "mysql" => {
-            dbdelta_engine_mysql::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}"))
+            dbdelta_engine_mysql::check_spec(t).map_err(LabError::Target)
         }
-        _ => dbdelta_engine_postgres::check_spec(t).map_err(|e| anyhow::anyhow!("--target: {e}")),
+        _ => dbdelta_engine_postgres::check_spec(t).map_err(LabError::Target),
     }
 }
 
@@ -122,15 +120,15 @@ pub fn thread_per_connection(t: &TargetSpec) -> bool {
 
 /// Refuses a target whose engine cannot run `suite`: ClickHouse (server or chDB) runs
 /// query-set suites only, not the OLTP suites built into dbdelta.
-pub fn check_suite(t: &TargetSpec, suite: &str) -> Result<()> {
+pub fn check_suite(t: &TargetSpec, suite: &str) -> Result<(), LabError> {
     if ANALYTIC.contains(&t.engine.as_str()) {
-        bail!(
+        return Err(input!(
             "--target {}: {} is an analytic engine and cannot run the {suite} suite (its OLTP statements: \
              single-row updates, transactions, auto-increment keys); run a query-set suite on it \
              (dbdelta run --suite ./my-queries/) or drop this target",
             t.name,
             t.engine
-        );
+        ));
     }
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! Statistics on synthetic data with known answers: t quantiles and Welch/Student tests
 //! against reference values, CI coverage over many simulated runs, A/A false positives.
 
-use dbdelta_verdict::dist::{t_cdf, t_quantile};
-use dbdelta_verdict::{
+use dbdelta_inference::dist::{t_cdf, t_quantile};
+use dbdelta_inference::{
     compare_repeats, compare_within_run, student_from_stats, welch_from_stats, Direction, Verdict,
 };
 

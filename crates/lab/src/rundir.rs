@@ -2,7 +2,7 @@
 //! reports, and a scratch area for database files. Every file is written atomically
 //! (temporary file + rename), so a killed run leaves only complete files.
 
-use anyhow::{Context, Result};
+use crate::error::{input, LabError};
 use dbdelta_model::{RunManifest, StepKind, StepResult};
 use serde::Serialize;
 use std::fs;
@@ -29,10 +29,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     fs::rename(&tmp, path)
 }
 
-fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text = serde_json::to_vec_pretty(value).context("serializing JSON")?;
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), LabError> {
+    let mut text = serde_json::to_vec_pretty(value).map_err(LabError::Json)?;
     text.push(b'\n');
-    write_atomic(path, &text).with_context(|| format!("writing {}", path.display()))
+    write_atomic(path, &text).map_err(|e| LabError::io(format!("writing {}", path.display()), e))
 }
 
 /// A file name from a label: keeps letters, digits, '.', '-', '_' and '='.
@@ -54,11 +54,14 @@ impl RunDir {
     /// Creates `<parent>/<name>`, or `<name>-2`, `<name>-3`, … when runs started in the same
     /// second already took it: the name is claimed atomically (`mkdir`), so parallel runs
     /// never collide and never fail for it.
-    pub fn create_unique(parent: &Path, name: &str) -> Result<RunDir> {
-        fs::create_dir_all(parent).with_context(|| {
-            format!(
-                "cannot create the run directory under {}: choose a writable place with --out DIR",
-                parent.display()
+    pub fn create_unique(parent: &Path, name: &str) -> Result<RunDir, LabError> {
+        fs::create_dir_all(parent).map_err(|e| {
+            LabError::io(
+                format!(
+                    "cannot create the run directory under {}: choose a writable place with --out DIR",
+                    parent.display()
+                ),
+                e,
             )
         })?;
         for k in 1..=10_000u32 {
@@ -71,44 +74,51 @@ impl RunDir {
                 Ok(()) => return Self::create(root),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
-                    return Err(e).with_context(|| {
+                    return Err(LabError::io(
                         format!(
                             "cannot create the run directory {}: choose a writable place with --out DIR",
                             root.display()
-                        )
-                    })
+                        ),
+                        e,
+                    ))
                 }
             }
         }
-        anyhow::bail!(
+        Err(input!(
             "--out {}: 10000 run directories named {name}* exist already; choose another --out DIR",
             parent.display()
-        )
+        ))
     }
 
     /// Creates the run directory `root` (which may exist if it is empty).
-    pub fn create(root: PathBuf) -> Result<RunDir> {
+    pub fn create(root: PathBuf) -> Result<RunDir, LabError> {
         if root.exists()
             && fs::read_dir(&root)
                 .map(|mut d| d.next().is_some())
                 .unwrap_or(true)
         {
-            anyhow::bail!(
+            return Err(input!(
                 "--run-dir {}: the directory exists and is not empty; choose a new directory",
                 root.display()
-            );
+            ));
         }
-        fs::create_dir_all(root.join("results")).with_context(|| {
-            format!(
-                "cannot create the run directory {}: choose a writable place with --out DIR",
-                root.display()
+        fs::create_dir_all(root.join("results")).map_err(|e| {
+            LabError::io(
+                format!(
+                    "cannot create the run directory {}: choose a writable place with --out DIR",
+                    root.display()
+                ),
+                e,
             )
         })?;
         let probe = root.join(".write-test");
-        fs::write(&probe, b"").with_context(|| {
-            format!(
-                "the run directory {} is not writable: choose another with --out DIR",
-                root.display()
+        fs::write(&probe, b"").map_err(|e| {
+            LabError::io(
+                format!(
+                    "the run directory {} is not writable: choose another with --out DIR",
+                    root.display()
+                ),
+                e,
             )
         })?;
         let _ = fs::remove_file(probe);
@@ -121,28 +131,23 @@ impl RunDir {
     }
 
     /// Writes `run.json`.
-    pub fn write_manifest(&self, m: &RunManifest) -> Result<()> {
+    pub fn write_manifest(&self, m: &RunManifest) -> Result<(), LabError> {
         write_json(&self.root.join("run.json"), m)
     }
 
     /// `targets/<name>/`, created on first use.
-    pub fn target_dir(&self, name: &str) -> Result<PathBuf> {
-        let d = self.root.join("targets").join(name);
-        fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
-        Ok(d)
+    pub fn target_dir(&self, name: &str) -> Result<PathBuf, LabError> {
+        create(self.root.join("targets").join(name))
     }
 
     /// Scratch space for a target's database files.
-    pub fn scratch_dir(&self, name: &str) -> Result<PathBuf> {
-        let d = self.root.join("data").join(name);
-        fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
-        Ok(d)
+    pub fn scratch_dir(&self, name: &str) -> Result<PathBuf, LabError> {
+        create(self.root.join("data").join(name))
     }
 
     /// Writes one result as `results/<target>/<NNN>-<label>[.dop<N>][.r<K>].json`.
-    pub fn write_result(&self, r: &StepResult) -> Result<PathBuf> {
-        let dir = self.root.join("results").join(&r.target);
-        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    pub fn write_result(&self, r: &StepResult) -> Result<PathBuf, LabError> {
+        let dir = create(self.root.join("results").join(&r.target))?;
         let name = match r.kind {
             StepKind::Load | StepKind::Settle => {
                 format!("{:03}-{}.json", r.order, file_safe(&r.label))
@@ -166,10 +171,17 @@ impl RunDir {
     }
 
     /// Writes a report file at the top of the run directory.
-    pub fn write_report(&self, file: &str, text: &str) -> Result<()> {
+    pub fn write_report(&self, file: &str, text: &str) -> Result<(), LabError> {
         let p = self.root.join(file);
-        write_atomic(&p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))
+        write_atomic(&p, text.as_bytes())
+            .map_err(|e| LabError::io(format!("writing {}", p.display()), e))
     }
+}
+
+/// Creates directory `d` (and its parents) and returns it.
+fn create(d: PathBuf) -> Result<PathBuf, LabError> {
+    fs::create_dir_all(&d).map_err(|e| LabError::io(format!("creating {}", d.display()), e))?;
+    Ok(d)
 }
 
 #[cfg(test)]

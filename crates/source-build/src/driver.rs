@@ -58,6 +58,56 @@ pub enum Event<'a> {
     PhaseDone(&'a str, Duration),
 }
 
+/// The error of a phase's step (a command, the PGO training callback), kept whole so its
+/// cause chain survives into [`BuildError::Phase`].
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A PGO training run's failure, for the training callback to return: a message that
+/// already says what happened (it is quoted in the build's error), and the error behind
+/// it when there is one.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct TrainError {
+    /// What failed, naming the fix where there is one; includes the cause's text.
+    pub message: String,
+    /// The lower-level error (the training process could not start, its log could not be
+    /// opened).
+    #[source]
+    pub source: Option<Cause>,
+}
+
+impl TrainError {
+    /// A failure with no lower-level error (the training run exited with an error status).
+    pub fn new(message: impl Into<String>) -> TrainError {
+        TrainError {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A failure made from a lower-level error.
+    pub fn with_source(message: impl Into<String>, source: impl Into<Cause>) -> TrainError {
+        TrainError {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+}
+
+/// Why a phase of the driver's own failed.
+#[derive(Debug, thiserror::Error)]
+enum PhaseError {
+    /// Its command ran and exited unsuccessfully.
+    #[error("{0}")]
+    Exit(std::process::ExitStatus),
+    /// Its command could not be started.
+    #[error("cannot start: {0}")]
+    Start(#[source] std::io::Error),
+    /// The PGO training ran but left no profile to build with.
+    #[error("the training run wrote no profile (.gcda) into {}", .0.display())]
+    NoProfile(PathBuf),
+}
+
 /// One timed phase of a build.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Phase {
@@ -222,7 +272,7 @@ struct Run<'p> {
 }
 
 impl Run<'_> {
-    fn phase_failed(&mut self, phase: &str, status: String) -> BuildError {
+    fn phase_failed(&mut self, phase: &str, cause: Cause) -> BuildError {
         let _ = self.log.flush();
         let text = fs::read(&self.log_path)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -230,7 +280,7 @@ impl Run<'_> {
         BuildError::Phase {
             name: self.name.clone(),
             phase: phase.to_string(),
-            status,
+            cause,
             log: self.log_path.display().to_string(),
             tail: crate::tail(&text, TAIL_LINES),
         }
@@ -251,16 +301,16 @@ impl Run<'_> {
         cmd.stdin(Stdio::null()).stdout(out).stderr(err);
         self.timed(phase, |_| match cmd.status() {
             Ok(s) if s.success() => Ok(()),
-            Ok(s) => Err(s.to_string()),
-            Err(e) => Err(format!("cannot start: {e}")),
+            Ok(s) => Err(PhaseError::Exit(s).into()),
+            Err(e) => Err(PhaseError::Start(e).into()),
         })
     }
 
-    /// Times `f` as a phase; its error text becomes a phase failure.
+    /// Times `f` as a phase; its error becomes a phase failure.
     fn timed(
         &mut self,
         phase: &str,
-        f: impl FnOnce(&Path) -> Result<(), String>,
+        f: impl FnOnce(&Path) -> Result<(), Cause>,
     ) -> Result<(), BuildError> {
         (self.progress)(Event::PhaseStarted(phase));
         let start = Instant::now();
@@ -276,7 +326,7 @@ impl Run<'_> {
                 });
                 Ok(())
             }
-            Err(status) => Err(self.phase_failed(phase, status)),
+            Err(cause) => Err(self.phase_failed(phase, cause)),
         }
     }
 }
@@ -321,11 +371,13 @@ pub fn lookup(req: &BuildRequest<'_>) -> Result<Option<Built>, BuildError> {
 }
 
 /// Builds (or finds in the cache) the requested build. `train` runs the PGO training
-/// suite against an instrumented bin directory, its output appended to the given log file.
+/// suite against an instrumented bin directory, its output appended to the given log file;
+/// its error becomes the failed phase's `cause` (a [`TrainError`] says what failed and
+/// keeps the error behind it).
 pub fn build(
     req: &BuildRequest<'_>,
     progress: &mut dyn FnMut(Event<'_>),
-    train: &mut dyn FnMut(&Path, &str, &Path) -> Result<(), String>,
+    train: &mut dyn FnMut(&Path, &str, &Path) -> Result<(), Cause>,
 ) -> Result<Built, BuildError> {
     if req.jobs == 0 {
         return Err(BuildError::Source(
@@ -420,10 +472,7 @@ pub fn build(
             if profiles == 0 {
                 return Err(run.phase_failed(
                     &format!("train ({suite})"),
-                    format!(
-                        "the training run wrote no profile (.gcda) into {}",
-                        profile.display()
-                    ),
+                    PhaseError::NoProfile(profile).into(),
                 ));
             }
             let _ = writeln!(run.log, "training wrote {profiles} profile files");

@@ -229,7 +229,7 @@ pub fn compare_paired(
 }
 
 /// Effective sample size of a series by hierarchical batch means (latte's estimator,
-/// analysis.md §2.3): level k averages pairs of level k−1 (batch length 2^k); the series'
+/// its src/stats/timeseries.rs): level k averages pairs of level k−1 (batch length 2^k); the series'
 /// inefficiency τ is the largest batch_len·Var(batch means)/Var(samples) over the levels,
 /// which are taken while τ_level > 0.2·batch_len (the batches are not yet much longer than
 /// the correlation time). ESS = n/τ, never above n and never below 2 (for n ≥ 2). Unlike a

@@ -1,0 +1,30 @@
+//! Writing what the binary prints: standard output that tolerates a closed pipe, and files
+//! given with `-o`.
+
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::Path;
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+pub fn print_out(text: &str) -> Result<()> {
+    write_stdout(text).context("writing to standard output")
+}
+
+/// Writes to stdout; a closed pipe is not an error.
+pub fn write_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Writes a report to the file of `-o`.
+pub fn write_output(path: &Path, text: &str) -> Result<()> {
+    dbdelta_lab::rundir::write_atomic(path, text.as_bytes()).with_context(|| {
+        format!(
+            "-o {}: cannot write the file; choose a writable path",
+            path.display()
+        )
+    })
+}

@@ -1,0 +1,43 @@
+//! The dbdelta run as a library. The binary resolves flags, config files and target specs
+//! into one [`RunPlan`]; [`Lab::prepare`] checks it against this machine and creates the run
+//! directory, [`Lab::run`] provisions the targets, measures them (interleaved rounds, one
+//! after another, or a query set), writes the reports and indexes the run in the history,
+//! and [`RunOutcome::conclude`] says how it ended. Progress goes through [`LabProgress`];
+//! the lab never prints.
+//!
+//! Modules by step: [`plan`] (what to run), [`build`] (servers built from source),
+//! [`capacity`] and [`disk`] (what this machine can hold), [`rundir`] (the run directory),
+//! [`registry`] (the engine table), `target` (provision and retire), `sequential` and
+//! `interleave` (schedules), [`queryset`] (query-set runs), `reports` (the report files),
+//! [`gate`] (`--fail-on`), [`history`] (indexing), [`interrupt`] (Ctrl-C and SIGTERM),
+//! [`profiling`], [`outcome`] (how a run ended).
+#![deny(missing_docs)]
+
+pub mod build;
+pub mod capacity;
+pub mod disk;
+pub mod error;
+pub mod gate;
+pub mod history;
+mod interleave;
+pub mod interrupt;
+mod lab;
+pub mod outcome;
+pub mod plan;
+pub mod profiling;
+pub mod progress;
+pub mod queryset;
+pub mod registry;
+mod reports;
+pub mod rundir;
+mod sequential;
+mod target;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
+pub mod time;
+
+pub use error::LabError;
+pub use lab::Lab;
+pub use outcome::{Conclusion, End, RunOutcome};
+pub use plan::{History, OutDir, QuerySetPlan, RunPlan, Schedule};
+pub use progress::{BuildEvent, LabProgress};
