@@ -16,27 +16,11 @@ use dbdelta_engine::{Outcome, Value};
 use dbdelta_model::Secret;
 use std::io;
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Where the server listens.
-#[derive(Debug, Clone)]
-pub(crate) enum Addr {
-    /// TCP host and port.
-    Tcp(String, u16),
-    /// A Unix-domain socket path.
-    Unix(PathBuf),
-}
-
-impl std::fmt::Display for Addr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Addr::Tcp(h, p) => write!(f, "{h}:{p}"),
-            Addr::Unix(p) => write!(f, "{}", p.display()),
-        }
-    }
-}
+/// Where the server listens (the kit's: an IPv6 host prints in brackets).
+pub(crate) use dbdelta_kit::Addr;
 
 /// Everything needed to open a connection. The password stays a [`Secret`].
 #[derive(Debug, Clone)]
@@ -71,7 +55,7 @@ pub(crate) struct TlsClient {
 
 /// A socket timeout while connecting becomes [`ClientError::Timeout`]; other errors stay.
 fn timed_out(e: io::Error, limit: Duration, phase: &str) -> ClientError {
-    if dbdelta_engine::net::is_timeout(&e) {
+    if dbdelta_kit::net::is_timeout(&e) {
         ClientError::Timeout {
             reason: format!(
                 "connect timeout: no answer within {:.1} s {phase} (raise --connect-timeout if the server is slow)",
@@ -108,14 +92,14 @@ impl RawConn {
     ) -> Result<RawConn, ClientError> {
         let deadline = Instant::now() + timeout;
         let stream = match &p.addr {
-            Addr::Tcp(host, port) => {
-                let s = dbdelta_engine::net::connect_tcp(host, *port, source, timeout)
+            Addr::Tcp { host, port } => {
+                let s = dbdelta_kit::net::connect_tcp(host, *port, source, timeout)
                     .map_err(|e| timed_out(e, timeout, "connecting"))?;
                 // Writes are small and rare here; one bound of the whole timeout each.
-                dbdelta_engine::net::handshake_deadline(&s, Some(timeout))?;
+                dbdelta_kit::net::handshake_deadline(&s, Some(timeout))?;
                 Stream::Tcp(s)
             }
-            Addr::Unix(path) => {
+            Addr::Unix { path } => {
                 let s = UnixStream::connect(path)?;
                 s.set_write_timeout(Some(timeout))?;
                 Stream::Unix(s)
@@ -195,7 +179,7 @@ impl RawConn {
             self.wire
                 .start_tls(Arc::clone(&tls.config), tls.name.clone())
                 .map_err(|e| {
-                    if dbdelta_engine::net::is_timeout(&e) {
+                    if dbdelta_kit::net::is_timeout(&e) {
                         return ClientError::Io(e);
                     }
                     ClientError::Tls {
@@ -478,7 +462,7 @@ mod tests {
             (pw, quit)
         });
         let p = ConnectParams {
-            addr: Addr::Unix(path),
+            addr: Addr::Unix { path },
             user: "bench".into(),
             password: Some(Secret::new("s3cret".to_string())),
             database: None,

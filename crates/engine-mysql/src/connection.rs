@@ -204,19 +204,22 @@ impl Connection for MysqlConnection {
         &mut self,
         table: &str,
     ) -> Result<Option<dbdelta_engine::TableSize>, EngineError> {
-        let lit = table.replace('\'', "''").replace('\\', "\\\\");
+        let lit = dbdelta_kit::quote::literal(table, Dialect::Mysql);
         let Some(sizes) = self.query_scalar(&format!(
             "SELECT CONCAT(data_length, ' ', index_length) FROM information_schema.tables \
-             WHERE table_schema = DATABASE() AND table_name = '{lit}'"
+             WHERE table_schema = DATABASE() AND table_name = {lit}"
         ))?
         else {
             return Ok(None);
         };
-        let _ = self.query(&format!("ANALYZE TABLE `{}`", table.replace('`', "``")));
+        let _ = self.query(&format!(
+            "ANALYZE TABLE {}",
+            dbdelta_kit::quote::ident(table, Dialect::Mysql)
+        ));
         let sizes = self
             .query_scalar(&format!(
                 "SELECT CONCAT(data_length, ' ', index_length) FROM information_schema.tables \
-                 WHERE table_schema = DATABASE() AND table_name = '{lit}'"
+                 WHERE table_schema = DATABASE() AND table_name = {lit}"
             ))?
             .unwrap_or(sizes);
         let mut it = sizes.split(' ').map(|v| v.parse::<u64>().unwrap_or(0));
@@ -227,7 +230,7 @@ impl Connection for MysqlConnection {
                 "SELECT COALESCE(SUM(s.allocated_size), 0) FROM information_schema.innodb_sys_tables t \
                  JOIN information_schema.innodb_sys_tablespaces s ON s.name LIKE \
                  CONCAT(DATABASE(), '/FTS\\_', LPAD(LOWER(HEX(t.table_id)), 16, '0'), '\\_%') \
-                 WHERE t.name = CONCAT(DATABASE(), '/', '{lit}')"
+                 WHERE t.name = CONCAT(DATABASE(), '/', {lit})"
             ))
             .ok()
             .flatten()
@@ -267,7 +270,10 @@ mod tests {
         let endpoint = Endpoint {
             target: "prod".into(),
             params: ConnectParams {
-                addr: Addr::Tcp("127.0.0.1".into(), 3306),
+                addr: Addr::Tcp {
+                    host: "127.0.0.1".into(),
+                    port: 3306,
+                },
                 user: "bench".into(),
                 password: Some(Secret::new("hunter2-secret".to_string())),
                 database: None,

@@ -52,7 +52,10 @@ mod tests {
         Endpoint {
             target: "silent".into(),
             params: ConnectParams {
-                addr: Addr::Tcp("127.0.0.1".into(), port),
+                addr: Addr::Tcp {
+                    host: "127.0.0.1".into(),
+                    port,
+                },
                 user: "root".into(),
                 password: None,
                 database: None,

@@ -103,7 +103,7 @@ impl MysqlEngine {
                     .clone()
                     .or_else(|| std::env::var("MYSQL_PWD").ok().map(Secret::new));
                 let params = ConnectParams {
-                    addr: Addr::Tcp(host.clone(), port.unwrap_or(3306)),
+                    addr: Addr::Tcp { host: host.clone(), port: port.unwrap_or(3306) },
                     user: user.clone().unwrap_or_else(|| "root".into()),
                     password,
                     database: Some(database.clone().unwrap_or_else(|| opts.database.clone())),
@@ -173,11 +173,14 @@ impl MysqlEngine {
         };
         // net=…: the server runs behind an emulated link (TLS still names 127.0.0.1, which
         // its certificate is for).
-        let link = dbdelta_engine::netns::Link::for_spec(spec)?;
+        let link = dbdelta_kit::netns::Link::for_spec(spec)?;
         let (server, _) =
             managed::start(target, basedir, &settings, scratch, &opts.database, link)?;
         let params = ConnectParams {
-            addr: Addr::Tcp(server.host(), server.port),
+            addr: Addr::Tcp {
+                host: server.host(),
+                port: server.port,
+            },
             user: "root".into(),
             password: None,
             database: Some(opts.database.clone()),
@@ -212,7 +215,7 @@ impl MysqlEngine {
         };
         let data_dir = match &server {
             Some(s) => Some(s.data_dir.clone()),
-            None if is_loopback(&endpoint.params.addr) => conn
+            None if endpoint.params.addr.is_local() => conn
                 .query_scalar("SELECT @@datadir")
                 .ok()
                 .flatten()
@@ -271,7 +274,7 @@ fn server_settings(spec: &TargetSpec) -> Vec<(String, String)> {
             !binlog::is_param(k)
                 && !auth::is_param(k)
                 && !tls::is_client_param(k)
-                && !dbdelta_engine::netns::is_param(k)
+                && !dbdelta_kit::netns::is_param(k)
         })
         .cloned()
         .collect()
@@ -283,13 +286,6 @@ fn setting<'a>(spec: &'a TargetSpec, name: &str) -> Option<&'a str> {
         .iter()
         .find(|(k, _)| k.replace('-', "_").eq_ignore_ascii_case(name))
         .map(|(_, v)| v.as_str())
-}
-
-fn is_loopback(addr: &Addr) -> bool {
-    match addr {
-        Addr::Tcp(h, _) => matches!(h.as_str(), "127.0.0.1" | "localhost" | "::1"),
-        Addr::Unix(_) => true,
-    }
 }
 
 impl Engine for MysqlEngine {

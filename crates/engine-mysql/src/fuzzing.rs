@@ -50,7 +50,7 @@ pub fn mysql_packets(data: &[u8]) {
 /// Reads `bytes` as compressed-protocol frames, packet by packet, through the response
 /// decoder; how many packets were read.
 fn compressed_packets(bytes: &[u8]) -> usize {
-    dbdelta_engine::fuzzing::replay_server(bytes, |path| {
+    dbdelta_kit::fuzzing::replay_server(bytes, |path| {
         let Ok(sock) = std::os::unix::net::UnixStream::connect(path) else {
             return 0;
         };
@@ -179,9 +179,11 @@ fn decode_binary(mut bytes: &[u8], deprecate_eof: bool) {
 /// The blocking client against a server that plays `bytes` back; how many commands
 /// succeeded (`None`: the connection failed).
 fn blocking(bytes: &[u8], compress: bool, first_op: u8) -> Option<usize> {
-    dbdelta_engine::fuzzing::replay_server(bytes, |path| {
+    dbdelta_kit::fuzzing::replay_server(bytes, |path| {
         let p = ConnectParams {
-            addr: Addr::Unix(path.to_path_buf()),
+            addr: Addr::Unix {
+                path: path.to_path_buf(),
+            },
             user: "bench".into(),
             password: Some(Secret::new("secret")),
             database: Some("bench".into()),

@@ -124,7 +124,7 @@ impl MysqlConfig {
     /// Checks a target before anything runs: `net=` (valid, on a managed target, and
     /// buildable here: root, ip, tc, netem), then [`check_server`] with [`check_spec`].
     pub fn from_spec(spec: &TargetSpec) -> Result<Self, SpecError> {
-        dbdelta_engine::netns::check_spec(spec)?;
+        dbdelta_kit::netns::check_spec(spec)?;
         check_server(spec, check_spec)?;
         Ok(MysqlConfig { spec: spec.clone() })
     }

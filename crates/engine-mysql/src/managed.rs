@@ -9,15 +9,16 @@ use crate::client::{Addr, ConnectParams, RawConn};
 use crate::endpoint::CONNECT_TIMEOUT;
 use crate::errors::statement_error;
 use crate::Flavor;
-use dbdelta_engine::netns::Link;
-use dbdelta_engine::server::{self, ServerProcess};
 use dbdelta_engine::EngineError;
+use dbdelta_kit::netns::Link;
+use dbdelta_kit::quote;
+use dbdelta_kit::server::{self, NotReady, Probe, ServerProcess};
+use dbdelta_model::Dialect;
 use std::fmt::Write as _;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a server may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -197,22 +198,14 @@ fn my_cnf(
 
 /// Fails when the service user cannot reach `dir` (a parent without o+x, e.g. a 0700 /root).
 fn check_traversable(dir: &Path, owner: Option<(u32, u32)>) -> Result<(), EngineError> {
-    use std::os::unix::fs::MetadataExt;
-    let Some((uid, _)) = owner else {
-        return Ok(());
-    };
-    for anc in dir.ancestors().skip(1) {
-        let Ok(md) = fs::metadata(anc) else { continue };
-        if md.uid() != uid && md.permissions().mode() & 0o001 == 0 {
-            return Err(EngineError::config(format!(
-                "the managed server runs as user '{}' and cannot enter {} (mode {:o}); use a run directory outside it or chmod o+x it",
-                server::SERVICE_USER,
-                anc.display(),
-                md.permissions().mode() & 0o7777
-            )));
-        }
-    }
-    Ok(())
+    server::check_reachable(dir, owner).map_err(|u| {
+        EngineError::config(format!(
+            "the managed server runs as user '{}' and cannot enter {} (mode {:o}); use a run directory outside it or chmod o+x it",
+            server::SERVICE_USER,
+            u.ancestor.display(),
+            u.mode
+        ))
+    })
 }
 
 /// Runs `cmd` to completion; on failure, an error with its output and the log tail.
@@ -377,25 +370,29 @@ pub(crate) fn start(
     check_traversable(&scratch, owner)?;
     initialize(target, &bin, flavor, basedir, &cnf, owner, &log)?;
 
-    let stdout =
-        fs::File::create(scratch.join("server.stdout")).map_err(|e| io_err(&scratch, e))?;
-    let stderr = stdout.try_clone().map_err(|e| io_err(&scratch, e))?;
-    let mut cmd = Command::new(&bin);
+    let mut command = Command::new(&bin);
     // --defaults-file must come first.
-    cmd.arg(format!("--defaults-file={}", cnf.display()))
-        .arg(format!("--basedir={}", basedir.display()))
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr);
-    server::prepare_command_in(&mut cmd, owner, link.as_ref().and_then(Link::ns_fd));
-    let child = cmd.spawn().map_err(|e| {
-        EngineError::config(format!(
-            "target '{target}': cannot start {}: {e}",
+    command
+        .arg(format!("--defaults-file={}", cnf.display()))
+        .arg(format!("--basedir={}", basedir.display()));
+    let process = server::launch(server::Launch {
+        command,
+        log: &scratch.join("server.stdout"),
+        append: false,
+        owner,
+        netns: link.as_ref().and_then(Link::ns_fd),
+        stop_signal: libc::SIGTERM,
+        grace: STOP_GRACE,
+    })
+    .map_err(|e| match e {
+        server::LaunchError::Log { source, .. } => io_err(&scratch, source),
+        server::LaunchError::Spawn { source, .. } => EngineError::config(format!(
+            "target '{target}': cannot start {}: {source}",
             bin.display()
-        ))
+        )),
     })?;
     let mut srv = ManagedServer {
-        process: ServerProcess::new(child, libc::SIGTERM, STOP_GRACE),
+        process,
         data_dir,
         log_path: log,
         socket,
@@ -417,7 +414,9 @@ fn wait_ready(
     scratch: &Path,
 ) -> Result<RawConn, EngineError> {
     let params = ConnectParams {
-        addr: Addr::Unix(srv.socket.clone()),
+        addr: Addr::Unix {
+            path: srv.socket.clone(),
+        },
         user: "root".into(),
         password: None,
         database: None,
@@ -425,7 +424,6 @@ fn wait_ready(
         compress: false,
         key_exchange: crate::auth::KeyExchange::default(),
     };
-    let deadline = Instant::now() + START_TIMEOUT;
     let failure = |why: String, srv: &ManagedServer| {
         let mut tail = server::log_tail(&srv.log_path, LOG_LINES);
         let stderr = server::log_tail(&scratch.join("server.stdout"), 10);
@@ -439,24 +437,34 @@ fn wait_ready(
             srv.log_path.display()
         ))
     };
-    loop {
-        if let Some(status) = srv.process.exited() {
-            return Err(failure(format!("exited during startup ({status})"), srv));
+    let socket = &srv.socket;
+    // Not yet while the socket is missing or refuses; the server's exit ends the wait.
+    let probe = || {
+        if !socket.exists() {
+            return Err(Probe::NotYet(None));
         }
-        if srv.socket.exists() {
-            if let Ok(c) = RawConn::connect(&params, CONNECT_TIMEOUT, None, None) {
-                return Ok(c);
-            }
+        RawConn::connect(&params, CONNECT_TIMEOUT, None, None)
+            .map_err(|_| Probe::<()>::NotYet(None))
+    };
+    let waited = server::wait_ready(
+        &mut srv.process,
+        START_TIMEOUT,
+        Duration::from_millis(100),
+        probe,
+    );
+    match waited {
+        Ok(c) => Ok(c),
+        Err(NotReady::Exited(status)) => {
+            Err(failure(format!("exited during startup ({status})"), srv))
         }
-        if Instant::now() > deadline {
+        Err(NotReady::Failed(()) | NotReady::TimedOut(_)) => {
             let e = failure(
                 format!("did not accept connections within {START_TIMEOUT:?}"),
                 srv,
             );
             let _ = srv.stop();
-            return Err(e);
+            Err(e)
         }
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -504,7 +512,7 @@ pub(crate) fn quote_ident(name: &str) -> Result<String, EngineError> {
             "'{name}' is not a usable database/table name (letters, digits, '_' and '$', at most 64)"
         )));
     }
-    Ok(format!("`{name}`"))
+    Ok(quote::ident(name, Dialect::Mysql))
 }
 
 #[cfg(test)]

@@ -242,14 +242,7 @@ pub(crate) fn check_params(
     params: &[dbdelta_engine::Value<'_>],
     sql: &str,
 ) -> Result<(), EngineError> {
-    if usize::from(server.params) != params.len() {
-        return Err(EngineError::statement(format!(
-            "statement has {} placeholders but got {} parameters: {sql}",
-            server.params,
-            params.len()
-        )));
-    }
-    Ok(())
+    dbdelta_kit::params::check_param_count(usize::from(server.params), params, sql)
 }
 
 fn unknown(id: StmtId) -> EngineError {

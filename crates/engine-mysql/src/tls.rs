@@ -3,7 +3,7 @@
 //! DISABLED), `ssl-ca=FILE` (the CA; else the system bundle), and on external targets
 //! `ssl-cert=FILE&ssl-key=FILE` (a client certificate, e.g. for a `REQUIRE X509` user).
 //! As everywhere in dbdelta, a given CA makes PREFERRED and REQUIRED check the chain.
-//! The certificate checks live in `dbdelta_engine::tls`, shared with the PostgreSQL engine.
+//! The certificate checks live in `dbdelta_kit::tls`, shared with the PostgreSQL engine.
 //!
 //! MySQL's auto-generated server certificates name no host: VERIFY_CA (with their
 //! `ca.pem` as `ssl-ca`) accepts them, VERIFY_IDENTITY cannot.
@@ -14,8 +14,8 @@
 //! `openssl` command in the scratch directory, and the client trusts only that CA.
 
 use crate::client::TlsClient;
-use dbdelta_engine::tls::{TlsFiles, TlsMode, MYSQL_MODES};
 use dbdelta_engine::EngineError;
+use dbdelta_kit::tls::{TlsFiles, TlsMode, MYSQL_MODES};
 use dbdelta_model::TargetSpec;
 use rustls::pki_types::ServerName;
 use std::fs;
@@ -107,7 +107,7 @@ pub(crate) fn client(
     files: &TlsFiles<'_>,
 ) -> Result<TlsClient, EngineError> {
     let check = mode.check_with_ca(files.ca.is_some());
-    let config = dbdelta_engine::tls::client_config(target, check, files)?;
+    let config = dbdelta_kit::tls::client_config(target, check, files)?;
     let name = ServerName::try_from(host.to_string()).map_err(|e| {
         EngineError::config(format!(
             "target '{target}': TLS: '{host}' is not a valid server name: {e}"

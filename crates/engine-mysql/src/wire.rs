@@ -337,8 +337,8 @@ impl Wire {
     pub(crate) fn set_deadline(&mut self, limit: Option<std::time::Duration>) -> io::Result<()> {
         self.deadline = None;
         match &self.stream {
-            Stream::Tcp(s) => dbdelta_engine::net::handshake_deadline(s, limit),
-            Stream::Tls(s) => dbdelta_engine::net::handshake_deadline(s.get_ref(), limit),
+            Stream::Tcp(s) => dbdelta_kit::net::handshake_deadline(s, limit),
+            Stream::Tls(s) => dbdelta_kit::net::handshake_deadline(s.get_ref(), limit),
             Stream::Unix(s) => s
                 .set_read_timeout(limit)
                 .and_then(|()| s.set_write_timeout(limit)),

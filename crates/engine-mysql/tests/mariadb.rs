@@ -753,7 +753,7 @@ fn server_that_fails_to_start_reports_its_log() {
 
 #[test]
 fn unreachable_external_server_is_a_connection_error() {
-    let port = dbdelta_engine::server::free_loopback_port().unwrap();
+    let port = dbdelta_kit::server::free_loopback_port().unwrap();
     let spec = TargetSpec::parse(&format!("x=mysql://root:pw@127.0.0.1:{port}/db")).unwrap();
     let e = open(&spec, Path::new("/tmp"), &OpenOptions::default()).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Connection, "{e}");

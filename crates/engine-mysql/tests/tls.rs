@@ -4,9 +4,9 @@
 mod common;
 
 use common::*;
-use dbdelta_engine::test_certs::{have_openssl, make_ca, make_cert, Key};
 use dbdelta_engine::{Engine, EngineError, ErrorKind, OpenOptions};
 use dbdelta_engine_mysql::{check_spec, open, MysqlEngine};
+use dbdelta_kit::test_certs::{have_openssl, make_ca, make_cert, Key};
 use dbdelta_model::TargetSpec;
 use std::path::Path;
 

@@ -2,9 +2,9 @@
 //! that names the backend by its process id and secret key (PostgreSQL's protocol docs,
 //! "Canceling Requests in Progress").
 
-use crate::addr::Addr;
 use crate::proto::frontend;
 use dbdelta_engine::{Canceller, EngineError};
+use dbdelta_kit::Addr;
 use std::io::Write;
 use std::time::Duration;
 
@@ -23,7 +23,7 @@ impl Canceller for CancelKey {
         frontend::cancel_request(self.pid, self.secret, &mut msg);
         let sent = match &self.addr {
             Addr::Tcp { host, port } => {
-                dbdelta_engine::net::connect_tcp(host, *port, None, self.timeout)
+                dbdelta_kit::net::connect_tcp(host, *port, None, self.timeout)
                     .and_then(|mut s| s.write_all(&msg))
             }
             Addr::Unix { path } => {

@@ -4,7 +4,6 @@
 //! decoding them. Messages are written by `proto::frontend`, responses decoded by the
 //! session layer's decoder, so the blocking and multiplexed paths count alike.
 
-pub(crate) use crate::addr::Addr;
 use crate::auth::{Auth, Binding, ChannelBindingMode};
 use crate::cancel::CancelKey;
 use crate::copy;
@@ -20,6 +19,7 @@ use dbdelta_engine::{
     ConnectOptions, Connection, Dialect, EngineError, ErrorKind, Outcome, OwnedValue, RowSource,
     StmtId, Value,
 };
+pub(crate) use dbdelta_kit::Addr;
 use dbdelta_model::Secret;
 use std::fmt;
 use std::io;
@@ -52,7 +52,7 @@ pub(crate) type TlsOpt = Option<Arc<()>>;
 #[cfg(feature = "tls")]
 pub(crate) fn tls_optional(tls: &TlsOpt) -> bool {
     tls.as_ref()
-        .is_some_and(|t| t.mode == dbdelta_engine::tls::TlsMode::Prefer)
+        .is_some_and(|t| t.mode == dbdelta_kit::tls::TlsMode::Prefer)
 }
 
 /// True when TLS is only preferred (never in a build without TLS).
@@ -607,10 +607,10 @@ impl Connection for PgConnection {
         &mut self,
         table: &str,
     ) -> Result<Option<dbdelta_engine::TableSize>, EngineError> {
-        let lit = table.replace('\'', "''");
+        let lit = dbdelta_kit::quote::literal(table, dbdelta_model::Dialect::Postgres);
         let Some(sizes) = self.query_scalar(&format!(
             "SELECT pg_table_size(c.oid) || ' ' || pg_indexes_size(c.oid) FROM pg_class c \
-             WHERE c.oid = to_regclass('{lit}')"
+             WHERE c.oid = to_regclass({lit})"
         ))?
         else {
             return Ok(None);

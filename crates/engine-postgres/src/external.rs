@@ -114,20 +114,6 @@ pub(crate) fn params(
     })
 }
 
-/// True when `host` is this machine (then the data directory is meaningful for OS metrics).
-pub(crate) fn is_local(addr: &Addr) -> bool {
-    match addr {
-        Addr::Unix { .. } => true,
-        Addr::Tcp { host, .. } => {
-            host == "localhost"
-                || host
-                    .parse::<std::net::IpAddr>()
-                    .map(|ip| ip.is_loopback())
-                    .unwrap_or(false)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,13 +149,15 @@ mod tests {
 
     #[test]
     fn locality() {
-        assert!(is_local(&Addr::Tcp {
+        assert!(Addr::Tcp {
             host: "127.0.0.1".into(),
             port: 1
-        }));
-        assert!(!is_local(&Addr::Tcp {
+        }
+        .is_local());
+        assert!(!Addr::Tcp {
             host: "db1".into(),
             port: 1
-        }));
+        }
+        .is_local());
     }
 }

@@ -120,7 +120,7 @@ fn decode_session(bytes: &[u8], chunk: usize, prepared: bool, capture: bool) -> 
 /// The blocking client against a server that plays `bytes` back; how many operations
 /// succeeded (`None`: the connection failed).
 fn blocking(bytes: &[u8], prepared: bool, first_op: u8) -> Option<usize> {
-    dbdelta_engine::fuzzing::replay_server(bytes, |path| {
+    dbdelta_kit::fuzzing::replay_server(bytes, |path| {
         let p = ConnParams {
             addr: Addr::Unix {
                 path: path.to_path_buf(),

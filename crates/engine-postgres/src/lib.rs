@@ -19,7 +19,6 @@
 //! connection); `counters`, `external`, `managed`, `pgbouncer`, `fuzzing` and this file.
 #![deny(missing_docs)]
 
-mod addr;
 pub mod auth;
 mod cancel;
 mod conn;
@@ -41,12 +40,12 @@ pub use conn::PgConnection;
 pub use session::PgSession;
 
 use conn::{connect, connect_with, ConnParams, TlsOpt};
-use dbdelta_engine::tls::{TlsMode, PG_MODES};
 use dbdelta_engine::{
     check_server, server_data_parent, ConnectOptions, Connection, Dialect, Engine, EngineConfig,
     EngineCounters, EngineError, EngineInfo, EngineKind, ErrorKind, OpenOptions, SettleReport,
     SettleWait, SpecError, StatsConnection,
 };
+use dbdelta_kit::tls::{TlsMode, PG_MODES};
 use dbdelta_model::{Location, TargetSpec};
 use managed::Managed;
 use std::collections::BTreeMap;
@@ -104,7 +103,7 @@ impl PostgresConfig {
     /// Checks a target before anything runs: `net=` (valid, on a managed target, and
     /// buildable here: root, ip, tc, netem), then [`check_server`] with [`check_spec`].
     pub fn from_spec(spec: &TargetSpec) -> Result<Self, SpecError> {
-        dbdelta_engine::netns::check_spec(spec)?;
+        dbdelta_kit::netns::check_spec(spec)?;
         check_server(spec, check_spec)?;
         Ok(PostgresConfig { spec: spec.clone() })
     }
@@ -158,7 +157,7 @@ pub fn open(
                             spec.name
                         )));
                     };
-                    let owner = dbdelta_engine::server::service_user()?;
+                    let owner = dbdelta_kit::server::service_user()?;
                     let bouncer =
                         pgbouncer::start(spec, b, scratch, *port, managed::SUPERUSER, owner)?;
                     let mut bench = params.clone();
@@ -208,7 +207,7 @@ pub fn open(
             })?;
             // The data directory tells OS metrics which disk to watch; only meaningful (and
             // only readable by privileged roles) on this machine.
-            let data_dir = if external::is_local(&params.addr) {
+            let data_dir = if params.addr.is_local() {
                 conn.query_scalar("SHOW data_directory")
                     .ok()
                     .flatten()

@@ -7,18 +7,20 @@
 //! main thread).
 
 use crate::conn::{connect, Addr, ConnParams, TlsOpt};
-use dbdelta_engine::netns::{self, Link};
-use dbdelta_engine::server::{
-    chown_tree, free_loopback_port, log_tail, port_in_use, prepare_command, prepare_command_in,
-    service_user, ServerProcess, SERVICE_USER,
-};
 use dbdelta_engine::{Connection, EngineError, ErrorKind, OpenOptions};
-use dbdelta_model::TargetSpec;
+use dbdelta_kit::netns::{self, Link};
+use dbdelta_kit::params::config_err;
+use dbdelta_kit::quote;
+use dbdelta_kit::server::{
+    self, chown_tree, log_tail, port_in_use, prepare_command, service_user, start_on_free_port,
+    Launch, NotReady, Probe, ServerProcess,
+};
+use dbdelta_model::{Dialect, TargetSpec};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a starting server may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -94,10 +96,6 @@ pub(crate) fn children_of(pid: u32) -> Vec<u32> {
     }
     out.sort_unstable();
     out
-}
-
-fn config_err(spec: &TargetSpec, msg: impl AsRef<str>) -> EngineError {
-    EngineError::config(format!("target '{}': {}", spec.name, msg.as_ref()))
 }
 
 fn port_busy(spec: &TargetSpec, p: u16) -> EngineError {
@@ -180,30 +178,20 @@ fn server_settings(spec: &TargetSpec) -> Result<(Settings, Option<u16>), EngineE
     Ok((out, port))
 }
 
-/// `'value'` with quotes doubled, as postgresql.conf wants.
+/// `'value'` with quotes doubled, as postgresql.conf wants (its own syntax, not SQL's, though
+/// for the values dbdelta writes the bytes equal a PostgreSQL string literal's).
 fn conf_quote(v: &str) -> String {
     format!("'{}'", v.replace('\'', "''"))
 }
 
 /// When servers run as the service user, every ancestor of `dir` must be searchable by it.
-fn check_reachable(spec: &TargetSpec, dir: &Path, uid: u32, fix: &str) -> Result<(), EngineError> {
-    use std::os::unix::fs::MetadataExt;
-    for a in dir.ancestors().skip(1) {
-        let Ok(m) = fs::metadata(a) else { continue };
-        if m.uid() != uid && m.mode() & 0o001 == 0 {
-            return Err(config_err(
-                spec,
-                format!(
-                    "running as root, the server runs as user '{SERVICE_USER}', which cannot reach {}: \
-                     {} is not searchable by others; {fix} or chmod o+x {}",
-                    dir.display(),
-                    a.display(),
-                    a.display()
-                ),
-            ));
-        }
-    }
-    Ok(())
+fn check_reachable(
+    spec: &TargetSpec,
+    dir: &Path,
+    owner: Option<(u32, u32)>,
+    fix: &str,
+) -> Result<(), EngineError> {
+    server::check_reachable(dir, owner).map_err(|u| config_err(spec, u.advice(fix)))
 }
 
 /// Starts a managed server for `spec` (whose location is the bin dir `bin`) in `scratch`.
@@ -240,20 +228,18 @@ pub(crate) fn start(
     let scratch = scratch
         .canonicalize()
         .map_err(|e| config_err(spec, format!("cannot resolve {}: {e}", scratch.display())))?;
-    if let Some((uid, _)) = owner {
-        check_reachable(
-            spec,
-            bin,
-            uid,
-            "install the server binaries where that user can read them (e.g. under /opt)",
-        )?;
-        check_reachable(
-            spec,
-            &scratch,
-            uid,
-            "put the run directory elsewhere (e.g. under /var/tmp)",
-        )?;
-    }
+    check_reachable(
+        spec,
+        bin,
+        owner,
+        "install the server binaries where that user can read them (e.g. under /opt)",
+    )?;
+    check_reachable(
+        spec,
+        &scratch,
+        owner,
+        "put the run directory elsewhere (e.g. under /var/tmp)",
+    )?;
     let data_dir = scratch.join("pgdata");
     let log_path = scratch.join("server.log");
     chown_tree(&scratch, owner)?;
@@ -270,19 +256,22 @@ pub(crate) fn start(
     let listen = link
         .as_ref()
         .map_or("127.0.0.1".to_string(), |l| l.server_addr().to_string());
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let port = match requested_port {
-            Some(p) if link.is_some() => p,
-            Some(p) if port_in_use(p) => return Err(port_busy(spec, p)),
-            Some(p) => p,
-            None if link.is_some() => 5432,
-            None => free_loopback_port()?,
-        };
-        write_conf(spec, &data_dir, &scratch, &listen, port, &settings, owner)?;
+    let behind = link.is_some();
+    // Behind a link every port of the namespace is free: the requested one or 5432.
+    let port_choice = if behind {
+        Some(requested_port.unwrap_or(5432))
+    } else {
+        requested_port
+    };
+    let (server, params) = start_on_free_port(port_choice, |port| {
+        if !behind && requested_port.is_some() && port_in_use(port) {
+            return Err((port_busy(spec, port), false));
+        }
+        write_conf(spec, &data_dir, &scratch, &listen, port, &settings, owner)
+            .map_err(|e| (e, false))?;
         let netns_fd = link.as_ref().and_then(Link::ns_fd);
-        let mut server = spawn(spec, bin, &data_dir, &log_path, owner, netns_fd)?;
+        let mut server =
+            spawn(spec, bin, &data_dir, &log_path, owner, netns_fd).map_err(|e| (e, false))?;
         let params = ConnParams {
             addr: Addr::Tcp {
                 host: listen.clone(),
@@ -297,28 +286,23 @@ pub(crate) fn start(
             channel_binding,
         };
         match wait_ready(spec, &mut server, &params, &log_path) {
-            Ok(()) => {
-                let mut params = params;
-                let managed = Managed {
-                    server,
-                    data_dir,
-                    log_path,
-                    link: link.take(),
-                };
-                create_database(&params, &opts.database)?;
-                params.database = opts.database.clone();
-                return Ok((managed, params));
-            }
-            Err((e, port_clash)) => {
+            Ok(()) => Ok((server, params)),
+            Err(failed) => {
                 let _ = server.stop();
-                // Someone took the free port between our check and the server's bind.
-                if port_clash && requested_port.is_none() && attempts < 3 {
-                    continue;
-                }
-                return Err(e);
+                Err(failed)
             }
         }
-    }
+    })?;
+    let mut params = params;
+    let managed = Managed {
+        server,
+        data_dir,
+        log_path,
+        link: link.take(),
+    };
+    create_database(&params, &opts.database)?;
+    params.database = opts.database.clone();
+    Ok((managed, params))
 }
 
 fn initdb(
@@ -434,30 +418,20 @@ fn spawn(
     owner: Option<(u32, u32)>,
     netns_fd: Option<i32>,
 ) -> Result<ServerProcess, EngineError> {
-    let log = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log_path)
-        .map_err(|e| config_err(spec, format!("cannot open {}: {e}", log_path.display())))?;
-    let log2 = log
-        .try_clone()
-        .map_err(|e| config_err(spec, format!("cannot open {}: {e}", log_path.display())))?;
-    let mut cmd = Command::new(bin.join("postgres"));
-    cmd.arg("-D")
-        .arg(data_dir)
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log2)
-        .env_remove("PGDATA");
-    prepare_command_in(&mut cmd, owner, netns_fd);
-    let child = cmd.spawn().map_err(|e| {
-        config_err(
-            spec,
-            format!("cannot start {}/postgres: {e}", bin.display()),
-        )
-    })?;
-    // SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
-    Ok(ServerProcess::new(child, libc::SIGINT, STOP_GRACE))
+    let mut command = Command::new(bin.join("postgres"));
+    command.arg("-D").arg(data_dir).env_remove("PGDATA");
+    server::launch(Launch {
+        command,
+        // Appended: initdb's output is already there.
+        log: log_path,
+        append: true,
+        owner,
+        netns: netns_fd,
+        // SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
+        stop_signal: libc::SIGINT,
+        grace: STOP_GRACE,
+    })
+    .map_err(|e| config_err(spec, e.to_string()))
 }
 
 /// Polls until the server accepts a connection. The error says whether the port was taken.
@@ -467,59 +441,57 @@ fn wait_ready(
     params: &ConnParams,
     log_path: &Path,
 ) -> Result<(), (EngineError, bool)> {
-    let deadline = Instant::now() + START_TIMEOUT;
+    let probe = || match connect(params) {
+        Ok(_) => Ok(()),
+        // Refused (not listening yet) or 57P03 "the database system is starting up".
+        Err(e) if e.kind == ErrorKind::Connection => Err(Probe::NotYet(Some(e))),
+        Err(e) => Err(Probe::Failed(e)),
+    };
     let tail = || log_tail(log_path, TAIL_LINES);
-    loop {
-        if let Some(status) = server.exited() {
-            let t = tail();
-            let clash = t.contains("could not bind") || t.contains("Address already in use");
-            return Err((
-                config_err(
+    let late = |e: Option<EngineError>| {
+        let e = e.map_or_else(|| "no answer".to_string(), |e| e.to_string());
+        config_err(
+            spec,
+            format!(
+                "the PostgreSQL server did not accept connections within {START_TIMEOUT:?}: {e}. \
+                 Last lines of {}:\n{}",
+                log_path.display(),
+                tail()
+            ),
+        )
+    };
+    server::wait_ready(server, START_TIMEOUT, Duration::from_millis(50), probe).map_err(
+        |not| match not {
+            NotReady::Exited(status) => {
+                let t = tail();
+                let clash = t.contains("could not bind") || t.contains("Address already in use");
+                let e = config_err(
                     spec,
                     format!(
                         "the PostgreSQL server exited during startup ({status}); check the target's settings. \
                          Last lines of {}:\n{t}",
                         log_path.display()
                     ),
-                ),
-                clash,
-            ));
-        }
-        match connect(params) {
-            Ok(_) => return Ok(()),
-            // Refused (not listening yet) or 57P03 "the database system is starting up".
-            Err(e) if e.kind == ErrorKind::Connection && Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(50));
+                );
+                (e, clash)
             }
-            Err(e) => {
-                return Err((
-                    config_err(
-                        spec,
-                        format!(
-                            "the PostgreSQL server did not accept connections within {START_TIMEOUT:?}: {e}. \
-                             Last lines of {}:\n{}",
-                            log_path.display(),
-                            tail()
-                        ),
-                    ),
-                    false,
-                ))
-            }
-        }
-    }
+            NotReady::Failed(e) => (late(Some(e)), false),
+            NotReady::TimedOut(e) => (late(e), false),
+        },
+    )
 }
 
 /// Creates `database` unless it exists.
 fn create_database(params: &ConnParams, database: &str) -> Result<(), EngineError> {
     let mut conn = connect(params)?;
-    let lit = database.replace('\'', "''");
     let exists = conn.query_scalar(&format!(
-        "SELECT 1 FROM pg_database WHERE datname = '{lit}'"
+        "SELECT 1 FROM pg_database WHERE datname = {}",
+        quote::literal(database, Dialect::Postgres)
     ))?;
     if exists.is_none() {
         conn.query(&format!(
-            "CREATE DATABASE \"{}\"",
-            database.replace('"', "\"\"")
+            "CREATE DATABASE {}",
+            quote::ident(database, Dialect::Postgres)
         ))?;
     }
     Ok(())

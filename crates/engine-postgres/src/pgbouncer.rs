@@ -6,15 +6,17 @@
 //! under the same start, stop and orphan rules as the server, listens on 127.0.0.1 only, and
 //! inherits dbdelta's raised open-file limit, so it can hold tens of thousands of clients.
 
-use dbdelta_engine::server::{free_loopback_port, log_tail, prepare_command, ServerProcess};
 use dbdelta_engine::EngineError;
+use dbdelta_kit::server::{
+    free_loopback_port, log_tail, prepare_command, wait_ready, NotReady, Probe, ServerProcess,
+};
 use dbdelta_model::TargetSpec;
 use std::fmt::Write as _;
 use std::fs;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Where Debian's package installs it; `pgbouncer.bin=…` overrides.
 const DEFAULT_BIN: &str = "/usr/sbin/pgbouncer";
@@ -225,7 +227,7 @@ pub(crate) fn start(
     fs::write(&conf, ini).map_err(|e| err(format!("cannot write {}: {e}", conf.display())))?;
     fs::write(dir.join("userlist.txt"), format!("\"{user}\" \"\"\n"))
         .map_err(|e| err(format!("cannot write the userlist: {e}")))?;
-    dbdelta_engine::server::chown_tree(&dir, owner)?;
+    dbdelta_kit::server::chown_tree(&dir, owner)?;
     let version = Command::new(&b.bin)
         .arg("--version")
         .output()
@@ -244,26 +246,33 @@ pub(crate) fn start(
         .map_err(|e| err(format!("cannot start {}: {e}", b.bin.display())))?;
     // SIGINT: pgbouncer's safe shutdown.
     let mut process = ServerProcess::new(child, libc::SIGINT, STOP_GRACE);
-    let deadline = Instant::now() + START_TIMEOUT;
-    loop {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        if let Some(status) = process.exited() {
+    let listening = || {
+        TcpStream::connect(("127.0.0.1", port))
+            .map(drop)
+            .map_err(|_| Probe::<()>::NotYet(None))
+    };
+    let waited = wait_ready(
+        &mut process,
+        START_TIMEOUT,
+        Duration::from_millis(50),
+        listening,
+    );
+    match waited {
+        Ok(()) => {}
+        Err(NotReady::Exited(status)) => {
             return Err(err(format!(
                 "exited ({status}) at start; a setting it rejects? {}:\n{}",
                 log_path.display(),
                 log_tail(&log_path, 10)
-            )));
+            )))
         }
-        if Instant::now() > deadline {
+        Err(NotReady::Failed(()) | NotReady::TimedOut(_)) => {
             let _ = process.stop();
             return Err(err(format!(
                 "did not listen on port {port} within {START_TIMEOUT:?}:\n{}",
                 log_tail(&log_path, 10)
             )));
         }
-        std::thread::sleep(Duration::from_millis(50));
     }
     Ok(Bouncer {
         process,

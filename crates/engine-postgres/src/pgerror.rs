@@ -41,7 +41,7 @@ impl ServerError {
 /// A socket timeout (the bound on blocking reads and writes: connect, statement timeout) is
 /// a timeout, not a lost connection: the server stalled.
 pub(crate) fn io_error(what: &str, e: io::Error) -> EngineError {
-    if dbdelta_engine::net::is_timeout(&e) {
+    if dbdelta_kit::net::is_timeout(&e) {
         return EngineError::new(
             ErrorKind::Timeout,
             format!(

@@ -57,15 +57,7 @@ fn statement_error(e: ProtoError, sql: &str) -> EngineError {
 
 /// Checks the parameter count of an execute.
 pub(crate) fn check_params(st: &Stmt, params: &[Value<'_>]) -> Result<(), EngineError> {
-    if st.params != params.len() {
-        return Err(EngineError::statement(format!(
-            "statement has {} placeholders but got {} parameters: {}",
-            st.params,
-            params.len(),
-            st.sql
-        )));
-    }
-    Ok(())
+    dbdelta_kit::params::check_param_count(st.params, params, &st.sql)
 }
 
 /// One response in progress, up to ReadyForQuery: rows counted, affected rows summed, the

@@ -2,14 +2,14 @@
 //! (`--tls` alone means verify-full), `sslrootcert=FILE` (the CA; else the system bundle),
 //! `sslcert=FILE&sslkey=FILE` (a client certificate). As in libpq, `prefer` and `require`
 //! with an `sslrootcert` check the chain as verify-ca does. The certificate checks themselves
-//! live in `dbdelta_engine::tls`, shared with the MySQL engine.
+//! live in `dbdelta_kit::tls`, shared with the MySQL engine.
 
 use crate::auth::Binding;
 use crate::pgerror::{io_error, protocol_error};
 use crate::proto::frontend;
 use crate::wire::{Stream, Wire};
-use dbdelta_engine::tls::{TlsFiles, TlsMode, PG_MODES};
 use dbdelta_engine::EngineError;
+use dbdelta_kit::tls::{TlsFiles, TlsMode, PG_MODES};
 use dbdelta_model::TargetSpec;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
@@ -49,7 +49,7 @@ pub(crate) fn setup(spec: &TargetSpec, mode: TlsMode) -> Result<TlsSetup, Engine
         key_param: "sslkey",
     };
     Ok(TlsSetup {
-        config: dbdelta_engine::tls::client_config(&spec.name, check, &files)?,
+        config: dbdelta_kit::tls::client_config(&spec.name, check, &files)?,
         mode,
     })
 }
@@ -101,7 +101,7 @@ pub(crate) fn start(
         .conn
         .peer_certificates()
         .and_then(|c| c.first())
-        .and_then(|leaf| dbdelta_engine::tls::tls_server_end_point(leaf));
+        .and_then(|leaf| dbdelta_kit::tls::tls_server_end_point(leaf));
     let binding = Binding {
         tls: true,
         end_point,

@@ -41,18 +41,18 @@ impl Stream {
         source: Option<std::net::Ipv4Addr>,
         timeout: Duration,
     ) -> io::Result<Stream> {
-        dbdelta_engine::net::connect_tcp(host, port, source, timeout).map(Stream::Tcp)
+        dbdelta_kit::net::connect_tcp(host, port, source, timeout).map(Stream::Tcp)
     }
 
     /// Bounds every read and write (the handshake), or clears the bound with `None`.
     pub(crate) fn set_deadline(&self, limit: Option<Duration>) -> io::Result<()> {
         match self {
-            Stream::Tcp(s) => dbdelta_engine::net::handshake_deadline(s, limit),
+            Stream::Tcp(s) => dbdelta_kit::net::handshake_deadline(s, limit),
             Stream::Unix(s) => s
                 .set_read_timeout(limit)
                 .and_then(|()| s.set_write_timeout(limit)),
             #[cfg(feature = "tls")]
-            Stream::Tls(s) => dbdelta_engine::net::handshake_deadline(s.get_ref(), limit),
+            Stream::Tls(s) => dbdelta_kit::net::handshake_deadline(s.get_ref(), limit),
             Stream::Closed => Ok(()),
         }
     }

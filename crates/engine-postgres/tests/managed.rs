@@ -367,7 +367,7 @@ fn external_same_server(eng: &dbdelta_engine_postgres::PostgresEngine) {
 
 #[test]
 fn nothing_listening_is_a_clear_error() {
-    let port = dbdelta_engine::server::free_loopback_port().unwrap();
+    let port = dbdelta_kit::server::free_loopback_port().unwrap();
     let t = TargetSpec::parse(&format!("ext=postgres://u@127.0.0.1:{port}/db")).unwrap();
     let e = dbdelta_engine_postgres::open(&t, std::path::Path::new("/x"), &OpenOptions::default())
         .unwrap_err();

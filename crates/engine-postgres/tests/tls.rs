@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
-use dbdelta_engine::test_certs::{have_openssl, make_ca, make_cert, openssl, Key};
 use dbdelta_engine::{Engine, ErrorKind, OpenOptions, Value};
+use dbdelta_kit::test_certs::{have_openssl, make_ca, make_cert, openssl, Key};
 use dbdelta_model::TargetSpec;
 use std::path::Path;
 use std::process::Command;

@@ -12,20 +12,11 @@
 
 pub mod error;
 mod family;
-#[doc(hidden)]
-pub mod fuzzing;
-pub mod net;
-pub mod netns;
 pub mod ops;
 pub mod rows;
-pub mod server;
 pub mod session;
 pub mod stats_conn;
-#[cfg(feature = "test-support")]
-#[doc(hidden)]
-pub mod test_certs;
 pub mod text;
-pub mod tls;
 pub mod usertable;
 
 pub use dbdelta_model::{Dialect, DB_COUNTER_PREFIX};

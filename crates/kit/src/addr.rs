@@ -2,7 +2,6 @@
 //! which hosts are this machine.
 
 use std::fmt;
-use std::net::IpAddr;
 use std::path::PathBuf;
 
 /// Where a server listens.
@@ -46,17 +45,9 @@ impl Addr {
     }
 }
 
-/// True when `host` names this machine over loopback: `localhost`, any address of
-/// 127.0.0.0/8 (RFC 1122, 3.2.1.3: the whole block is loopback, and dbdelta spreads client
-/// connections over it) or `::1`, with or without the brackets of a URL.
-pub fn is_loopback_host(host: &str) -> bool {
-    let bare = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
-    bare.eq_ignore_ascii_case("localhost")
-        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
+/// The loopback rule lives in the model, so the report (which cannot depend on the kit)
+/// applies the same one.
+pub use dbdelta_model::net::is_loopback_host;
 
 #[cfg(test)]
 mod tests {
@@ -78,28 +69,7 @@ mod tests {
     }
 
     #[test]
-    fn loopback_rule() {
-        for h in [
-            "localhost",
-            "LocalHost",
-            "127.0.0.1",
-            "127.0.0.7",
-            "::1",
-            "[::1]",
-        ] {
-            assert!(is_loopback_host(h), "{h}");
-        }
-        for h in [
-            "",
-            "db1",
-            "10.0.0.1",
-            "128.0.0.1",
-            "::2",
-            "localhost.example",
-            "0.0.0.0",
-        ] {
-            assert!(!is_loopback_host(h), "{h}");
-        }
+    fn locality() {
         assert!(Addr::Unix { path: "/s".into() }.is_local());
         assert!(!Addr::Tcp {
             host: "db1".into(),

@@ -2,13 +2,17 @@
 //! ([`server`]: start guard, ready probe, stop, orphan rules, permission walk, free ports,
 //! service user, log tail), one address type and one loopback rule ([`addr`]), SQL
 //! quoting ([`quote`]), target-parameter errors and checks ([`params`]), client sockets
-//! ([`net`]), TLS ([`tls`]: its modes always, the rustls client behind the `tls` feature) and network namespaces ([`netns`]).
+//! ([`net`]), TLS ([`tls`]: its modes always, the rustls client behind the `tls` feature),
+//! network namespaces ([`netns`]) and the replay server of the engines' fuzz targets
+//! ([`fuzzing`]).
 //!
 //! The seam (`dbdelta-engine`) stays free of I/O and of any engine; engine crates depend on
 //! both.
 #![deny(missing_docs)]
 
 pub mod addr;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod net;
 pub mod netns;
 pub mod params;

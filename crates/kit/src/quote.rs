@@ -1,13 +1,14 @@
 //! SQL quoting for the statements engines write themselves (catalog lookups, `CREATE
-//! DATABASE`, configuration files): string literals and identifiers per dialect.
+//! DATABASE`, `ANALYZE TABLE`): string literals and identifiers per dialect.
 
 use dbdelta_engine::text::push_literal;
 use dbdelta_engine::{Dialect, Value};
 
 /// `text` as a string literal of `dialect`: single quotes doubled (the SQL standard's
 /// `<quote symbol>`), and backslashes doubled where the server reads them as escapes
-/// (MySQL without `NO_BACKSLASH_ESCAPES`, ClickHouse). Also the quoting of
-/// postgresql.conf values, which follow the same rule as PostgreSQL literals.
+/// (MySQL without `NO_BACKSLASH_ESCAPES`, ClickHouse). Not for postgresql.conf, whose
+/// quoted values read backslash escapes (PostgreSQL's docs, 20.1.2): the PostgreSQL engine
+/// keeps its own quoting for that file.
 pub fn literal(text: &str, dialect: Dialect) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     // One implementation with the parameter interpolation of plain-text statements.

@@ -135,7 +135,7 @@ fn close_and_exit() -> ! {
     }
     // The engines are not dropped on this path: delete the emulated links' namespaces
     // (their servers die with dbdelta, and the veth pairs with the namespaces).
-    dbdelta_engine::netns::remove_all();
+    dbdelta_kit::netns::remove_all();
     std::process::exit(i32::from(exit_code().unwrap_or(130)));
 }
 

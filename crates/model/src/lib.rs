@@ -12,6 +12,7 @@ pub mod fuzzing;
 pub mod glob;
 pub mod ibench;
 pub mod manifest;
+pub mod net;
 pub mod options;
 pub mod os;
 pub mod queryset;

@@ -154,11 +154,7 @@ fn remote_spec(spec: &str) -> bool {
         Some(v6) => v6.split(']').next().unwrap_or(""),
         None => host.split(':').next().unwrap_or(""),
     };
-    !(host.is_empty()
-        || host == "localhost"
-        || host.starts_with("127.")
-        || host == "::1"
-        || host.starts_with('/'))
+    !(host.is_empty() || dbdelta_model::net::is_loopback_host(host) || host.starts_with('/'))
 }
 
 #[cfg(test)]

@@ -118,7 +118,10 @@ fn serve_unix<T: Send + 'static>(
 
 fn connect(port: u16, password: &str, kx: KeyExchange) -> Result<RawConn, ClientError> {
     let p = ConnectParams {
-        addr: Addr::Tcp("127.0.0.1".into(), port),
+        addr: Addr::Tcp {
+            host: "127.0.0.1".into(),
+            port,
+        },
         user: "bench".into(),
         password: Some(Secret::new(password.to_string())),
         database: None,
@@ -384,7 +387,7 @@ fn clear_password_over_a_unix_socket_is_sent() {
         pw
     });
     let p = ConnectParams {
-        addr: Addr::Unix(path.clone()),
+        addr: Addr::Unix { path: path.clone() },
         user: "bench".into(),
         password: Some(Secret::new(PASSWORD.to_string())),
         database: None,
