@@ -98,7 +98,8 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
         Ok(o) => o,
         Err(e) => {
             return Err(LabError::Results(format!(
-                "cannot keep the run's results: {e}"
+                "cannot keep the run's results: {}",
+                crate::error::chain(&e)
             )))
         }
     };

@@ -51,9 +51,12 @@ pub(crate) fn run(
         })
         .collect();
     let file = dir.path().join(QUERYSET_FILE);
-    let mut sink = |r: &QuerySetResult| -> Result<(), String> {
-        let bytes = serde_json::to_vec_pretty(r).map_err(|e| e.to_string())?;
-        write_atomic(&file, &bytes).map_err(|e| format!("{}: {e}", file.display()))
+    let mut sink = |r: &QuerySetResult| -> Result<(), KeepError> {
+        let bytes = serde_json::to_vec_pretty(r)?;
+        write_atomic(&file, &bytes).map_err(|source| KeepError::Write {
+            path: file.clone(),
+            source,
+        })
     };
     let outcome = run_query_set(&qs.set, &under_test, qs.repeat, stop, progress, &mut sink);
     drop(under_test);
@@ -127,4 +130,19 @@ pub(crate) fn write_reports(
         .report(&text)
         .map_err(|e| LabError::io("writing to standard output", e))?;
     Ok(true)
+}
+
+/// A query-set result that could not be kept in the run directory.
+#[derive(Debug, thiserror::Error)]
+enum KeepError {
+    /// Serializing the result failed.
+    #[error("{0}")]
+    Encode(#[from] serde_json::Error),
+    /// Writing the result file failed.
+    #[error("{}: {source}", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }

@@ -14,7 +14,7 @@ use std::path::Path;
 /// What a target's outcome means for the run: `Err` when its results could not be kept,
 /// `Ok(Some(msg))` when its load failed.
 pub(crate) fn outcome_problem(
-    outcome: Result<TargetOutcome, String>,
+    outcome: Result<TargetOutcome, LabError>,
     spec: &TargetSpec,
     manifest: &mut RunManifest,
     entry_idx: usize,
@@ -22,8 +22,9 @@ pub(crate) fn outcome_problem(
 ) -> Result<Option<String>, LabError> {
     match outcome {
         Err(e) => Err(LabError::Results(format!(
-            "cannot keep results of target {}: {e}",
-            spec.name
+            "cannot keep results of target {}: {}",
+            spec.name,
+            chain(&e)
         ))),
         Ok(TargetOutcome::LoadFailed(reason)) => {
             let msg = format!("target {}: load failed: {reason}", spec.name);
@@ -134,7 +135,11 @@ pub(crate) fn retire(
 
 /// Writes one step result into the run directory (as repeat `repeat` when given); the
 /// runner's sink.
-pub(crate) fn keep_result(dir: &RunDir, r: &StepResult, repeat: Option<u32>) -> Result<(), String> {
+pub(crate) fn keep_result(
+    dir: &RunDir,
+    r: &StepResult,
+    repeat: Option<u32>,
+) -> Result<(), LabError> {
     let written = match repeat {
         Some(k) => {
             let mut r = r.clone();
@@ -143,5 +148,5 @@ pub(crate) fn keep_result(dir: &RunDir, r: &StepResult, repeat: Option<u32>) -> 
         }
         None => dir.write_result(r),
     };
-    written.map(|_| ()).map_err(|e| chain(&e))
+    written.map(|_| ())
 }
