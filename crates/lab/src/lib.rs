@@ -32,8 +32,6 @@ mod reports;
 pub mod rundir;
 mod sequential;
 mod target;
-#[cfg(any(test, feature = "test-support"))]
-pub mod testing;
 pub mod time;
 
 pub use error::LabError;

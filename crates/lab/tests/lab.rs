@@ -3,8 +3,8 @@
 //! its steps ends the run with failed steps.
 
 use dbdelta_engine::OpenOptions;
-use dbdelta_lab::testing::OptionsBuilder;
 use dbdelta_lab::{End, History, Lab, LabProgress, OutDir, RunPlan, Schedule};
+use dbdelta_model::testing::OptionsBuilder;
 use dbdelta_model::{StepResult, TargetSpec, ToolInfo};
 use dbdelta_runner::{Progress, StopFlag};
 use dbdelta_workload::Suite;

@@ -6,7 +6,7 @@ mod common;
 
 use dbdelta_engine::{Engine, OpenOptions};
 use dbdelta_engine_postgres::PostgresEngine;
-use dbdelta_lab::testing::OptionsBuilder;
+use dbdelta_model::testing::OptionsBuilder;
 use dbdelta_model::{RunOptions, StepKind, StepResult, StepStatus, TargetSpec};
 use dbdelta_runner::conformance::check_suite;
 use dbdelta_runner::{run_target, Silent, StopFlag, TargetOutcome};

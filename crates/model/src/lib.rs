@@ -18,6 +18,8 @@ pub mod os;
 pub mod queryset;
 pub mod result;
 pub mod target;
+#[cfg(feature = "test-support")]
+pub mod testing;
 
 pub use dialect::Dialect;
 pub use ibench::{IbenchOptions, IbenchStats, KindLatency};

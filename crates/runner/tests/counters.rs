@@ -6,7 +6,8 @@ use dbdelta_engine::{
     SettleReport, SettleWait,
 };
 use dbdelta_engine_sqlite::SqliteEngine;
-use dbdelta_model::{RunOptions, Scale, StepKind, StepResult, StepStatus, TargetSpec};
+use dbdelta_model::testing::OptionsBuilder;
+use dbdelta_model::{StepKind, StepResult, StepStatus, TargetSpec};
 use dbdelta_runner::{run_target, Progress, StopFlag};
 use dbdelta_workload::Suite;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -75,29 +76,14 @@ fn point_query(fail: bool) -> (StepResult, Vec<String>) {
         fail,
         reads: AtomicU64::new(0),
     };
-    let opts = RunOptions {
-        suite: "sysbench".into(),
-        scale: Scale::Quick,
-        tables: 1,
-        table_size: 500,
-        threads: vec![1],
-        read_secs: 0.2,
-        write_secs: 0.2,
-        insert_secs: 0.2,
-        warmup_secs: 0.0,
-        round_warmup_secs: None,
-        turn_ms: None,
-        settle: Scale::Quick.defaults().settle,
-        steps: vec!["point-query".into()],
-        seed: 1,
-        prepared: true,
-        os_metrics: false,
-        device: None,
-        rate: None,
-        i_own_this_database: false,
-        client: Default::default(),
-        tpc: Default::default(),
-    };
+    let opts = OptionsBuilder::new()
+        .tables(1, 500)
+        .secs(0.2)
+        .warmup(0.0)
+        .steps(&["point-query"])
+        .seed(1)
+        .os_metrics(false)
+        .build();
     let progress = Messages::default();
     let mut results = Vec::new();
     let mut sink = |r: &StepResult| -> Result<(), String> {

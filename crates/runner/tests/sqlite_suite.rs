@@ -3,35 +3,19 @@
 
 use dbdelta_engine::OpenOptions;
 use dbdelta_engine_sqlite::SqliteEngine;
-use dbdelta_model::{RunOptions, Scale, StepKind, StepResult, StepStatus, TargetSpec};
+use dbdelta_model::testing::OptionsBuilder;
+use dbdelta_model::{RunOptions, StepKind, StepResult, StepStatus, TargetSpec};
 use dbdelta_runner::conformance::check_suite;
 use dbdelta_runner::{run_target, Silent, StopFlag, TargetOutcome};
 use dbdelta_workload::Suite;
 
 fn options(table_size: u64, secs: f64) -> RunOptions {
-    RunOptions {
-        suite: "sysbench".into(),
-        scale: Scale::Quick,
-        tables: 2,
-        table_size,
-        threads: vec![1],
-        read_secs: secs,
-        write_secs: secs,
-        insert_secs: secs,
-        warmup_secs: 0.05,
-        round_warmup_secs: None,
-        turn_ms: None,
-        settle: Scale::Quick.defaults().settle,
-        steps: vec![],
-        seed: 7,
-        prepared: true,
-        os_metrics: true,
-        device: None,
-        rate: None,
-        i_own_this_database: false,
-        client: Default::default(),
-        tpc: Default::default(),
-    }
+    OptionsBuilder::new()
+        .tables(2, table_size)
+        .secs(secs)
+        .warmup(0.05)
+        .seed(7)
+        .build()
 }
 
 fn engine(dir: &std::path::Path, spec: &str) -> SqliteEngine {

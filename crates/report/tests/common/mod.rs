@@ -5,9 +5,10 @@
 //! test like a changed one, so no test run commits to output nobody reviewed.
 #![allow(dead_code)]
 
+use dbdelta_model::testing::OptionsBuilder;
 use dbdelta_model::{
-    Group, HostInfo, LatencySummary, RunManifest, RunOptions, RunStatus, Scale, StepKind,
-    StepResult, StepStatus, TargetManifest, Throughput, ThroughputUnit, ToolInfo,
+    Group, HostInfo, LatencySummary, RunManifest, RunStatus, StepKind, StepResult, StepStatus,
+    TargetManifest, Throughput, ThroughputUnit, ToolInfo,
 };
 use std::collections::BTreeMap;
 use std::fs;
@@ -92,29 +93,13 @@ pub fn manifest(targets: &[&str], status: RunStatus) -> RunManifest {
         started: "2025-01-02T03:04:05Z".into(),
         finished: Some("2025-01-02T03:34:05Z".into()),
         status,
-        options: RunOptions {
-            suite: "sysbench".into(),
-            scale: Scale::Quick,
-            tables: 1,
-            table_size: 10_000,
-            threads: vec![1, 4],
-            read_secs: 2.0,
-            write_secs: 2.0,
-            insert_secs: 2.0,
-            warmup_secs: 1.0,
-            round_warmup_secs: None,
-            turn_ms: None,
-            settle: Scale::Quick.defaults().settle,
-            steps: vec![],
-            seed: 1,
-            prepared: true,
-            os_metrics: true,
-            device: None,
-            rate: None,
-            i_own_this_database: false,
-            client: Default::default(),
-            tpc: Default::default(),
-        },
+        options: OptionsBuilder::new()
+            .tables(1, 10_000)
+            .threads(&[1, 4])
+            .secs(2.0)
+            .warmup(1.0)
+            .seed(1)
+            .build(),
         targets: targets.iter().map(|t| target(t)).collect(),
         command: vec!["dbdelta".into(), "run".into()],
     }

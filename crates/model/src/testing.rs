@@ -1,8 +1,7 @@
-//! Fixtures for tests of the pipeline (feature `test-support`): the run options of a small
-//! sysbench run, changed field by field, instead of the twenty-field literal each test
-//! file repeated.
+//! Fixtures for tests (feature `test-support`): the run options of a small sysbench run,
+//! changed field by field, instead of the twenty-field literal each test file repeated.
 
-use dbdelta_model::{RunOptions, Scale};
+use crate::{RunOptions, Scale};
 
 /// Builds [`RunOptions`] for tests: sysbench at quick scale, 2 tables of 2,000 rows, one
 /// thread, 1 s windows after a 0.2 s warm-up, seed 3, prepared statements, OS metrics on.
@@ -71,6 +70,12 @@ impl OptionsBuilder {
     /// Thread counts, one level each.
     pub fn threads(mut self, threads: &[u32]) -> Self {
         self.options.threads = threads.to_vec();
+        self
+    }
+
+    /// The run's seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.options.seed = seed;
         self
     }
 
