@@ -60,14 +60,23 @@ fn rounds_after_the_first_share_one_window_and_count_only_their_own_turns() {
             assert!(gap.abs() < 0.1, "round {round}: started {gap} s apart");
         }
     }
-    // A rate over its own turns is the rate of a window of its own: each target's rounds in
-    // turns agree with its first round (1 and 2 ms sleeps; 2x apart between targets).
-    for rs in [&a, &b] {
-        for r in &rs[1..] {
-            let q = r.qps / rs[0].qps;
-            assert!((q - 1.0).abs() < 0.25, "qps in turns / alone: {q}");
-        }
-    }
+    // A rate over its own turns is the rate of a window of its own: the rounds in turns agree
+    // with each target's first round (1 and 2 ms sleeps; 2x apart between targets). Charging
+    // a target the other's turns too would halve the rate (0.5), charging it half its own
+    // would double it (2.0); the median of the four ratios sits near 1.0. One ratio alone
+    // swings 0.77-1.37 with two CPU hogs and a build beside the run (the first round's single
+    // window meets other phases of the host than the turns), the same before and after the
+    // restructuring, so the bound is on the median and between the two accounting errors.
+    let mut q: Vec<f64> = [&a, &b]
+        .iter()
+        .flat_map(|rs| rs[1..].iter().map(|r| r.qps / rs[0].qps))
+        .collect();
+    q.sort_by(f64::total_cmp);
+    let median = (q[1] + q[2]) / 2.0;
+    assert!(
+        (0.7..=1.4).contains(&median),
+        "qps in turns / alone: median {median} of {q:?}"
+    );
     let report = read_json(&rd.join("report.json"));
     let v = &report["verdicts"][0];
     let ratio = v["ratio"].as_f64().unwrap();

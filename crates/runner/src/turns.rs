@@ -328,10 +328,16 @@ mod tests {
             Duration::from_millis(400),
         );
         let (rate_a, rate_b) = (r[0].0 as f64 / r[0].1, r[1].0 as f64 / r[1].1);
-        // Each had about half the window (handovers cost a little of both).
+        // Charged only their own turns: together no more than the window (plus the last
+        // event past its end), never the same time twice.
+        let total: f64 = r.iter().map(|(_, secs)| secs).sum();
+        assert!(total <= 0.41, "charged {total} s of a 0.4 s window");
+        // Each had about half of it. A turn ends when its time is up and its event is done,
+        // so a busy event preempted by a CPU hog lengthens its target's turn: under two hogs
+        // and a build one side was seen at 0.217 s; handovers cost a little of both.
         for (_, secs) in &r {
             assert!(
-                (0.15..=0.21).contains(secs),
+                (0.13..=0.27).contains(secs),
                 "active {secs} s of a 0.4 s window"
             );
         }
