@@ -35,20 +35,6 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), LabError> {
     write_atomic(path, &text).map_err(|e| LabError::io(format!("writing {}", path.display()), e))
 }
 
-/// A file name from a label: keeps letters, digits, '.', '-', '_' and '='.
-fn file_safe(label: &str) -> String {
-    label
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || ".-_=".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 impl RunDir {
     /// Creates the directory (it must not exist yet, or be empty).
     /// Creates `<parent>/<name>`, or `<name>-2`, `<name>-3`, … when runs started in the same
@@ -150,12 +136,16 @@ impl RunDir {
         let dir = create(self.root.join("results").join(&r.target))?;
         let name = match r.kind {
             StepKind::Load | StepKind::Settle => {
-                format!("{:03}-{}.json", r.order, file_safe(&r.label))
+                format!(
+                    "{:03}-{}.json",
+                    r.order,
+                    dbdelta_model::result::file_safe(&r.label)
+                )
             }
             StepKind::Measured | StepKind::Warm => format!(
                 "{:03}-{}.dop{}.json",
                 r.order,
-                file_safe(&r.label),
+                dbdelta_model::result::file_safe(&r.label),
                 r.threads
             ),
         };

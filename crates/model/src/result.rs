@@ -494,6 +494,22 @@ impl StepResult {
     }
 }
 
+/// A file name from a step label: keeps letters, digits, '.', '-', '_' and '='. One rule for
+/// every file named after a step (`results/<target>/<stem>.json`, `profiles/<target>/<stem>.*`,
+/// the report's anchors), so the names of one step match across them.
+pub fn file_safe(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || ".-_=".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -261,20 +261,8 @@ pub fn keep_profile(spec: &ProfileSpec, script: &str, queries: u64) -> ProfileIn
     info
 }
 
-/// Replaces characters that do not belong in a file name (the same rule as the run
-/// directory's result files, so `results/<t>/<stem>.json` and `profiles/<t>/<stem>.*` match).
-pub fn file_safe(label: &str) -> String {
-    label
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || ".-_=".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+/// The file-name rule of step labels, shared with the run directory's result files.
+pub use dbdelta_model::result::file_safe;
 
 /// Every `<stem>.json` of one target's profile directory.
 pub fn load_infos(dir: &Path) -> Vec<ProfileInfo> {
