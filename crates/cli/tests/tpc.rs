@@ -256,9 +256,14 @@ fn tpcc_is_consistent_on_every_engine() {
             .map(|t| t.count)
             .sum();
         // The counters move with the committed New-Orders; the window's edges may cut a
-        // few in flight (one per terminal at each edge).
+        // few in flight: one per terminal at each edge while the probe reads, and on SQLite
+        // the probe's read itself can queue behind the writers, so a few more commit around
+        // an edge (9 of 1,727 seen once in three full runs). Counting the 1 % rolled-back
+        // New-Orders as committed would be off by about 1 % plus the edges; missing a
+        // district's counter, by half.
+        let slack = 8.0_f64.max(counted as f64 * 0.0075);
         assert!(
-            (new_orders - counted as f64).abs() <= 8.0,
+            (new_orders - counted as f64).abs() <= slack,
             "{name}: {new_orders} new orders counted by the districts, {counted} by the client"
         );
         let total: u64 = r.op_types.iter().map(|t| t.count).sum();
