@@ -2,6 +2,7 @@
 //! changed field by field, instead of the twenty-field literal each test file repeated.
 
 use crate::{RunOptions, Scale};
+use std::path::Path;
 
 /// Builds [`RunOptions`] for tests: sysbench at quick scale, 2 tables of 2,000 rows, one
 /// thread, 1 s windows after a 0.2 s warm-up, seed 3, prepared statements, OS metrics on.
@@ -101,4 +102,19 @@ impl OptionsBuilder {
     pub fn build(self) -> RunOptions {
         self.options
     }
+}
+
+/// True when every file in `needed` exists; otherwise the test is skipped with a message,
+/// except under CI, where a missing server fails the test (it must never pass unrun).
+pub fn require(needed: &[&str], install: &str) -> bool {
+    let missing: Vec<&&str> = needed.iter().filter(|p| !Path::new(p).exists()).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{missing:?} missing under CI ({install}; scripts/test.sh installs it)"
+    );
+    eprintln!("SKIPPED: {missing:?} missing ({install})");
+    false
 }

@@ -97,20 +97,10 @@ pub fn read_json(path: &Path) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", path.display()))
 }
 
-/// True when every file in `needed` exists; otherwise the test is skipped with a message,
-/// except under CI, where a missing server fails the test (it must never pass unrun).
-pub fn require(needed: &[&str], install: &str) -> bool {
-    let missing: Vec<&&str> = needed.iter().filter(|p| !Path::new(p).exists()).collect();
-    if missing.is_empty() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{missing:?} missing under CI ({install}; scripts/test.sh installs it)"
-    );
-    eprintln!("SKIPPED: {missing:?} missing ({install})");
-    false
-}
+/// Skips a test whose server is missing, or fails it under CI. (Each test file compiles this
+/// module; not every one needs a server.)
+#[allow(unused_imports)]
+pub use dbdelta_model::testing::require;
 
 /// A target's results in a run directory, in file (= suite) order.
 pub fn step_results(run: &Path, target: &str) -> Vec<dbdelta_model::StepResult> {
