@@ -425,6 +425,17 @@ fn run_jobs(
             None => Instant::now(),
         };
         let _ = shared.start.set(t0);
+        // With no warm-up (a counted step) the workers start on the window's first
+        // operation the moment the barrier opens: sample the window's start before it, or a
+        // sampler descheduled on a busy host counts the first operations' costs as before.
+        let sample_before = plan.warmup.is_zero();
+        if sample_before {
+            cpu_at_window = Some(process_cpu_secs());
+            if !(shared_host && engine.embedded()) {
+                counters_at_window = engine_counters(engine, plan, "start", progress);
+            }
+            probe_at_window = probe.as_mut().map(OpenProbe::read);
+        }
         shared.barrier.wait();
         let window_start = t0 + plan.warmup;
         let end = window_start + plan.window;
@@ -435,14 +446,18 @@ fn run_jobs(
             .profile
             .as_ref()
             .map(|p| crate::observe::start_profile(engine, p, &shared.tids));
+        let mut window_begun = false;
         loop {
             let now = Instant::now();
-            if cpu_at_window.is_none() && now >= window_start {
-                cpu_at_window = Some(process_cpu_secs());
-                if !(shared_host && engine.embedded()) {
-                    counters_at_window = engine_counters(engine, plan, "start", progress);
+            if !window_begun && now >= window_start {
+                window_begun = true;
+                if !sample_before {
+                    cpu_at_window = Some(process_cpu_secs());
+                    if !(shared_host && engine.embedded()) {
+                        counters_at_window = engine_counters(engine, plan, "start", progress);
+                    }
+                    probe_at_window = probe.as_mut().map(OpenProbe::read);
                 }
-                probe_at_window = probe.as_mut().map(OpenProbe::read);
                 if !shared_host {
                     sampler = crate::observe::start_sampler(
                         engine,
