@@ -14,6 +14,8 @@ need_apt=()
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need_apt+=(postgresql-15)
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
 command -v sysbench >/dev/null 2>&1 || need_apt+=(sysbench)
+# npm (it comes with Node.js) fetches PostgreSQL 10-18 binaries for postgres-dist: targets.
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
 [ -x /usr/sbin/pgbouncer ] || need_apt+=(pgbouncer)
 # ClickHouse for the clickhouse: engine's tests (they start their own managed server), and a

@@ -43,6 +43,10 @@ pub fn run() -> Result<ExitCode> {
             print_out(&format!("{}\n", bin.display()))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Fetch(args) => {
+            print_out(&crate::fetch_cmd::fetch_cmd(&args)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

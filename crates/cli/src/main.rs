@@ -11,6 +11,7 @@ mod app;
 mod build_cmd;
 mod config;
 mod connections;
+mod fetch_cmd;
 mod flags;
 #[cfg(test)]
 mod fuzz_corpus;

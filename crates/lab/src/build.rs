@@ -189,7 +189,7 @@ pub fn build_settings(t: &TargetSpec) -> BTreeMap<String, String> {
     }
 }
 
-fn cache_at(cache_dir: Option<PathBuf>) -> Result<Cache, LabError> {
+pub(crate) fn cache_at(cache_dir: Option<PathBuf>) -> Result<Cache, LabError> {
     let root = match cache_dir {
         Some(d) => d,
         None => Cache::default_root().ok_or_else(|| {

@@ -51,6 +51,9 @@ pub enum LabError {
     /// The build driver failed.
     #[error(transparent)]
     Build(#[from] dbdelta_source_build::BuildError),
+    /// Fetched server binaries could not be resolved, fetched or used.
+    #[error(transparent)]
+    Dist(#[from] dbdelta_source_build::dist::DistError),
     /// The results history failed.
     #[error(transparent)]
     History(#[from] dbdelta_history::HistoryError),

@@ -26,12 +26,14 @@ pub struct Lab<P: LabProgress + 'static> {
 }
 
 impl<P: LabProgress + 'static> Lab<P> {
-    /// Builds the targets that are built from source, checks that this machine can hold the
+    /// Builds the targets that are built from source, fetches those on fetched binaries, checks that this machine can hold the
     /// run (open files, memory, threads, disk), creates the run directory with its manifest,
     /// and sets up profiling.
     pub fn prepare(mut plan: RunPlan, progress: Arc<P>) -> Result<Self, LabError> {
         // postgres-build: targets are built (or found in the cache) before anything runs.
         crate::build::materialize(&mut plan.targets, &*progress)?;
+        // postgres-dist: targets are fetched (or found in the cache) likewise.
+        crate::dist::materialize(&mut plan.targets, &*progress)?;
         let most = plan.options.threads.iter().copied().max().unwrap_or(1);
         let active = plan.options.client.active.map_or(most, |k| k.min(most));
         crate::capacity::ensure_capacity(u64::from(most), u64::from(active))?;

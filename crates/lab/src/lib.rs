@@ -5,7 +5,8 @@
 //! and [`RunOutcome::conclude`] says how it ended. Progress goes through [`LabProgress`];
 //! the lab never prints.
 //!
-//! Modules by step: [`plan`] (what to run), [`build`] (servers built from source),
+//! Modules by step: [`plan`] (what to run), [`build`] (servers built from source), [`dist`] (fetched
+//! server binaries),
 //! [`capacity`] and [`disk`] (what this machine can hold), [`rundir`] (the run directory),
 //! [`registry`] (the engine table), `target` (provision and retire), `sequential` and
 //! `interleave` (schedules), [`queryset`] (query-set runs), `reports` (the report files),
@@ -16,6 +17,7 @@
 pub mod build;
 pub mod capacity;
 pub mod disk;
+pub mod dist;
 pub mod error;
 pub mod gate;
 pub mod history;

