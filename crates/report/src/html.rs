@@ -483,6 +483,9 @@ fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
     };
     let weaker = match c.evidence {
         dbdelta_inference::Evidence::WithinRun => " (within one run: weaker evidence)",
+        dbdelta_inference::Evidence::AcrossRuns { .. } => {
+            " (unpaired across runs, with the between-run variance)"
+        }
         dbdelta_inference::Evidence::Repeats { .. }
         | dbdelta_inference::Evidence::Paired { .. } => "",
     };

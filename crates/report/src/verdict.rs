@@ -16,11 +16,13 @@ use crate::data::ReportData;
 use crate::markup::esc;
 use crate::table::evidence_rounds;
 
+use crate::data::Column;
 use dbdelta_inference::{
-    benjamini_hochberg, coefficient_of_variation, compare_paired, compare_repeats,
-    compare_within_run, Comparison, Direction, Evidence, Verdict,
+    benjamini_hochberg, between_runs_assumed, between_runs_from_bridges, coefficient_of_variation,
+    compare_across_runs, compare_paired, compare_repeats, compare_within_run, BetweenRuns,
+    Comparison, Direction, Evidence, Verdict,
 };
-use dbdelta_model::{Group, StepKind, StepResult};
+use dbdelta_model::{Group, StepKind, StepResult, TargetManifest};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -48,6 +50,21 @@ pub struct VerdictCell {
     /// The interval excludes 1.0, but the cell did not survive the false discovery rate
     /// control over the report: its verdict is "no significant change".
     pub withheld: bool,
+    /// Rounds in turns (A B B A … in one shared window) when the comparison is paired.
+    pub in_turns: bool,
+    /// Set when target and base come from different runs: the between-run variance in the
+    /// interval and where it came from.
+    pub between: Option<Between>,
+}
+
+/// The between-run variance of a cross-run cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Between {
+    /// The variance (log scale) and its source.
+    pub runs: BetweenRuns,
+    /// The base's configuration measured in the target's run that gave the estimate;
+    /// `None` when it was assumed.
+    pub twin: Option<String>,
 }
 
 /// Noise of one step on one target.
@@ -119,8 +136,8 @@ pub fn noise_floor(data: &ReportData, cells: &[VerdictCell]) -> Option<String> {
     ))
 }
 
-fn grouped(data: &ReportData) -> BTreeMap<Key, BTreeMap<String, Vec<&StepResult>>> {
-    let mut out: BTreeMap<Key, BTreeMap<String, Vec<&StepResult>>> = BTreeMap::new();
+fn grouped(data: &ReportData) -> Grouped<'_> {
+    let mut out: Grouped<'_> = BTreeMap::new();
     for r in data.runs.iter().flat_map(|r| &r.results) {
         // Interrupted steps cover a cut window: never compared.
         if r.kind != StepKind::Measured || !r.is_complete() || r.throughput.value <= 0.0 {
@@ -171,11 +188,125 @@ fn per_second(r: &StepResult) -> Vec<f64> {
     out
 }
 
-/// Every non-base target against the base, per step and thread count.
+/// The values a cross-run comparison uses: the rounds that are evidence ([`evidence_rounds`]).
+fn round_values(rs: &[&StepResult]) -> Vec<f64> {
+    values(&evidence_rounds(rs))
+}
+
+fn as_slices(pairs: &[(Vec<f64>, Vec<f64>)]) -> Vec<(&[f64], &[f64])> {
+    pairs
+        .iter()
+        .map(|(b, t)| (b.as_slice(), t.as_slice()))
+        .collect()
+}
+
+/// Settings that say where a target lives or what its link measured, not how it is
+/// configured: they differ between two runs of one configuration.
+const PLACE_SETTINGS: [&str; 7] = [
+    "file",
+    "port",
+    "basedir",
+    "datadir",
+    "dbdelta.address",
+    "net.measured_mbit",
+    "net.rtt_ms",
+];
+
+/// True when two targets are the same configuration: the same engine, version, spec (after
+/// its `NAME=`, so that a target renamed with `--rename` still matches) and settings apart
+/// from [`PLACE_SETTINGS`].
+fn same_config(a: &TargetManifest, b: &TargetManifest) -> bool {
+    let body = |t: &TargetManifest| {
+        t.spec
+            .split_once('=')
+            .map_or(t.spec.clone(), |(_, rest)| rest.to_string())
+    };
+    let settings = |t: &TargetManifest| {
+        t.settings
+            .iter()
+            .filter(|(k, _)| !PLACE_SETTINGS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<Vec<_>>()
+    };
+    a.engine == b.engine
+        && a.version == b.version
+        && body(a) == body(b)
+        && settings(a) == settings(b)
+}
+
+type Grouped<'a> = BTreeMap<Key, BTreeMap<String, Vec<&'a StepResult>>>;
+
+/// The between-run variance of every (run, group) a cross-run cell needs, and the twins that
+/// give it (see [`dbdelta_inference::across`]).
+struct AcrossRuns<'a> {
+    data: &'a ReportData,
+    grouped: &'a Grouped<'a>,
+}
+
+impl AcrossRuns<'_> {
+    /// The column measured in run `run` with the base's configuration, if any.
+    fn twin(&self, run: usize) -> Option<&Column> {
+        let base = self.data.columns.first()?;
+        self.data
+            .columns
+            .iter()
+            .find(|c| c.run == run && same_config(&c.target, &base.target))
+    }
+
+    /// (base values, `target` values) of every step of `group` at `threads` both measured.
+    fn pairs(&self, target: &str, group: Group, threads: u32) -> Vec<(Vec<f64>, Vec<f64>)> {
+        let base = self.data.base();
+        self.grouped
+            .iter()
+            .filter(|((t, _, _), by)| {
+                *t == threads
+                    && by
+                        .values()
+                        .flatten()
+                        .next()
+                        .is_some_and(|r| r.group == group)
+            })
+            .filter_map(|(_, by)| {
+                Some((round_values(by.get(base)?), round_values(by.get(target)?)))
+            })
+            .collect()
+    }
+
+    /// The between-run variance for a cell of `target` (measured in run `run`) in `group`:
+    /// from the base's twin in that run when there is one, else assumed (conservatively).
+    fn between(
+        &self,
+        target: &str,
+        run: usize,
+        group: Group,
+        threads: u32,
+    ) -> (BetweenRuns, Option<String>) {
+        if let Some(twin) = self.twin(run) {
+            let pairs = self.pairs(twin.name(), group, threads);
+            if let Some(b) = between_runs_from_bridges(&as_slices(&pairs)) {
+                return (b, Some(twin.name().to_string()));
+            }
+        }
+        let pairs = self.pairs(target, group, threads);
+        (between_runs_assumed(&as_slices(&pairs)), None)
+    }
+}
+
+/// Every non-base target against the base, per step and thread count. A target measured in
+/// the base's run is compared by its paired rounds (or repeats, or per-second samples); one
+/// measured in another run, unpaired with the between-run variance
+/// ([`dbdelta_inference::compare_across_runs`]).
 pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
     let base = data.base();
+    let base_run = data.columns.first().map_or(0, |c| c.run);
+    let groups = grouped(data);
+    let across = AcrossRuns {
+        data,
+        grouped: &groups,
+    };
+    let mut cache: BTreeMap<(String, Group, u32), (BetweenRuns, Option<String>)> = BTreeMap::new();
     let mut out = Vec::new();
-    for ((threads, order, label), by_target) in grouped(data) {
+    for ((threads, order, label), by_target) in &groups {
         let Some(b) = by_target.get(base) else {
             continue;
         };
@@ -183,7 +314,23 @@ pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
             let Some(t) = by_target.get(col.name()) else {
                 continue;
             };
-            let comparison = if let Some(pairs) = rounds(b, t) {
+            let mut between = None;
+            let comparison = if col.run != base_run {
+                // Rounds of two runs share no host state: never paired.
+                let group = b[0].group;
+                let (v, twin) = cache
+                    .entry((col.name().to_string(), group, *threads))
+                    .or_insert_with(|| across.between(col.name(), col.run, group, *threads))
+                    .clone();
+                between = Some(Between { runs: v, twin });
+                compare_across_runs(
+                    &round_values(b),
+                    &round_values(t),
+                    v,
+                    LEVEL,
+                    Direction::HigherIsBetter,
+                )
+            } else if let Some(pairs) = rounds(b, t) {
                 compare_paired(&pairs, LEVEL, Direction::HigherIsBetter)
             } else if b.len() >= 2 && t.len() >= 2 {
                 compare_repeats(&values(b), &values(t), LEVEL, Direction::HigherIsBetter)
@@ -195,13 +342,18 @@ pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
                     Direction::HigherIsBetter,
                 )
             };
+            let in_turns = comparison
+                .is_some_and(|c| matches!(c.evidence, Evidence::Paired { .. }))
+                && evidence_rounds(b).iter().all(|r| r.turns.is_some());
             out.push(VerdictCell {
                 label: label.clone(),
-                order,
-                threads,
+                order: *order,
+                threads: *threads,
                 target: col.name().to_string(),
                 comparison,
                 withheld: false,
+                in_turns,
+                between,
             });
         }
     }
@@ -269,10 +421,10 @@ fn cell_text(cell: &VerdictCell) -> String {
         None => "-".to_string(),
         Some(c) => format!(
             "{}{:.3} [{:.3}, {:.3}]{}{}",
-            if c.evidence == Evidence::WithinRun {
-                "~"
-            } else {
-                ""
+            match c.evidence {
+                Evidence::WithinRun => "~",
+                Evidence::AcrossRuns { .. } => "≈",
+                _ => "",
             },
             c.ratio,
             c.low,
@@ -283,45 +435,114 @@ fn cell_text(cell: &VerdictCell) -> String {
     }
 }
 
-fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
+/// The sentence of one kind of evidence (all cells of that kind share it).
+fn evidence_sentence(data: &ReportData, cells: &[&VerdictCell]) -> Option<String> {
     // `--reuse-load` keeps one server and data set per target: its repeats share them, so
     // the intervals hold measurement noise but not load-to-load variation.
     let reused = data
         .runs
         .iter()
         .any(|r| r.manifest.command.iter().any(|a| a == "--reuse-load"));
-    let repeats = cells
-        .iter()
-        .filter_map(|c| c.comparison)
-        .find_map(|c| match c.evidence {
-            Evidence::Repeats { base, target } => Some((base, target, false)),
-            Evidence::Paired { pairs } => Some((pairs, pairs, true)),
-            Evidence::WithinRun => None,
-        });
+    let first = cells.first()?;
+    let c = first.comparison?;
     let turn_ms = data
         .runs
         .iter()
         .flat_map(|r| &r.results)
         .find_map(|r| r.turns.map(|t| t.slice_ms));
-    match repeats {
-        Some((n, _, true)) if turn_ms.is_some() => format!(
-            "95 % confidence intervals of target/base from {n} paired rounds in which the targets shared one window in turns of {} ms (A B B A …, worker k of every target on the same CPU, so the host's fast and slow phases fall on both; t-test on the per-round log ratios). The first round, one window per target, gives the costs and profiles; the intervals and ratios use the rounds in turns (steps that cannot take turns — writes on servers and RocksDB, paced, counted or profiled steps — pair whole windows)",
+    Some(match c.evidence {
+        Evidence::Paired { pairs: n } if first.in_turns => format!(
+            "paired in turns: {n} rounds in which the targets shared one window in turns of {} ms (A B B A …, worker k of every target on the same CPU, so the host's fast and slow phases fall on both; t-test on the per-round log ratios; the first round, one window per target, gives the costs and profiles)",
             turn_ms.unwrap_or_default()
         ),
-        Some((n, _, true)) if reused => format!(
-            "95 % confidence intervals of target/base from {n} paired rounds (base and target measured back to back in each) that shared one server and load per target (--reuse-load; t-test on the per-round log ratios); load-to-load variation is not included"
+        Evidence::Paired { pairs: n } if reused => format!(
+            "paired windows: {n} rounds (base and target measured back to back in each) that shared one server and load per target (--reuse-load; t-test on the per-round log ratios); load-to-load variation is not included"
         ),
-        Some((n, _, true)) => format!(
-            "95 % confidence intervals of target/base from {n} paired rounds (base and target back to back in each, A B then B A; t-test on the per-round log ratios, so drift that hits both sides of a round cancels)"
+        Evidence::Paired { pairs: n } => format!(
+            "paired windows: {n} rounds (base and target back to back in each, A B then B A; t-test on the per-round log ratios, so drift that hits both sides of a round cancels)"
         ),
-        Some((b, t, false)) if reused => format!(
-            "95 % confidence intervals of target/base from repeated runs that shared one server and load per target (--reuse-load: {b} of the base, {t} of each target; Welch test on log QPS); load-to-load variation is not included"
+        Evidence::Repeats { base: b, target: t } if reused => format!(
+            "repeated runs that shared one server and load per target (--reuse-load: {b} of the base, {t} of each target; Welch test on log QPS); load-to-load variation is not included"
         ),
-        Some((b, t, false)) => format!(
-            "95 % confidence intervals of target/base from independent repeated runs ({b} of the base, {t} of each target; Welch test on log QPS)"
+        Evidence::Repeats { base: b, target: t } => format!(
+            "independent repeated runs ({b} of the base, {t} of each target; Welch test on log QPS)"
         ),
-        None => "95 % confidence intervals of target/base within one run (~: per-second samples, autocorrelation-corrected; weaker evidence: run-to-run noise is not included; use --repeat 3 or more)".to_string(),
+        Evidence::WithinRun => "within one run (~: per-second samples, autocorrelation-corrected; weaker evidence: run-to-run noise is not included; use --repeat 3 or more)".to_string(),
+        Evidence::AcrossRuns { .. } => across_sentence(cells),
+    })
+}
+
+/// The sentence of the cells whose target and base come from different runs.
+fn across_sentence(cells: &[&VerdictCell]) -> String {
+    let sds = |bridged: bool| -> Option<(f64, f64)> {
+        let v: Vec<f64> = cells
+            .iter()
+            .filter_map(|c| c.between.as_ref())
+            .filter(|b| b.twin.is_some() == bridged)
+            .map(|b| b.runs.sd() * 100.0)
+            .collect();
+        let lo = v.iter().copied().reduce(f64::min)?;
+        Some((lo, v.iter().copied().fold(lo, f64::max)))
+    };
+    let mut twins: Vec<&str> = cells
+        .iter()
+        .filter_map(|c| c.between.as_ref()?.twin.as_deref())
+        .collect();
+    twins.sort_unstable();
+    twins.dedup();
+    let mut how = Vec::new();
+    if let Some((lo, hi)) = sds(true) {
+        how.push(format!(
+            "estimated per step group from the base's configuration measured in both runs ({}: run-to-run SD {lo:.1}–{hi:.1} %)",
+            twins.join(", ")
+        ));
     }
+    if let Some((lo, hi)) = sds(false) {
+        how.push(format!(
+            "assumed where no configuration was measured in both runs (run-to-run SD {lo:.1}–{hi:.1} %: at least {:.0} %, more when the cell's steps spread more)",
+            dbdelta_inference::across::ASSUMED_BETWEEN_RUN_SD * 100.0
+        ));
+    }
+    format!(
+        "≈ unpaired across runs: target and base were measured in different runs, whose rounds share no host state; Welch test on the per-round log QPS plus the between-run variance (a run-level random effect), {}",
+        how.join("; ")
+    )
+}
+
+/// What each cell's interval rests on: one sentence per kind of evidence, with its number of
+/// cells when the kinds are mixed.
+fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
+    let kind = |c: &VerdictCell| -> Option<u8> {
+        Some(match c.comparison?.evidence {
+            Evidence::Paired { .. } if c.in_turns => 0,
+            Evidence::Paired { .. } => 1,
+            Evidence::Repeats { .. } => 2,
+            Evidence::WithinRun => 3,
+            Evidence::AcrossRuns { .. } => 4,
+        })
+    };
+    let mut kinds: BTreeMap<u8, Vec<&VerdictCell>> = BTreeMap::new();
+    for c in cells {
+        if let Some(k) = kind(c) {
+            kinds.entry(k).or_default().push(c);
+        }
+    }
+    let mixed = kinds.len() > 1;
+    let parts: Vec<String> = kinds
+        .values()
+        .filter_map(|cs| {
+            let s = evidence_sentence(data, cs)?;
+            Some(if mixed {
+                format!("{} cell(s) {s}", cs.len())
+            } else {
+                s
+            })
+        })
+        .collect();
+    format!(
+        "95 % confidence intervals of target/base from: {}",
+        parts.join("; ")
+    )
 }
 
 struct Rows<'a> {

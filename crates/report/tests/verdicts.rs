@@ -83,7 +83,10 @@ fn repeats_give_intervals_and_verdicts() {
     assert!(a_pq.across_repeats && (a_pq.cv.unwrap() - 0.01).abs() < 0.001);
 
     let text = render(&data, Format::Text, &ReportOptions::default()).unwrap();
-    assert!(text.contains("from 3 paired rounds (base and target back to back in each"));
+    assert!(
+        text.contains("from: paired windows: 3 rounds (base and target back to back in each"),
+        "{text}"
+    );
     assert!(text.contains("1 regression(s), 0 improvement(s), 1 without significant change"));
     assert!(text.contains("▼"));
     let md = render(&data, Format::Markdown, &ReportOptions::default()).unwrap();
@@ -483,7 +486,7 @@ fn rounds_in_turns_are_the_evidence_and_the_first_round_is_left_out() {
     // The relative table shows the same ratio as the verdict.
     assert!(text.contains("0.50\tpoint-query_range=100"), "{text}");
     assert!(
-        text.contains("3 paired rounds in which the targets shared one window in turns of 10 ms"),
+        text.contains("from: paired in turns: 3 rounds in which the targets shared one window in turns of 10 ms"),
         "{text}"
     );
 }
