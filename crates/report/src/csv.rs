@@ -19,7 +19,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     for row in &table.rows {
         out.push_str(&field(&row.label));
         let (cells, decimals) = if relative {
-            (row.relative(), 2)
+            (row.relative(), crate::markup::RATIO)
         } else {
             (row.cells.clone(), 0)
         };

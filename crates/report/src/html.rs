@@ -8,7 +8,7 @@
 
 use crate::data::{load_rows, ReportData};
 use crate::detail::{result_of, selected};
-use crate::markup::{esc, Html};
+use crate::markup::{esc, ratio, Html, RATIO};
 use crate::sections::{self, LATENCY_CELLS};
 use crate::svg::{self, BarRow, Series};
 use crate::table::{Cell, Table};
@@ -224,8 +224,8 @@ fn glance(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
             }
             s.push_str(".</li>\n");
             sentences.push_str(&s);
-            let median = crate::summary::median(&mut vals)
-                .map_or_else(|| "NA".to_string(), |m| format!("{m:.2}"));
+            let median =
+                crate::summary::median(&mut vals).map_or_else(|| "NA".to_string(), |m| ratio(m, 2));
             let _ = writeln!(
                 rows,
                 "<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n{}\">{up}</td><td class=\"n{}\">{down}</td><td class=\"n\">{same}</td><td class=\"n\">{unknown}</td><td class=\"n{}\">{failed}</td><td class=\"n\">{median}</td></tr>",
@@ -476,7 +476,7 @@ fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
     let Some(c) = cell.and_then(|v| v.comparison) else {
         return Html::titled_td(
             rel,
-            2,
+            RATIO,
             None,
             Some("no interval: one window shorter than 2 s per target; use --repeat 3 or more"),
         );
@@ -495,13 +495,13 @@ fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
         ""
     };
     let title = format!(
-        "{:.0} % CI [{:.2}, {:.2}], {}{weaker}{withheld}",
+        "{:.0} % CI [{}, {}], {}{weaker}{withheld}",
         c.level * 100.0,
-        c.low,
-        c.high,
+        ratio(c.low, 2),
+        ratio(c.high, 2),
         c.verdict.name()
     );
-    Html::titled_td(rel, 2, direction(Some(&c)), Some(&title))
+    Html::titled_td(rel, RATIO, direction(Some(&c)), Some(&title))
 }
 
 fn relative(o: &mut String, w: &Html, data: &ReportData, table: &Table, verdicts: &[VerdictCell]) {

@@ -7,7 +7,7 @@
 //! with the coloring replaced by markers so it reads in plain text.
 
 use crate::data::{load_rows, ReportData};
-use crate::markup::{md as escape, Markdown};
+use crate::markup::{md as escape, Markdown, RATIO};
 use crate::sections::{self, LATENCY_CELLS};
 use crate::table::{Cell, Row, Table};
 use crate::verdict::VerdictCell;
@@ -202,7 +202,7 @@ fn relative_table(out: &mut String, data: &ReportData, table: &Table, verdicts: 
                 Cell::Value { .. } if base_failed => "NA (base failed)".to_string(),
                 _ => {
                     let v = by_cell.get(&(row.label.clone(), target.to_string()));
-                    Markdown::cell(rel, 2, Some(marker(v.copied())))
+                    Markdown::cell(rel, RATIO, Some(marker(v.copied())))
                 }
             })
             .collect();

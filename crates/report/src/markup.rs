@@ -31,11 +31,47 @@ pub fn md(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-/// How a ratio compares with the thresholds, judged on the printed two-decimal value so a
-/// cell showing 0.95 is always marked: `Some(false)` at or below `low`, `Some(true)` at or
-/// above `high`.
+/// The `decimals` value that asks [`number`] (and every writer that takes decimals) for a
+/// relative value: [`ratio`] with two decimals.
+pub const RATIO: usize = usize::MAX;
+
+/// A relative value (target / base) as every writer prints it: `decimals` decimals from 0.1
+/// up (0.98, 1.45: the published form), three significant digits below 0.1, so a 670x
+/// slowdown reads 0.00148 and never 0.00; no decimals from 1000 up (6711); `n/a` for a value
+/// that is not finite (x / 0), never `inf` or `NaN`.
+pub fn ratio(value: f64, decimals: usize) -> String {
+    if !value.is_finite() {
+        return "n/a".to_string();
+    }
+    let size = value.abs();
+    if size >= 1000.0 {
+        format!("{value:.0}")
+    } else if size >= 0.1 || value == 0.0 {
+        format!("{value:.decimals$}")
+    } else {
+        // Three significant digits: 0.0148 has its first at the second decimal.
+        let first = -size.log10().floor() as i32;
+        let places = (first + 2).clamp(decimals as i32, 15) as usize;
+        format!("{value:.places$}")
+    }
+}
+
+/// A figure with `decimals` decimals, or a relative value when `decimals` is [`RATIO`]; `n/a`
+/// when it is not finite.
+pub fn number(value: f64, decimals: usize) -> String {
+    if decimals == RATIO {
+        ratio(value, 2)
+    } else if value.is_finite() {
+        format!("{value:.decimals$}")
+    } else {
+        "n/a".to_string()
+    }
+}
+
+/// How a ratio compares with the thresholds, judged on the printed value so a cell showing
+/// 0.95 is always marked: `Some(false)` at or below `low`, `Some(true)` at or above `high`.
 pub fn beyond(value: f64, opts: &ReportOptions) -> Option<bool> {
-    let shown: f64 = format!("{value:.2}").parse().unwrap_or(value);
+    let shown: f64 = ratio(value, 2).parse().unwrap_or(value);
     const EPS: f64 = 1e-9;
     if shown <= opts.low + EPS {
         Some(false)
@@ -427,10 +463,10 @@ impl Markdown<'_> {
             Out::Text(ref t) => md(t),
             Out::Reason(ref r) => md(r.trim()),
             Out::Step(ref c, decimals) => Markdown::cell(c, decimals, None),
-            Out::Num(v, d) => format!("{v:.d$}"),
+            Out::Num(v, d) => number(v, d),
             Out::Word(w) => w.to_string(),
-            Out::Costlier(v) => format!("{v:.2}{}", self.threshold_marker(v)),
-            Out::Shaded(v) => format!("{v:.2}"),
+            Out::Costlier(v) => format!("{}{}", ratio(v, 2), self.threshold_marker(v)),
+            Out::Shaded(v) => ratio(v, 2),
             Out::Share(p) => p.map_or_else(|| "NA".into(), |p| format!("{p:.1}")),
         }
     }
@@ -439,7 +475,7 @@ impl Markdown<'_> {
     pub fn cell(c: &Cell, decimals: usize, mark: Option<&str>) -> String {
         match c {
             Cell::Value { value, interrupted } => {
-                let mut s = format!("{value:.decimals$}");
+                let mut s = number(*value, decimals);
                 if let Some(m) = mark {
                     s.push_str(m);
                 }
@@ -526,10 +562,10 @@ impl Html<'_> {
             Out::Text(ref t) => format!("<td>{}</td>", esc(t)),
             Out::Reason(ref r) => format!("<td class=\"fail\">{}</td>", esc(r)),
             Out::Step(ref c, decimals) => Html::cell(c, decimals),
-            Out::Num(v, d) => format!("<td class=\"n\">{v:.d$}</td>"),
+            Out::Num(v, d) => format!("<td class=\"n\">{}</td>", number(v, d)),
             Out::Word(w) => format!("<td class=\"na\">{w}</td>"),
-            Out::Costlier(v) => self.td(&value(v), 2, Some(true)),
-            Out::Shaded(v) => self.td(&value(v), 2, Some(false)),
+            Out::Costlier(v) => self.td(&value(v), RATIO, Some(true)),
+            Out::Shaded(v) => self.td(&value(v), RATIO, Some(false)),
             Out::Share(Some(p)) => {
                 let class = if p >= 99.95 { "n hi" } else { "n" };
                 format!("<td class=\"{class}\">{p:.1}</td>")
@@ -564,11 +600,7 @@ impl Html<'_> {
                     Some(false) => "n lo",
                     None => "n",
                 };
-                let text = if value.is_finite() {
-                    format!("{value:.decimals$}")
-                } else {
-                    "inf".to_string()
-                };
+                let text = number(*value, decimals);
                 let title = title.map_or(String::new(), |t| format!(" title=\"{}\"", esc(t)));
                 format!(
                     "<td{title} class=\"{class}\">{text}{}</td>",
@@ -611,6 +643,25 @@ mod tests {
         assert_eq!(m.threshold_marker(1.0451), " ▲");
         assert_eq!(m.threshold_marker(1.0449), "");
         assert_eq!(m.threshold_marker(f64::INFINITY), " ▲");
+    }
+
+    #[test]
+    fn ratios_keep_three_significant_digits() {
+        // delete_range=100: 822 vs 556,880 QPS.
+        assert_eq!(ratio(822.0 / 556_880.0, 2), "0.00148");
+        assert_eq!(ratio(0.0148, 2), "0.0148");
+        assert_eq!(ratio(0.09996, 2), "0.1000");
+        assert_eq!(ratio(0.98, 2), "0.98");
+        assert_eq!(ratio(1.453, 2), "1.45");
+        assert_eq!(ratio(0.8321, 3), "0.832");
+        assert_eq!(ratio(0.001234, 3), "0.00123");
+        assert_eq!(ratio(6711.39, 2), "6711");
+        assert_eq!(ratio(0.0, 2), "0.00");
+        assert_eq!(ratio(f64::INFINITY, 2), "n/a");
+        assert_eq!(ratio(f64::NAN, 2), "n/a");
+        assert_eq!(number(0.00148, RATIO), "0.00148");
+        assert_eq!(number(12.345, 1), "12.3");
+        assert_eq!(number(f64::INFINITY, 0), "n/a");
     }
 
     #[test]

@@ -205,11 +205,7 @@ pub fn relative_bars(rows: &[BarRow], names: &[&str], low: f64, high: f64) -> St
                 Cell::Value { value, .. } => {
                     let (x0, x1) = (x(1.0), x(*value));
                     let (a, b) = if x1 < x0 { (x1, x0) } else { (x0, x1) };
-                    let shown = if value.is_finite() {
-                        format!("{value:.2}")
-                    } else {
-                        "inf".to_string()
-                    };
+                    let shown = crate::markup::ratio(*value, 2);
                     let _ = write!(
                         s,
                         r##"<rect x="{a:.1}" y="{yb:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{} / {}: {shown}</title></rect><text x="{:.1}" y="{:.1}" font-size="9" text-anchor="start" fill="#333">{shown}</text>"##,

@@ -100,10 +100,11 @@ impl Cell {
         )
     }
 
-    /// The plain-text form: the number with `decimals` decimals, `fail` or `NA`.
+    /// The plain-text form: the number with `decimals` decimals (a relative value with
+    /// [`crate::markup::RATIO`]), `fail` or `NA`.
     pub fn plain(&self, decimals: usize) -> String {
         match self {
-            Cell::Value { value, .. } => format!("{value:.decimals$}"),
+            Cell::Value { value, .. } => crate::markup::number(*value, decimals),
             Cell::Failed { .. } => "fail".to_string(),
             Cell::Missing => "NA".to_string(),
             Cell::NotSupported { .. } => "n/s".to_string(),
@@ -293,6 +294,12 @@ mod tests {
         assert_eq!(v(0.0).relative_to(&v(0.0)), v(1.0));
         assert_eq!(v(5.0).relative_to(&v(0.0)).value(), Some(f64::INFINITY));
         assert_eq!(v(980.0).relative_to(&v(1000.0)).plain(2), "0.98");
+        assert_eq!(
+            v(822.0)
+                .relative_to(&v(556_880.0))
+                .plain(crate::markup::RATIO),
+            "0.00148"
+        );
         let half = Cell::Value {
             value: 50.0,
             interrupted: true,

@@ -13,7 +13,7 @@
 //! shown with `°` and counted as no significant change.
 
 use crate::data::ReportData;
-use crate::markup::esc;
+use crate::markup::{esc, ratio};
 use crate::table::evidence_rounds;
 
 use crate::data::Column;
@@ -420,15 +420,15 @@ fn cell_text(cell: &VerdictCell) -> String {
     match &cell.comparison {
         None => "-".to_string(),
         Some(c) => format!(
-            "{}{:.3} [{:.3}, {:.3}]{}{}",
+            "{}{} [{}, {}]{}{}",
             match c.evidence {
                 Evidence::WithinRun => "~",
                 Evidence::AcrossRuns { .. } => "≈",
                 _ => "",
             },
-            c.ratio,
-            c.low,
-            c.high,
+            ratio(c.ratio, 3),
+            ratio(c.low, 3),
+            ratio(c.high, 3),
             mark(c),
             if cell.withheld { "°" } else { "" }
         ),
