@@ -567,8 +567,11 @@ pub struct ReportArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Relative thresholds LOW,HIGH: Markdown ▼/▲ markers and HTML red/green cells
-    /// (default 0.95,1.05).
+    /// Fixed thresholds LOW,HIGH for relative values that have no confidence interval: the
+    /// ▲/▼ markers (Markdown) and red/green cells (HTML) of relative hardware costs, and the
+    /// dashed lines of the HTML bar charts (default 0.95,1.05). Relative QPS is marked and
+    /// colored by significance (its 95 % interval after false discovery rate control), not by
+    /// these.
     #[arg(long, value_name = "LOW,HIGH")]
     pub thresholds: Option<String>,
 

@@ -209,17 +209,17 @@ fn glance(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
             if let Some((v, l)) = worst {
                 let _ = write!(
                     s,
-                    "; largest drop <b>{}</b> ({:+.0}&nbsp;%)",
+                    "; largest drop <b>{}</b> ({}&nbsp;%)",
                     esc(l),
-                    (v - 1.0) * 100.0
+                    change_percent(v)
                 );
             }
             if let Some((v, l)) = best {
                 let _ = write!(
                     s,
-                    "; largest gain <b>{}</b> ({:+.0}&nbsp;%)",
+                    "; largest gain <b>{}</b> ({}&nbsp;%)",
                     esc(l),
-                    (v - 1.0) * 100.0
+                    change_percent(v)
                 );
             }
             s.push_str(".</li>\n");
@@ -241,6 +241,30 @@ fn glance(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
         o,
         "<ul class=\"glance\">\n{sentences}</ul>\n<table>\n<tr><th>dop</th><th>target</th><th>faster</th><th>slower</th><th>no significant difference</th><th>no interval</th><th>failed</th><th>median relative QPS</th></tr>\n{rows}</table>\n"
     );
+}
+
+/// A ratio as a signed change in percent with three significant digits (-99.9, -12.3,
+/// +4.56, +0.123), and never -100 for a drop that is not total (0.0001 is -99.99).
+fn change_percent(ratio: f64) -> String {
+    let pct = (ratio - 1.0) * 100.0;
+    let size = pct.abs();
+    let sign = if pct < 0.0 { "-" } else { "+" };
+    if size < 1.0 {
+        return format!("{sign}{}", crate::markup::ratio(size, 3));
+    }
+    let mut decimals = match size {
+        s if s >= 100.0 => 0,
+        s if s >= 10.0 => 1,
+        _ => 2,
+    };
+    let mut text = format!("{size:.decimals$}");
+    // A partial drop rounds up to 100 only for lack of digits.
+    while ratio > 0.0 && pct < 0.0 && text.parse::<f64>().is_ok_and(|v| v >= 100.0) && decimals < 9
+    {
+        decimals += 1;
+        text = format!("{size:.decimals$}");
+    }
+    format!("{sign}{text}")
 }
 
 fn summary(o: &mut String, data: &ReportData) {
@@ -435,7 +459,7 @@ fn legend(o: &mut String, opts: &ReportOptions) {
         ("QPS", "statements per second, every statement counted (BEGIN/COMMIT included), as sysbench's queries/s".into()),
         ("TPS", "events (transactions) per second".into()),
         ("Krows/s", "scan only: thousands of rows read per second".into()),
-        ("relative QPS", format!("target QPS / base QPS at the same thread count; red ≤ {:.2}, green ≥ {:.2}", opts.low, opts.high)),
+        ("relative QPS", format!("target QPS / base QPS at the same thread count; colored only when the difference is significant: green = significantly faster, red = significantly slower (the 95 % interval excludes 1.0 and survives false discovery rate control at {:.0} % over the report), uncolored = no significant difference; the dashed lines of the bars mark {:.2} and {:.2} (--thresholds)", crate::verdict::FDR * 100.0, opts.low, opts.high)),
         ("avg, median, min, max, stddev", "statistics of a target's relative QPS over the steps of one group (population stddev)".into()),
         ("dop", "client threads (sysbench --threads)".into()),
         ("groups", "point = point queries; range = range queries and scans; write = inserts, updates, deletes and read-write transactions".into()),
@@ -445,7 +469,7 @@ fn legend(o: &mut String, opts: &ReportOptions) {
         ("rKB/o, wKB/o", "KB read / written by the storage device per operation".into()),
         ("o/s", "operations per second in the metrics window".into()),
         ("host, server, client µs/op", "CPU microseconds per operation of the whole machine, the database server's processes (embedded SQLite: its worker threads) and dbdelta itself".into()),
-        ("relative cost", format!("target cost / base cost; here more is worse: red ≥ {:.2}, green ≤ {:.2}", opts.high, opts.low)),
+        ("relative cost", format!("target cost / base cost; here more is worse; costs have no interval, so fixed thresholds color them (--thresholds): red ≥ {:.2}, green ≤ {:.2}; n/a where the base is below a floor ({} host µs/op, {} cs/o, {} wKB/o: background noise, not a cost)", opts.high, opts.low, crate::detail::COST_FLOORS[0], crate::detail::COST_FLOORS[1], crate::detail::COST_FLOORS[2])),
         ("fail, NA, †", "the step failed (reason shown); not run; interrupted by Ctrl-C (partial measurement)".into()),
     ];
     if !opts.costs.is_empty() {
@@ -875,4 +899,19 @@ fn failures(o: &mut String, w: &Html, data: &ReportData) {
         w.line(o, l, 0);
     }
     o.push_str("</table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn changes_keep_their_digits() {
+        use super::change_percent;
+        assert_eq!(change_percent(0.001), "-99.9");
+        assert_eq!(change_percent(0.0001), "-99.99");
+        assert_eq!(change_percent(0.0), "-100");
+        assert_eq!(change_percent(0.877), "-12.3");
+        assert_eq!(change_percent(1.0456), "+4.56");
+        assert_eq!(change_percent(1.00123), "+0.123");
+        assert_eq!(change_percent(3.5), "+250");
+    }
 }

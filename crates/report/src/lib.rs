@@ -66,9 +66,11 @@ pub enum Values {
 /// Presentation choices shared by all formats.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportOptions {
-    /// Relative values at or below this are marked ▼ (markdown).
+    /// Relative costs at or below this are marked ▼ (Markdown) and green (HTML), and the HTML
+    /// bars draw a dashed line here; relative QPS follows significance instead.
     pub low: f64,
-    /// Relative values at or above this are marked ▲ (markdown).
+    /// Relative costs at or above this are marked ▲ (Markdown) and red (HTML), and the HTML
+    /// bars draw a dashed line here; relative QPS follows significance instead.
     pub high: f64,
     /// The thread count of single-table formats (CSV); `None` = the lowest measured.
     pub threads: Option<u32>,
