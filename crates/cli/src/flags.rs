@@ -529,7 +529,8 @@ pub enum FormatArg {
     Text,
     /// GitHub Markdown tables.
     Md,
-    /// `label,v1,…` lines.
+    /// One thread count's table: a header row `step,TARGET/BASE,…` (relative) or
+    /// `step,TARGET,…` (absolute), then `label,value,…` per step.
     Csv,
     /// Every measured field.
     Json,
@@ -542,7 +543,7 @@ pub enum FormatArg {
 /// Which numbers CSV prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ValuesArg {
-    /// Target / base.
+    /// Target / base (two decimals, three significant digits below 0.1).
     Relative,
     /// Measured values.
     Absolute,

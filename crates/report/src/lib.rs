@@ -115,7 +115,7 @@ pub enum Format {
     Text,
     /// GitHub markdown tables ([`markdown`]).
     Markdown,
-    /// `label,v1,…` for one thread count ([`csv`]).
+    /// A header row, then `label,v1,…` for one thread count ([`csv`]).
     Csv,
     /// Everything, as JSON ([`json`]).
     Json,
