@@ -29,7 +29,7 @@ td.lo{background:#f4c7c3}td.hi{background:#c6efce}\
 td.fail{background:#fbe3e3;color:#a00;font-weight:bold}td.na{color:#999}\
 .note{color:#555;font-size:13px}.warn{color:#8a5a00}\
 .swatch{display:inline-block;width:12px;height:12px;vertical-align:-1px;border:1px solid #999}\
-.multi{display:flex;flex-wrap:wrap;gap:6px}pre.drill{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow-x:auto;font-size:12px}svg.chart{background:#fff;border:1px solid #eee}";
+.multi{display:flex;flex-wrap:wrap;gap:6px}pre.drill{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow-x:auto;font-size:12px}svg.chart{background:#fff;border:1px solid #eee}span.ci{color:#555;font-size:11px;white-space:nowrap}";
 
 /// Renders the whole page.
 pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) -> String {
@@ -54,7 +54,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
         esc(&title)
     );
     intro(&mut o, data, verdicts);
-    toc(&mut o, data, opts);
+    toc(&mut o, data, opts, verdicts);
     glance(&mut o, data, verdicts);
     summary(&mut o, data);
     legend(&mut o, opts);
@@ -97,8 +97,8 @@ fn intro(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
              faster, <span class=\"swatch\" style=\"background:#f4c7c3\"></span> red = \
              significantly slower (its 95&nbsp;% confidence interval excludes 1.0 and it survives \
              false discovery rate control at 5&nbsp;% over the report); an uncolored cell is no \
-             significant difference. Each cell's interval is its tooltip; all of them are in \
-             <a href=\"#verdicts\">Verdicts</a>. \
+             significant difference. Each cell shows its 95&nbsp;% interval in brackets; all of \
+             them, by group, are in <a href=\"#verdicts\">Verdicts</a>. \
              <b>fail</b> marks a step that failed (the reason is shown), NA one that was not run.</p>",
             esc(data.base()),
         );
@@ -119,8 +119,12 @@ fn intro(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
     }
 }
 
-fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) {
     o.push_str("<p class=\"note\">Sections: <a href=\"#summary\">run</a> · <a href=\"#legend\">metrics</a>");
+    // The verdict section is written only when some cell has an interval.
+    if verdicts.iter().any(|v| v.comparison.is_some()) {
+        o.push_str(" · <a href=\"#verdicts\">verdicts</a>");
+    }
     if data.columns.len() >= 2 {
         for t in &data.tables {
             let _ = write!(
@@ -525,7 +529,20 @@ fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
         ratio(c.high, 2),
         c.verdict.name()
     );
-    Html::titled_td(rel, RATIO, direction(Some(&c)), Some(&title))
+    let td = Html::titled_td(rel, RATIO, direction(Some(&c)), Some(&title));
+    // The interval is visible in the cell, not only in its tooltip.
+    match rel {
+        Cell::Value { .. } => td.replacen(
+            "</td>",
+            &format!(
+                " <span class=\"ci\">[{}, {}]</span></td>",
+                ratio(c.low, 2),
+                ratio(c.high, 2)
+            ),
+            1,
+        ),
+        _ => td,
+    }
 }
 
 fn relative(o: &mut String, w: &Html, data: &ReportData, table: &Table, verdicts: &[VerdictCell]) {

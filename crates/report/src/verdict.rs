@@ -13,7 +13,7 @@
 //! shown with `°` and counted as no significant change.
 
 use crate::data::ReportData;
-use crate::markup::{esc, ratio};
+use crate::markup::{esc, ratio, Html};
 use crate::table::evidence_rounds;
 
 use crate::data::Column;
@@ -547,30 +547,49 @@ fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
 
 struct Rows<'a> {
     threads: u32,
-    rows: Vec<(String, Vec<&'a VerdictCell>)>,
+    /// (group, step label, cells in target order), in the order of the report's tables.
+    rows: Vec<(Group, String, Vec<&'a VerdictCell>)>,
 }
 
-fn by_threads<'a>(cells: &'a [VerdictCell], targets: &[String]) -> Vec<Rows<'a>> {
-    let mut map: BTreeMap<u32, BTreeMap<(u32, String), Vec<&VerdictCell>>> = BTreeMap::new();
-    for c in cells {
-        map.entry(c.threads)
-            .or_default()
-            .entry((c.order, c.label.clone()))
-            .or_default()
-            .push(c);
-    }
-    map.into_iter()
-        .map(|(threads, rows)| Rows {
-            threads,
-            rows: rows
-                .into_iter()
-                .map(|((_, label), mut cs)| {
+/// The cells per thread count, in the rows' order of the QPS tables (by the suite's groups:
+/// point, range, write …), each row's cells in target order.
+fn by_threads<'a>(
+    data: &ReportData,
+    cells: &'a [VerdictCell],
+    targets: &[String],
+) -> Vec<Rows<'a>> {
+    data.tables
+        .iter()
+        .filter_map(|table| {
+            let mut by_label: BTreeMap<&str, Vec<&VerdictCell>> = BTreeMap::new();
+            for c in cells.iter().filter(|c| c.threads == table.threads) {
+                by_label.entry(c.label.as_str()).or_default().push(c);
+            }
+            let rows: Vec<(Group, String, Vec<&VerdictCell>)> = table
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    let mut cs = by_label.remove(r.label.as_str())?;
                     cs.sort_by_key(|c| targets.iter().position(|t| *t == c.target));
-                    (label, cs)
+                    Some((r.group, r.label.clone(), cs))
                 })
-                .collect(),
+                .collect();
+            (!rows.is_empty()).then_some(Rows {
+                threads: table.threads,
+                rows,
+            })
         })
         .collect()
+}
+
+/// The rows with the group each starts, when it starts one.
+fn with_heads<'r, 'a>(
+    rows: &'r [(Group, String, Vec<&'a VerdictCell>)],
+) -> impl Iterator<Item = (Option<Group>, &'r str, &'r [&'a VerdictCell])> {
+    rows.iter().enumerate().map(move |(i, (g, label, cs))| {
+        let head = (i == 0 || rows[i - 1].0 != *g).then_some(*g);
+        (head, label.as_str(), cs.as_slice())
+    })
 }
 
 fn targets(data: &ReportData) -> Vec<String> {
@@ -639,9 +658,12 @@ pub fn render_text(data: &ReportData, cells: &[VerdictCell]) -> String {
     let _ = writeln!(o, "{}", evidence_note(data, cells));
     let _ = writeln!(o, "▲ significant improvement, ▼ significant regression");
     let _ = writeln!(o, "{}", summary_line(cells));
-    for t in by_threads(cells, &ts) {
+    for t in by_threads(data, cells, &ts) {
         let _ = writeln!(o, "\ndop={}\tstep\t{}", t.threads, ts.join("\t"));
-        for (label, cs) in t.rows {
+        for (head, label, cs) in with_heads(&t.rows) {
+            if let Some(g) = head {
+                let _ = writeln!(o, "\t{} queries:", g.name());
+            }
             let vals: Vec<String> = cs.iter().map(|c| cell_text(c)).collect();
             let _ = writeln!(o, "\t{label}\t{}", vals.join("\t"));
         }
@@ -672,11 +694,14 @@ pub fn render_markdown(data: &ReportData, cells: &[VerdictCell]) -> String {
         evidence_note(data, cells),
         summary_line(cells)
     );
-    for t in by_threads(cells, &ts) {
+    for t in by_threads(data, cells, &ts) {
         let _ = writeln!(o, "\n### dop={}\n", t.threads);
         let _ = writeln!(o, "| step | {} |", ts.join(" | "));
         let _ = writeln!(o, "|---|{}", "---:|".repeat(ts.len()));
-        for (label, cs) in t.rows {
+        for (head, label, cs) in with_heads(&t.rows) {
+            if let Some(g) = head {
+                let _ = writeln!(o, "| **{} queries** |{}", g.name(), " |".repeat(ts.len()));
+            }
             let vals: Vec<String> = cs
                 .iter()
                 .map(|c| match &c.comparison {
@@ -716,7 +741,7 @@ pub fn render_html(data: &ReportData, cells: &[VerdictCell]) -> String {
         esc(&evidence_note(data, cells)),
         esc(&summary_line(cells))
     );
-    for t in by_threads(cells, &ts) {
+    for t in by_threads(data, cells, &ts) {
         let _ = write!(
             o,
             "<h3>dop={}</h3>\n<table class=\"verdicts\"><tr><th>step</th>",
@@ -726,13 +751,17 @@ pub fn render_html(data: &ReportData, cells: &[VerdictCell]) -> String {
             let _ = write!(o, "<th>{}</th>", esc(name));
         }
         o.push_str("</tr>\n");
-        for (label, cs) in t.rows {
-            let _ = write!(o, "<tr><td>{}</td>", esc(&label));
+        for (head, label, cs) in with_heads(&t.rows) {
+            if let Some(g) = head {
+                Html::group_row(&mut o, g, ts.len() + 1);
+            }
+            let _ = write!(o, "<tr><td>{}</td>", esc(label));
             for c in cs {
+                // The colors of the relative QPS table (td.hi, td.lo), so both read alike.
                 let style = match c.comparison.map(|x| x.verdict) {
-                    Some(Verdict::Improvement) => " style=\"background:#c8f0c8\"",
-                    Some(Verdict::Regression) => " style=\"background:#f6c4c4\"",
-                    _ => "",
+                    Some(Verdict::Improvement) => " class=\"v hi\"",
+                    Some(Verdict::Regression) => " class=\"v lo\"",
+                    _ => " class=\"v\"",
                 };
                 let title = c.comparison.map_or(String::new(), |x| {
                     format!(" title=\"{}, p={:.2e}\"", x.verdict.name(), x.p)

@@ -92,8 +92,18 @@ fn repeats_give_intervals_and_verdicts() {
     let md = render(&data, Format::Markdown, &ReportOptions::default()).unwrap();
     assert!(md.contains("| point-query_range=100 | **0.800 ["), "{md}");
     let html = render(&data, Format::Html, &ReportOptions::default()).unwrap();
-    let colored = html.matches("background:#f6c4c4").count();
+    let colored = html.matches("class=\"v lo\"").count();
     assert_eq!(colored, 1, "only the significant cell is colored");
+    // Verdicts by the suite's groups, with a heading each, linked from the contents, and
+    // the relative table shows each interval in the cell, not only in its tooltip.
+    let point = text.find("\tpoint queries:\n").expect("point heading");
+    let write = text.find("\twrite queries:\n").expect("write heading");
+    assert!(point < write && text[point..write].contains("point-query_range=100"));
+    assert!(md.contains("| **point queries** | |"), "{md}");
+    assert!(html.contains("<a href=\"#verdicts\">verdicts</a>"));
+    assert!(html.contains("<h2 id=\"verdicts\">"));
+    assert!(html.contains("<tr class=\"g\"><th colspan=\"2\">write queries</th></tr>"));
+    assert!(html.contains(" <span class=\"ci\">[0.7"), "{html}");
     assert!(html.trim_end().ends_with("</html>"));
 }
 
