@@ -7,7 +7,7 @@
 //! it can be a golden file.
 
 use crate::data::{load_rows, ReportData};
-use crate::detail::{result_of, selected};
+use crate::detail::result_of;
 use crate::markup::{esc, ratio, Html, RATIO};
 use crate::sections::{self, LATENCY_CELLS};
 use crate::svg::{self, BarRow, Series};
@@ -74,7 +74,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
         absolute(&mut o, data, table);
     }
     concurrency_section(&mut o, &w, data);
-    timeline(&mut o, data, opts);
+    crate::timeline::html(&mut o, data, opts);
     latency(&mut o, &w, data);
     costs(&mut o, &w, data);
     crate::dbcounters::html(&mut o, data, opts);
@@ -732,69 +732,6 @@ fn concurrency_section(o: &mut String, w: &Html, data: &ReportData) {
             w.line(o, l, 0);
         }
         o.push_str("</table>\n");
-    }
-}
-
-fn timeline(o: &mut String, data: &ReportData, opts: &ReportOptions) {
-    // The chosen step: --timeline glob, else the first row with per-second intervals.
-    let has_intervals = |label: &str, threads: u32| {
-        data.columns.iter().any(|c| {
-            result_of(data, c.name(), label, threads).is_some_and(|r| !r.intervals.is_empty())
-        })
-    };
-    let pick = data.tables.iter().find_map(|t| {
-        t.rows.iter().find_map(|r| {
-            let wanted = match &opts.timeline {
-                Some(g) => selected(std::slice::from_ref(g), &r.step, &r.label),
-                None => true,
-            };
-            (wanted && has_intervals(&r.label, t.threads)).then(|| r.label.clone())
-        })
-    });
-    o.push_str("<h2 id=\"timeline\">QPS over time</h2>\n");
-    let Some(label) = pick else {
-        let _ = writeln!(
-            o,
-            "<p class=\"note\">No per-second intervals were recorded{}.</p>",
-            match &opts.timeline {
-                Some(g) => format!(" for steps matching '{}'", esc(g)),
-                None => String::new(),
-            }
-        );
-        return;
-    };
-    let _ = writeln!(
-        o,
-        "<p class=\"note\">Queries per second in each second of the measured window of <b>{}</b> (choose another step with <code>dbdelta report --timeline STEP</code>). A steady line means a stable measurement; dips show stalls.</p>",
-        esc(&label)
-    );
-    for t in &data.tables {
-        let series: Vec<Series> = data
-            .columns
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| {
-                let r = result_of(data, c.name(), &label, t.threads)?;
-                Some(Series {
-                    name: c.name(),
-                    color: i,
-                    points: r.intervals.iter().map(|iv| (iv.t, iv.qps)).collect(),
-                })
-            })
-            .filter(|s| !s.points.is_empty())
-            .collect();
-        if series.is_empty() {
-            continue;
-        }
-        o.push_str(&svg::lines(
-            &format!("{label}, dop={}", t.threads),
-            "seconds into the measured window",
-            "QPS",
-            &series,
-            None,
-            (900.0, 280.0),
-        ));
-        o.push('\n');
     }
 }
 

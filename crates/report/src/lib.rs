@@ -41,6 +41,7 @@ pub mod summary;
 pub mod svg;
 pub mod table;
 pub mod text;
+mod timeline;
 pub mod tpc;
 pub mod verdict;
 pub mod ycsb;

@@ -189,7 +189,7 @@ fn html_main_table_colors_only_significant_cells() {
     assert!(pq.contains("regression"), "{pq}");
     // The cell shows 0.86, beyond the old 0.95 threshold, yet the interval includes 1.0.
     let up = row("update-index_range=100");
-    assert!(up.contains(">0.86<"), "{up}");
+    assert!(up.contains(">0.86 <span class=\"ci\">["), "{up}");
     assert!(up.contains("class=\"n\""), "{up}");
     assert!(up.contains("no significant change"), "{up}");
 }
