@@ -205,6 +205,14 @@ pub(crate) fn build_tables<'a>(
         .collect()
 }
 
+/// A report's results by (threads, order, label), then target.
+pub(crate) type Grouped<'a> = BTreeMap<(u32, u32, String), BTreeMap<String, Vec<&'a StepResult>>>;
+
+/// The throughputs of results.
+pub(crate) fn values(rs: &[&StepResult]) -> Vec<f64> {
+    rs.iter().map(|r| r.throughput.value).collect()
+}
+
 /// The rounds a target's value and ratios are made of: the ones measured in turns when there
 /// are two or more (the first round's window of its own met other host phases than its
 /// pair's), else all of them.
