@@ -26,6 +26,7 @@ mod data;
 pub mod dbbench;
 pub mod dbcounters;
 pub mod detail;
+mod digits;
 mod error;
 pub mod html;
 pub mod ibench;

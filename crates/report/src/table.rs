@@ -101,10 +101,10 @@ impl Cell {
     }
 
     /// The plain-text form: the number with `decimals` decimals (a relative value with
-    /// [`crate::markup::RATIO`]), `fail` or `NA`.
+    /// [`crate::digits::RATIO`]), `fail` or `NA`.
     pub fn plain(&self, decimals: usize) -> String {
         match self {
-            Cell::Value { value, .. } => crate::markup::number(*value, decimals),
+            Cell::Value { value, .. } => crate::digits::number(*value, decimals),
             Cell::Failed { .. } => "fail".to_string(),
             Cell::Missing => "NA".to_string(),
             Cell::NotSupported { .. } => "n/s".to_string(),
@@ -305,7 +305,7 @@ mod tests {
         assert_eq!(
             v(822.0)
                 .relative_to(&v(556_880.0))
-                .plain(crate::markup::RATIO),
+                .plain(crate::digits::RATIO),
             "0.00148"
         );
         let half = Cell::Value {
