@@ -32,8 +32,9 @@
 //! effect that differs between steps widens it too, which only makes the test more
 //! conservative).
 
-use crate::compare::{mean_sd, ratio_interval, verdict_of, Comparison, Direction, Evidence};
-use crate::dist::t_two_sided_p;
+use crate::compare::{
+    mean_sd, p_value, ratio_interval, verdict_of, Comparison, Direction, Evidence,
+};
 
 /// The standard deviation of log(run-level ratio) assumed when no configuration was measured
 /// in both runs: identical configurations measured in two runs of a 2-core VM differed by up
@@ -190,13 +191,7 @@ pub fn compare_across_runs(
     // The t quantile of a huge df is the normal one; keep it finite for the CDF.
     let df = df.min(1e6);
     let se = total.sqrt();
-    let p = if se > 0.0 {
-        t_two_sided_p(d / se, df)
-    } else if d == 0.0 {
-        1.0
-    } else {
-        0.0
-    };
+    let p = p_value(d, se, df);
     let (low, high) = ratio_interval(d, se, df, level);
     Some(Comparison {
         ratio: d.exp(),

@@ -146,6 +146,18 @@ pub fn coefficient_of_variation(xs: &[f64]) -> Option<f64> {
     (m > 0.0).then_some(sd / m)
 }
 
+/// Two-sided p-value of a difference `d` of logs with standard error `se`: Student t with
+/// `df` degrees of freedom; without spread, 1 for no difference and 0 for any.
+pub(crate) fn p_value(d: f64, se: f64, df: f64) -> f64 {
+    if se > 0.0 {
+        t_two_sided_p(d / se, df)
+    } else if d == 0.0 {
+        1.0
+    } else {
+        0.0
+    }
+}
+
 /// The interval of a ratio from the difference `d` of logs, its standard error and the
 /// Welch degrees of freedom: exp(d ± t·se); a point when there is no spread.
 pub(crate) fn ratio_interval(d: f64, se: f64, df: f64, level: f64) -> (f64, f64) {
@@ -218,13 +230,7 @@ pub fn compare_paired(
     let n = d.len() as f64;
     let se = sd / n.sqrt();
     let df = n - 1.0;
-    let p = if se > 0.0 {
-        t_two_sided_p(m / se, df)
-    } else if m == 0.0 {
-        1.0
-    } else {
-        0.0
-    };
+    let p = p_value(m, se, df);
     let (low, high) = ratio_interval(m, se, df, level);
     Some(Comparison {
         ratio: m.exp(),
@@ -309,13 +315,7 @@ pub fn compare_within_run(
     } else {
         dfb + dft
     };
-    let p = if se > 0.0 {
-        t_two_sided_p(d / se, df)
-    } else if d == 0.0 {
-        1.0
-    } else {
-        0.0
-    };
+    let p = p_value(d, se, df);
     let (low, high) = ratio_interval(d, se, df, level);
     Some(Comparison {
         ratio: mt / mb,
