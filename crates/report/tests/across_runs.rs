@@ -182,9 +182,12 @@ fn step_group(label: &str) -> Group {
 
 #[test]
 fn false_positives_over_many_pairs_of_runs_are_rare() {
-    // 40 simulated pairs of runs, 42 A/A cells each: with Benjamini–Hochberg at 5 % over
-    // the report a report flags anything under no difference with probability ≤ 5 % (more
-    // cells are non-null here, which only lowers it); allow 4 of 40.
+    // 40 simulated pairs of runs, 42 A/A cells each (1680). Benjamini–Hochberg at 5 % bounds
+    // the share of false findings among the findings, and each report here has ~28 true ones
+    // (rollback vs wal on the write steps, in and across runs), so one A/A cell may come
+    // along in a report now and then: this generator gives 4 cells in 4 reports. Rounds
+    // compared as if paired flag over half of the A/A cells (see above). The generator is
+    // fixed: the counts are the same on every machine and run.
     let mut reports_with_a_flag = 0;
     let mut cells_flagged = 0;
     for seed in 100..140 {
@@ -194,8 +197,8 @@ fn false_positives_over_many_pairs_of_runs_are_rare() {
         reports_with_a_flag += usize::from(n > 0);
     }
     assert!(
-        reports_with_a_flag <= 4,
-        "{reports_with_a_flag} of 40 reports flagged an A/A cell ({cells_flagged} cells)"
+        cells_flagged <= 8 && reports_with_a_flag <= 6,
+        "{cells_flagged} of 1680 A/A cells flagged, in {reports_with_a_flag} of 40 reports"
     );
 }
 
