@@ -8,16 +8,18 @@
 pub const RATIO: usize = usize::MAX;
 
 /// A relative value (target / base) as every writer prints it: `decimals` decimals from 0.1
-/// up (0.98, 1.45: the published form), three significant digits below 0.1, so a 670x
-/// slowdown reads 0.00148 and never 0.00; no decimals from 1000 up (6711); `n/a` for a value
-/// that is not finite (x / 0), never `inf` or `NaN`.
+/// to 10 (0.98, 1.45: the published form), three significant digits beyond, so a 670x
+/// slowdown reads 0.00148 and never 0.00, and its inverse 677 (12.3 from 10 up); `n/a` for a
+/// value that is not finite (x / 0), never `inf` or `NaN`.
 pub fn ratio(value: f64, decimals: usize) -> String {
     if !value.is_finite() {
         return "n/a".to_string();
     }
     let size = value.abs();
-    if size >= 1000.0 {
+    if size >= 100.0 {
         format!("{value:.0}")
+    } else if size >= 10.0 {
+        format!("{value:.1}")
     } else if size >= 0.1 || value == 0.0 {
         format!("{value:.decimals$}")
     } else {
@@ -55,6 +57,8 @@ mod tests {
         assert_eq!(ratio(0.8321, 3), "0.832");
         assert_eq!(ratio(0.001234, 3), "0.00123");
         assert_eq!(ratio(6711.39, 2), "6711");
+        assert_eq!(ratio(677.47, 2), "677");
+        assert_eq!(ratio(12.345, 2), "12.3");
         assert_eq!(ratio(0.0, 2), "0.00");
         assert_eq!(ratio(f64::INFINITY, 2), "n/a");
         assert_eq!(ratio(f64::NAN, 2), "n/a");
