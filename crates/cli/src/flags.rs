@@ -556,7 +556,8 @@ pub enum FormatArg {
     Text,
     /// GitHub Markdown tables.
     Md,
-    /// `label,v1,…` lines.
+    /// One thread count's table: a header row `step,TARGET/BASE,…` (relative) or
+    /// `step,TARGET,…` (absolute), then `label,value,…` per step.
     Csv,
     /// Every measured field.
     Json,
@@ -569,7 +570,7 @@ pub enum FormatArg {
 /// Which numbers CSV prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ValuesArg {
-    /// Target / base.
+    /// Target / base (two decimals, three significant digits below 0.1).
     Relative,
     /// Measured values.
     Absolute,
@@ -594,8 +595,11 @@ pub struct ReportArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Relative thresholds LOW,HIGH: Markdown ▼/▲ markers and HTML red/green cells
-    /// (default 0.95,1.05).
+    /// Fixed thresholds LOW,HIGH for relative values that have no confidence interval: the
+    /// ▲/▼ markers (Markdown) and red/green cells (HTML) of relative hardware costs, and the
+    /// dashed lines of the HTML bar charts (default 0.95,1.05). Relative QPS is marked and
+    /// colored by significance (its 95 % interval after false discovery rate control), not by
+    /// these.
     #[arg(long, value_name = "LOW,HIGH")]
     pub thresholds: Option<String>,
 

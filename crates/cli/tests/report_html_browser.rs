@@ -21,7 +21,10 @@ var __ce=console.error;console.error=function(){window.__errs.push(Array.from(ar
 
 /// Added before `</body>`: writes the measurements into the DOM as JSON.
 const PROBE_TAIL: &str = "<script>(function(){\
-var r={charts:[],lo:0,hi:0,fail:0,lo_bg:'',hi_bg:'',errors:window.__errs};\
+var r={charts:[],lo:0,hi:0,fail:0,lo_bg:'',hi_bg:'',overlaps:[],legends:0,errors:window.__errs};\
+function hit(a,b){return a.left<b.right&&a.right>b.left&&a.top<b.bottom&&a.bottom>b.top}\
+document.querySelectorAll('svg.chart').forEach(function(s){var t=s.querySelector('text[y=\"13\"][font-weight=bold]');if(!t)return;var tb=t.getBoundingClientRect();\
+s.querySelectorAll('rect[height=\"3\"]').forEach(function(x){r.legends++;[x,x.nextElementSibling].forEach(function(e){if(e&&hit(e.getBoundingClientRect(),tb)){r.overlaps.push(t.textContent+': '+e.textContent)}})})});\
 document.querySelectorAll('svg.chart').forEach(function(s){var b=s.getBoundingClientRect();r.charts.push([b.width,b.height])});\
 r.lo=document.querySelectorAll('td.lo').length;r.hi=document.querySelectorAll('td.hi').length;\
 r.fail=document.querySelectorAll('td.fail').length;\
@@ -171,6 +174,16 @@ fn html_report_renders_in_headless_chromium() {
         let (w, h) = (c[0].as_f64().unwrap_or(0.0), c[1].as_f64().unwrap_or(0.0));
         assert!(w > 50.0 && h > 50.0, "chart {i} has size {w}x{h}");
     }
+    // Line-chart legends never overlap their chart's title.
+    assert!(
+        probe["legends"].as_u64().unwrap_or(0) >= 3,
+        "no chart legends found: {probe}"
+    );
+    assert_eq!(
+        probe["overlaps"],
+        serde_json::json!([]),
+        "legend over title"
+    );
     // The fixture: wal is slower on range steps and faster on writes; two steps failed.
     assert!(
         probe["lo"].as_u64().unwrap_or(0) > 0,

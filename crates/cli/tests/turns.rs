@@ -84,7 +84,9 @@ fn rounds_after_the_first_share_one_window_and_count_only_their_own_turns() {
     assert_eq!(v["evidence"], "paired", "{v}");
     let text = std::fs::read_to_string(rd.join("report.md")).unwrap();
     assert!(
-        text.contains("2 paired rounds in which the targets shared one window in turns of 10 ms"),
+        text.contains(
+            "paired in turns: 2 rounds in which the targets shared one window in turns of 10 ms"
+        ),
         "{text}"
     );
 }

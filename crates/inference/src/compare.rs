@@ -38,6 +38,15 @@ pub enum Evidence {
     /// Per-second samples of a single run each (autocorrelation-corrected); weaker evidence:
     /// run-to-run noise is not in the interval.
     WithinRun,
+    /// Target and base measured in different runs: unpaired per-round values (`base` and
+    /// `target` of them), with the between-run variance in the interval (see
+    /// [`crate::across`]).
+    AcrossRuns {
+        /// Rounds of the base.
+        base: usize,
+        /// Rounds of the target.
+        target: usize,
+    },
 }
 
 /// The verdict of one cell.
@@ -94,7 +103,7 @@ impl Comparison {
     }
 }
 
-fn verdict_of(low: f64, high: f64, direction: Direction) -> Verdict {
+pub(crate) fn verdict_of(low: f64, high: f64, direction: Direction) -> Verdict {
     let (better, worse) = if low > 1.0 {
         (true, false)
     } else if high < 1.0 {
@@ -137,9 +146,21 @@ pub fn coefficient_of_variation(xs: &[f64]) -> Option<f64> {
     (m > 0.0).then_some(sd / m)
 }
 
+/// Two-sided p-value of a difference `d` of logs with standard error `se`: Student t with
+/// `df` degrees of freedom; without spread, 1 for no difference and 0 for any.
+pub(crate) fn p_value(d: f64, se: f64, df: f64) -> f64 {
+    if se > 0.0 {
+        t_two_sided_p(d / se, df)
+    } else if d == 0.0 {
+        1.0
+    } else {
+        0.0
+    }
+}
+
 /// The interval of a ratio from the difference `d` of logs, its standard error and the
 /// Welch degrees of freedom: exp(d ± t·se); a point when there is no spread.
-fn ratio_interval(d: f64, se: f64, df: f64, level: f64) -> (f64, f64) {
+pub(crate) fn ratio_interval(d: f64, se: f64, df: f64, level: f64) -> (f64, f64) {
     if se > 0.0 {
         let q = t_quantile(0.5 + level / 2.0, df);
         ((d - q * se).exp(), (d + q * se).exp())
@@ -209,13 +230,7 @@ pub fn compare_paired(
     let n = d.len() as f64;
     let se = sd / n.sqrt();
     let df = n - 1.0;
-    let p = if se > 0.0 {
-        t_two_sided_p(m / se, df)
-    } else if m == 0.0 {
-        1.0
-    } else {
-        0.0
-    };
+    let p = p_value(m, se, df);
     let (low, high) = ratio_interval(m, se, df, level);
     Some(Comparison {
         ratio: m.exp(),
@@ -300,13 +315,7 @@ pub fn compare_within_run(
     } else {
         dfb + dft
     };
-    let p = if se > 0.0 {
-        t_two_sided_p(d / se, df)
-    } else if d == 0.0 {
-        1.0
-    } else {
-        0.0
-    };
+    let p = p_value(d, se, df);
     let (low, high) = ratio_interval(d, se, df, level);
     Some(Comparison {
         ratio: mt / mb,

@@ -78,6 +78,9 @@ pub fn gate(threshold: f64, dir: &Path, base: &str) -> Result<GateVerdict, LabEr
             Evidence::Repeats { base, target } => format!("{base} vs {target} runs"),
             Evidence::Paired { pairs } => format!("{pairs} paired rounds"),
             Evidence::WithinRun => "within one run; weaker evidence".to_string(),
+            Evidence::AcrossRuns { base, target } => {
+                format!("{base} vs {target} rounds of two runs, unpaired")
+            }
         };
         let _ = writeln!(
             o,

@@ -373,13 +373,21 @@ pub fn connections_text(out: &mut String, data: &ReportData) {
     );
 }
 
+/// The smallest base cost a relative cost is computed from, per relative column (host CPU
+/// µs/op, context switches/op, KB written/op): below it the base's figure is background
+/// noise of the window (a journal flush, a checkpoint during a read-only step), and a ratio
+/// over it reads `inf`, `6711` or a green `0.00` that means nothing. Such a cell is `n/a`;
+/// the absolute columns still show both figures.
+pub const COST_FLOORS: [f64; 3] = [0.01, 0.01, 0.1];
+
 /// One target's row of the hardware-cost table, shared by the Markdown and HTML formats:
 /// the `sb.met` figures and CPU µs per operation with their decimals, then target / base for
 /// host CPU, context switches and KB written per operation (`None` where either side lacks it).
 pub(crate) struct CostRow {
     /// cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s, host, server and client CPU µs/op.
     pub absolute: [(Option<f64>, usize); 9],
-    /// Relative host CPU µs/op, context switches/op and KB written/op.
+    /// Relative host CPU µs/op, context switches/op and KB written/op; NaN (printed `n/a`)
+    /// where the base is below [`COST_FLOORS`].
     pub relative: [Option<f64>; 3],
 }
 
@@ -404,9 +412,16 @@ pub(crate) fn cost_row(
     c: &dbdelta_model::os::OpCosts,
     base: Option<&dbdelta_model::os::OpCosts>,
 ) -> CostRow {
-    // Both zero (e.g. no writes on either side) reads as "no change", not as a division error.
-    let rel = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) => Some(if a == 0.0 && b == 0.0 { 1.0 } else { a / b }),
+    // Both zero (e.g. no writes on either side) reads as "no change", not as a division error;
+    // a base below the metric's floor is noise, not a cost, and gives NaN ("n/a", uncolored).
+    let rel = |a: Option<f64>, b: Option<f64>, floor: f64| match (a, b) {
+        (Some(a), Some(b)) => Some(if a == 0.0 && b == 0.0 {
+            1.0
+        } else if b < floor {
+            f64::NAN
+        } else {
+            a / b
+        }),
         _ => None,
     };
     CostRow {
@@ -422,9 +437,13 @@ pub(crate) fn cost_row(
             (Some(c.client_cpu_us_op), 1),
         ],
         relative: [
-            rel(Some(c.host_cpu_us_op), base.map(|b| b.host_cpu_us_op)),
-            rel(Some(c.cs_o), base.map(|b| b.cs_o)),
-            rel(c.wkb_o, base.and_then(|b| b.wkb_o)),
+            rel(
+                Some(c.host_cpu_us_op),
+                base.map(|b| b.host_cpu_us_op),
+                COST_FLOORS[0],
+            ),
+            rel(Some(c.cs_o), base.map(|b| b.cs_o), COST_FLOORS[1]),
+            rel(c.wkb_o, base.and_then(|b| b.wkb_o), COST_FLOORS[2]),
         ],
     }
 }
@@ -447,4 +466,54 @@ pub(crate) fn failed_cells(
                 })
         })
     })
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::cost_row;
+    use crate::markup::{Html, Markdown, Out};
+    use crate::ReportOptions;
+    use dbdelta_model::os::OpCosts;
+
+    fn costs(host: f64, cs: f64, wkb: f64) -> OpCosts {
+        OpCosts {
+            cpu_o: 0.0,
+            cs_o: cs,
+            r_o: None,
+            rkb_o: None,
+            wkb_o: Some(wkb),
+            o_s: 1000.0,
+            host_cpu_us_op: host,
+            server_cpu_us_op: None,
+            client_cpu_us_op: 1.0,
+            proxy_cpu_us_op: None,
+            server_cs_op: None,
+            server_rkb_op: None,
+            server_wkb_op: None,
+        }
+    }
+
+    #[test]
+    fn a_base_below_the_floor_gives_no_ratio() {
+        // A read-only step: the base wrote 0.0001 KB/op of background journal, the target
+        // 0.67: 6711 would be noise over noise.
+        let rel = cost_row(&costs(20.0, 3.0, 0.67), Some(&costs(10.0, 0.001, 0.0001))).relative;
+        assert_eq!(rel[0], Some(2.0));
+        assert!(rel[1].is_some_and(f64::is_nan) && rel[2].is_some_and(f64::is_nan));
+        // Nothing written on either side is no change; a real base gives a real ratio, with
+        // its significant digits.
+        let rel = cost_row(&costs(20.0, 0.0, 0.0), Some(&costs(10.0, 0.0, 0.0))).relative;
+        assert_eq!((rel[1], rel[2]), (Some(1.0), Some(1.0)));
+        let rel = cost_row(&costs(20.0, 3.0, 0.0009), Some(&costs(10.0, 3.0, 4.5))).relative;
+        let opts = ReportOptions::default();
+        let md = Markdown { opts: &opts };
+        assert_eq!(
+            md.out(&Out::Costlier(rel[2].unwrap_or_default())),
+            "0.000200 ▼"
+        );
+        assert_eq!(md.out(&Out::Costlier(f64::NAN)), "n/a");
+        let html = Html { opts: &opts }.out(&Out::Costlier(f64::NAN));
+        assert_eq!(html, "<td class=\"n\">n/a</td>");
+        assert_eq!(md.out(&Out::Costlier(f64::INFINITY)), "n/a ▲");
+    }
 }

@@ -7,8 +7,8 @@
 //! it can be a golden file.
 
 use crate::data::{load_rows, ReportData};
-use crate::detail::{result_of, selected};
-use crate::markup::{esc, Html};
+use crate::detail::result_of;
+use crate::markup::{esc, ratio, Html, RATIO};
 use crate::sections::{self, LATENCY_CELLS};
 use crate::svg::{self, BarRow, Series};
 use crate::table::{Cell, Table};
@@ -29,7 +29,7 @@ td.lo{background:#f4c7c3}td.hi{background:#c6efce}\
 td.fail{background:#fbe3e3;color:#a00;font-weight:bold}td.na{color:#999}\
 .note{color:#555;font-size:13px}.warn{color:#8a5a00}\
 .swatch{display:inline-block;width:12px;height:12px;vertical-align:-1px;border:1px solid #999}\
-.multi{display:flex;flex-wrap:wrap;gap:6px}pre.drill{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow-x:auto;font-size:12px}svg.chart{background:#fff;border:1px solid #eee}";
+.multi{display:flex;flex-wrap:wrap;gap:6px}pre.drill{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow-x:auto;font-size:12px}svg.chart{background:#fff;border:1px solid #eee}span.ci{color:#555;font-size:11px;white-space:nowrap}";
 
 /// Renders the whole page.
 pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) -> String {
@@ -54,7 +54,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
         esc(&title)
     );
     intro(&mut o, data, verdicts);
-    toc(&mut o, data, opts);
+    toc(&mut o, data, opts, verdicts);
     glance(&mut o, data, verdicts);
     summary(&mut o, data);
     legend(&mut o, opts);
@@ -74,7 +74,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
         absolute(&mut o, data, table);
     }
     concurrency_section(&mut o, &w, data);
-    timeline(&mut o, data, opts);
+    crate::timeline::html(&mut o, data, opts);
     latency(&mut o, &w, data);
     costs(&mut o, &w, data);
     crate::dbcounters::html(&mut o, data, opts);
@@ -97,8 +97,8 @@ fn intro(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
              faster, <span class=\"swatch\" style=\"background:#f4c7c3\"></span> red = \
              significantly slower (its 95&nbsp;% confidence interval excludes 1.0 and it survives \
              false discovery rate control at 5&nbsp;% over the report); an uncolored cell is no \
-             significant difference. Each cell's interval is its tooltip; all of them are in \
-             <a href=\"#verdicts\">Verdicts</a>. \
+             significant difference. Each cell shows its 95&nbsp;% interval in brackets; all of \
+             them, by group, are in <a href=\"#verdicts\">Verdicts</a>. \
              <b>fail</b> marks a step that failed (the reason is shown), NA one that was not run.</p>",
             esc(data.base()),
         );
@@ -119,8 +119,12 @@ fn intro(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
     }
 }
 
-fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions) {
+fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) {
     o.push_str("<p class=\"note\">Sections: <a href=\"#summary\">run</a> · <a href=\"#legend\">metrics</a>");
+    // The verdict section is written only when some cell has an interval.
+    if verdicts.iter().any(|v| v.comparison.is_some()) {
+        o.push_str(" · <a href=\"#verdicts\">verdicts</a>");
+    }
     if data.columns.len() >= 2 {
         for t in &data.tables {
             let _ = write!(
@@ -209,23 +213,23 @@ fn glance(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
             if let Some((v, l)) = worst {
                 let _ = write!(
                     s,
-                    "; largest drop <b>{}</b> ({:+.0}&nbsp;%)",
+                    "; largest drop <b>{}</b> ({}&nbsp;%)",
                     esc(l),
-                    (v - 1.0) * 100.0
+                    change_percent(v)
                 );
             }
             if let Some((v, l)) = best {
                 let _ = write!(
                     s,
-                    "; largest gain <b>{}</b> ({:+.0}&nbsp;%)",
+                    "; largest gain <b>{}</b> ({}&nbsp;%)",
                     esc(l),
-                    (v - 1.0) * 100.0
+                    change_percent(v)
                 );
             }
             s.push_str(".</li>\n");
             sentences.push_str(&s);
-            let median = crate::summary::median(&mut vals)
-                .map_or_else(|| "NA".to_string(), |m| format!("{m:.2}"));
+            let median =
+                crate::summary::median(&mut vals).map_or_else(|| "NA".to_string(), |m| ratio(m, 2));
             let _ = writeln!(
                 rows,
                 "<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n{}\">{up}</td><td class=\"n{}\">{down}</td><td class=\"n\">{same}</td><td class=\"n\">{unknown}</td><td class=\"n{}\">{failed}</td><td class=\"n\">{median}</td></tr>",
@@ -241,6 +245,30 @@ fn glance(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
         o,
         "<ul class=\"glance\">\n{sentences}</ul>\n<table>\n<tr><th>dop</th><th>target</th><th>faster</th><th>slower</th><th>no significant difference</th><th>no interval</th><th>failed</th><th>median relative QPS</th></tr>\n{rows}</table>\n"
     );
+}
+
+/// A ratio as a signed change in percent with three significant digits (-99.9, -12.3,
+/// +4.56, +0.123), and never -100 for a drop that is not total (0.0001 is -99.99).
+fn change_percent(ratio: f64) -> String {
+    let pct = (ratio - 1.0) * 100.0;
+    let size = pct.abs();
+    let sign = if pct < 0.0 { "-" } else { "+" };
+    if size < 1.0 {
+        return format!("{sign}{}", crate::markup::ratio(size, 3));
+    }
+    let mut decimals = match size {
+        s if s >= 100.0 => 0,
+        s if s >= 10.0 => 1,
+        _ => 2,
+    };
+    let mut text = format!("{size:.decimals$}");
+    // A partial drop rounds up to 100 only for lack of digits.
+    while ratio > 0.0 && pct < 0.0 && text.parse::<f64>().is_ok_and(|v| v >= 100.0) && decimals < 9
+    {
+        decimals += 1;
+        text = format!("{size:.decimals$}");
+    }
+    format!("{sign}{text}")
 }
 
 fn summary(o: &mut String, data: &ReportData) {
@@ -435,7 +463,7 @@ fn legend(o: &mut String, opts: &ReportOptions) {
         ("QPS", "statements per second, every statement counted (BEGIN/COMMIT included), as sysbench's queries/s".into()),
         ("TPS", "events (transactions) per second".into()),
         ("Krows/s", "scan only: thousands of rows read per second".into()),
-        ("relative QPS", format!("target QPS / base QPS at the same thread count; red ≤ {:.2}, green ≥ {:.2}", opts.low, opts.high)),
+        ("relative QPS", format!("target QPS / base QPS at the same thread count; colored only when the difference is significant: green = significantly faster, red = significantly slower (the 95 % interval excludes 1.0 and survives false discovery rate control at {:.0} % over the report), uncolored = no significant difference; the dashed lines of the bars mark {:.2} and {:.2} (--thresholds)", crate::verdict::FDR * 100.0, opts.low, opts.high)),
         ("avg, median, min, max, stddev", "statistics of a target's relative QPS over the steps of one group (population stddev)".into()),
         ("dop", "client threads (sysbench --threads)".into()),
         ("groups", "point = point queries; range = range queries and scans; write = inserts, updates, deletes and read-write transactions".into()),
@@ -445,7 +473,7 @@ fn legend(o: &mut String, opts: &ReportOptions) {
         ("rKB/o, wKB/o", "KB read / written by the storage device per operation".into()),
         ("o/s", "operations per second in the metrics window".into()),
         ("host, server, client µs/op", "CPU microseconds per operation of the whole machine, the database server's processes (embedded SQLite: its worker threads) and dbdelta itself".into()),
-        ("relative cost", format!("target cost / base cost; here more is worse: red ≥ {:.2}, green ≤ {:.2}", opts.high, opts.low)),
+        ("relative cost", format!("target cost / base cost; here more is worse; costs have no interval, so fixed thresholds color them (--thresholds): red ≥ {:.2}, green ≤ {:.2}; n/a where the base is below a floor ({} host µs/op, {} cs/o, {} wKB/o: background noise, not a cost)", opts.high, opts.low, crate::detail::COST_FLOORS[0], crate::detail::COST_FLOORS[1], crate::detail::COST_FLOORS[2])),
         ("fail, NA, †", "the step failed (reason shown); not run; interrupted by Ctrl-C (partial measurement)".into()),
     ];
     if !opts.costs.is_empty() {
@@ -476,13 +504,16 @@ fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
     let Some(c) = cell.and_then(|v| v.comparison) else {
         return Html::titled_td(
             rel,
-            2,
+            RATIO,
             None,
             Some("no interval: one window shorter than 2 s per target; use --repeat 3 or more"),
         );
     };
     let weaker = match c.evidence {
         dbdelta_inference::Evidence::WithinRun => " (within one run: weaker evidence)",
+        dbdelta_inference::Evidence::AcrossRuns { .. } => {
+            " (unpaired across runs, with the between-run variance)"
+        }
         dbdelta_inference::Evidence::Repeats { .. }
         | dbdelta_inference::Evidence::Paired { .. } => "",
     };
@@ -492,13 +523,26 @@ fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
         ""
     };
     let title = format!(
-        "{:.0} % CI [{:.2}, {:.2}], {}{weaker}{withheld}",
+        "{:.0} % CI [{}, {}], {}{weaker}{withheld}",
         c.level * 100.0,
-        c.low,
-        c.high,
+        ratio(c.low, 2),
+        ratio(c.high, 2),
         c.verdict.name()
     );
-    Html::titled_td(rel, 2, direction(Some(&c)), Some(&title))
+    let td = Html::titled_td(rel, RATIO, direction(Some(&c)), Some(&title));
+    // The interval is visible in the cell, not only in its tooltip.
+    match rel {
+        Cell::Value { .. } => td.replacen(
+            "</td>",
+            &format!(
+                " <span class=\"ci\">[{}, {}]</span></td>",
+                ratio(c.low, 2),
+                ratio(c.high, 2)
+            ),
+            1,
+        ),
+        _ => td,
+    }
 }
 
 fn relative(o: &mut String, w: &Html, data: &ReportData, table: &Table, verdicts: &[VerdictCell]) {
@@ -691,69 +735,6 @@ fn concurrency_section(o: &mut String, w: &Html, data: &ReportData) {
     }
 }
 
-fn timeline(o: &mut String, data: &ReportData, opts: &ReportOptions) {
-    // The chosen step: --timeline glob, else the first row with per-second intervals.
-    let has_intervals = |label: &str, threads: u32| {
-        data.columns.iter().any(|c| {
-            result_of(data, c.name(), label, threads).is_some_and(|r| !r.intervals.is_empty())
-        })
-    };
-    let pick = data.tables.iter().find_map(|t| {
-        t.rows.iter().find_map(|r| {
-            let wanted = match &opts.timeline {
-                Some(g) => selected(std::slice::from_ref(g), &r.step, &r.label),
-                None => true,
-            };
-            (wanted && has_intervals(&r.label, t.threads)).then(|| r.label.clone())
-        })
-    });
-    o.push_str("<h2 id=\"timeline\">QPS over time</h2>\n");
-    let Some(label) = pick else {
-        let _ = writeln!(
-            o,
-            "<p class=\"note\">No per-second intervals were recorded{}.</p>",
-            match &opts.timeline {
-                Some(g) => format!(" for steps matching '{}'", esc(g)),
-                None => String::new(),
-            }
-        );
-        return;
-    };
-    let _ = writeln!(
-        o,
-        "<p class=\"note\">Queries per second in each second of the measured window of <b>{}</b> (choose another step with <code>dbdelta report --timeline STEP</code>). A steady line means a stable measurement; dips show stalls.</p>",
-        esc(&label)
-    );
-    for t in &data.tables {
-        let series: Vec<Series> = data
-            .columns
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| {
-                let r = result_of(data, c.name(), &label, t.threads)?;
-                Some(Series {
-                    name: c.name(),
-                    color: i,
-                    points: r.intervals.iter().map(|iv| (iv.t, iv.qps)).collect(),
-                })
-            })
-            .filter(|s| !s.points.is_empty())
-            .collect();
-        if series.is_empty() {
-            continue;
-        }
-        o.push_str(&svg::lines(
-            &format!("{label}, dop={}", t.threads),
-            "seconds into the measured window",
-            "QPS",
-            &series,
-            None,
-            (900.0, 280.0),
-        ));
-        o.push('\n');
-    }
-}
-
 fn latency(o: &mut String, w: &Html, data: &ReportData) {
     o.push_str("<h2 id=\"latency\">Latency (µs per event)</h2>\n");
     for table in &data.tables {
@@ -872,4 +853,19 @@ fn failures(o: &mut String, w: &Html, data: &ReportData) {
         w.line(o, l, 0);
     }
     o.push_str("</table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn changes_keep_their_digits() {
+        use super::change_percent;
+        assert_eq!(change_percent(0.001), "-99.9");
+        assert_eq!(change_percent(0.0001), "-99.99");
+        assert_eq!(change_percent(0.0), "-100");
+        assert_eq!(change_percent(0.877), "-12.3");
+        assert_eq!(change_percent(1.0456), "+4.56");
+        assert_eq!(change_percent(1.00123), "+0.123");
+        assert_eq!(change_percent(3.5), "+250");
+    }
 }

@@ -151,7 +151,10 @@ pub fn tputr(data: &ReportData) -> Grid {
                         } else {
                             ""
                         };
-                        let mut cell = GridCell::num(ratio, format!("{ratio:.2}{sla}"));
+                        let mut cell = GridCell::num(
+                            ratio,
+                            format!("{}{sla}", crate::markup::ratio(ratio, 2)),
+                        );
                         cell.color = if p > 105.0 {
                             Color::Blue
                         } else if p < 95.0 {

@@ -35,8 +35,9 @@ struct VerdictDoc {
     high: f64,
     p: f64,
     level: f64,
-    /// "repeats" (independent runs, counted in base_runs/target_runs) or "within-run"
-    /// (per-second samples of one run each: weaker evidence).
+    /// "repeats" (independent runs, counted in base_runs/target_runs), "paired" (rounds),
+    /// "within-run" (per-second samples of one run each: weaker evidence) or "across-runs"
+    /// (unpaired rounds of two runs with the between-run variance in the interval).
     evidence: &'static str,
     base_runs: usize,
     target_runs: usize,
@@ -131,6 +132,7 @@ fn verdicts(cells: Vec<crate::verdict::VerdictCell>) -> Vec<VerdictDoc> {
                 Evidence::Repeats { base, target } => ("repeats", base, target),
                 Evidence::Paired { pairs } => ("paired", pairs, pairs),
                 Evidence::WithinRun => ("within-run", 1, 1),
+                Evidence::AcrossRuns { base, target } => ("across-runs", base, target),
             };
             Some(VerdictDoc {
                 threads: v.threads,

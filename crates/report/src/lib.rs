@@ -20,11 +20,13 @@
 //! the writers of [`markup`] lay them out as text, Markdown or HTML.
 #![deny(missing_docs)]
 
+mod across;
 pub mod csv;
 mod data;
 pub mod dbbench;
 pub mod dbcounters;
 pub mod detail;
+mod digits;
 mod error;
 pub mod html;
 pub mod ibench;
@@ -41,6 +43,7 @@ pub mod summary;
 pub mod svg;
 pub mod table;
 pub mod text;
+mod timeline;
 pub mod tpc;
 pub mod verdict;
 pub mod ycsb;
@@ -66,9 +69,11 @@ pub enum Values {
 /// Presentation choices shared by all formats.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportOptions {
-    /// Relative values at or below this are marked ▼ (markdown).
+    /// Relative costs at or below this are marked ▼ (Markdown) and green (HTML), and the HTML
+    /// bars draw a dashed line here; relative QPS follows significance instead.
     pub low: f64,
-    /// Relative values at or above this are marked ▲ (markdown).
+    /// Relative costs at or above this are marked ▲ (Markdown) and red (HTML), and the HTML
+    /// bars draw a dashed line here; relative QPS follows significance instead.
     pub high: f64,
     /// The thread count of single-table formats (CSV); `None` = the lowest measured.
     pub threads: Option<u32>,
@@ -113,7 +118,7 @@ pub enum Format {
     Text,
     /// GitHub markdown tables ([`markdown`]).
     Markdown,
-    /// `label,v1,…` for one thread count ([`csv`]).
+    /// A header row, then `label,v1,…` for one thread count ([`csv`]).
     Csv,
     /// Everything, as JSON ([`json`]).
     Json,

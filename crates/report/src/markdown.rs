@@ -7,7 +7,7 @@
 //! with the coloring replaced by markers so it reads in plain text.
 
 use crate::data::{load_rows, ReportData};
-use crate::markup::{md as escape, Markdown};
+use crate::markup::{md as escape, Markdown, RATIO};
 use crate::sections::{self, LATENCY_CELLS};
 use crate::table::{Cell, Row, Table};
 use crate::verdict::VerdictCell;
@@ -114,10 +114,13 @@ fn cost_tables(out: &mut String, w: &Markdown, data: &ReportData, opts: &ReportO
             .unwrap_or_default();
         let _ = write!(
             out,
-            "\n### Hardware cost per operation, dop={}\n\nOS metrics of the measured window; scan: per thousand rows. rel = target / base: more is worse, so ▲ = costlier, ▼ = cheaper, at fixed thresholds ≥ {:.2} / ≤ {:.2} (costs have no interval).{note}\n\n| step | target | cpu/o | cs/o | r/o | rKB/o | wKB/o | o/s | host µs/op | server µs/op | client µs/op |{} rel host CPU | rel cs/o | rel wKB/o |\n|---|---|{}\n{body}",
+            "\n### Hardware cost per operation, dop={}\n\nOS metrics of the measured window; scan: per thousand rows. rel = target / base: more is worse, so ▲ = costlier, ▼ = cheaper, at fixed thresholds ≥ {:.2} / ≤ {:.2} (costs have no interval); n/a: the base is below a floor ({} host µs/op, {} cs/o, {} wKB/o), noise rather than a cost.{note}\n\n| step | target | cpu/o | cs/o | r/o | rKB/o | wKB/o | o/s | host µs/op | server µs/op | client µs/op |{} rel host CPU | rel cs/o | rel wKB/o |\n|---|---|{}\n{body}",
             table.threads,
             opts.high,
             opts.low,
+            crate::detail::COST_FLOORS[0],
+            crate::detail::COST_FLOORS[1],
+            crate::detail::COST_FLOORS[2],
             if costs.proxy { " proxy µs/op |" } else { "" },
             // Step and target stay left-aligned; every figure is right-aligned.
             "---:|".repeat(costs.width() - 2)
@@ -202,7 +205,7 @@ fn relative_table(out: &mut String, data: &ReportData, table: &Table, verdicts: 
                 Cell::Value { .. } if base_failed => "NA (base failed)".to_string(),
                 _ => {
                     let v = by_cell.get(&(row.label.clone(), target.to_string()));
-                    Markdown::cell(rel, 2, Some(marker(v.copied())))
+                    Markdown::cell(rel, RATIO, Some(marker(v.copied())))
                 }
             })
             .collect();

@@ -4,6 +4,7 @@
 //! ([`beyond`]) and the short form of a failure reason ([`shorten`]) live here, so that every
 //! format module depends on this one and none on another.
 
+pub use crate::digits::{number, ratio, RATIO};
 use crate::table::Cell;
 use crate::ReportOptions;
 use dbdelta_model::Group;
@@ -31,11 +32,10 @@ pub fn md(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-/// How a ratio compares with the thresholds, judged on the printed two-decimal value so a
-/// cell showing 0.95 is always marked: `Some(false)` at or below `low`, `Some(true)` at or
-/// above `high`.
+/// How a ratio compares with the thresholds, judged on the printed value so a cell showing
+/// 0.95 is always marked: `Some(false)` at or below `low`, `Some(true)` at or above `high`.
 pub fn beyond(value: f64, opts: &ReportOptions) -> Option<bool> {
-    let shown: f64 = format!("{value:.2}").parse().unwrap_or(value);
+    let shown: f64 = ratio(value, 2).parse().unwrap_or(value);
     const EPS: f64 = 1e-9;
     if shown <= opts.low + EPS {
         Some(false)
@@ -427,10 +427,10 @@ impl Markdown<'_> {
             Out::Text(ref t) => md(t),
             Out::Reason(ref r) => md(r.trim()),
             Out::Step(ref c, decimals) => Markdown::cell(c, decimals, None),
-            Out::Num(v, d) => format!("{v:.d$}"),
+            Out::Num(v, d) => number(v, d),
             Out::Word(w) => w.to_string(),
-            Out::Costlier(v) => format!("{v:.2}{}", self.threshold_marker(v)),
-            Out::Shaded(v) => format!("{v:.2}"),
+            Out::Costlier(v) => format!("{}{}", ratio(v, 2), self.threshold_marker(v)),
+            Out::Shaded(v) => ratio(v, 2),
             Out::Share(p) => p.map_or_else(|| "NA".into(), |p| format!("{p:.1}")),
         }
     }
@@ -439,7 +439,7 @@ impl Markdown<'_> {
     pub fn cell(c: &Cell, decimals: usize, mark: Option<&str>) -> String {
         match c {
             Cell::Value { value, interrupted } => {
-                let mut s = format!("{value:.decimals$}");
+                let mut s = number(*value, decimals);
                 if let Some(m) = mark {
                     s.push_str(m);
                 }
@@ -526,10 +526,10 @@ impl Html<'_> {
             Out::Text(ref t) => format!("<td>{}</td>", esc(t)),
             Out::Reason(ref r) => format!("<td class=\"fail\">{}</td>", esc(r)),
             Out::Step(ref c, decimals) => Html::cell(c, decimals),
-            Out::Num(v, d) => format!("<td class=\"n\">{v:.d$}</td>"),
+            Out::Num(v, d) => format!("<td class=\"n\">{}</td>", number(v, d)),
             Out::Word(w) => format!("<td class=\"na\">{w}</td>"),
-            Out::Costlier(v) => self.td(&value(v), 2, Some(true)),
-            Out::Shaded(v) => self.td(&value(v), 2, Some(false)),
+            Out::Costlier(v) => self.td(&value(v), RATIO, Some(true)),
+            Out::Shaded(v) => self.td(&value(v), RATIO, Some(false)),
             Out::Share(Some(p)) => {
                 let class = if p >= 99.95 { "n hi" } else { "n" };
                 format!("<td class=\"{class}\">{p:.1}</td>")
@@ -564,11 +564,7 @@ impl Html<'_> {
                     Some(false) => "n lo",
                     None => "n",
                 };
-                let text = if value.is_finite() {
-                    format!("{value:.decimals$}")
-                } else {
-                    "inf".to_string()
-                };
+                let text = number(*value, decimals);
                 let title = title.map_or(String::new(), |t| format!(" title=\"{}\"", esc(t)));
                 format!(
                     "<td{title} class=\"{class}\">{text}{}</td>",

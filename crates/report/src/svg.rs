@@ -205,11 +205,7 @@ pub fn relative_bars(rows: &[BarRow], names: &[&str], low: f64, high: f64) -> St
                 Cell::Value { value, .. } => {
                     let (x0, x1) = (x(1.0), x(*value));
                     let (a, b) = if x1 < x0 { (x1, x0) } else { (x0, x1) };
-                    let shown = if value.is_finite() {
-                        format!("{value:.2}")
-                    } else {
-                        "inf".to_string()
-                    };
+                    let shown = crate::markup::ratio(*value, 2);
                     let _ = write!(
                         s,
                         r##"<rect x="{a:.1}" y="{yb:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{} / {}: {shown}</title></rect><text x="{:.1}" y="{:.1}" font-size="9" text-anchor="start" fill="#333">{shown}</text>"##,
@@ -365,22 +361,18 @@ pub fn lines(
         esc(y_label),
         b = h - bottom
     );
-    let names: Vec<&str> = series.iter().map(|s| s.name).collect();
-    let mut lx = left + 8.0 + 7.0 * title.chars().count() as f64;
-    if lx > w * 0.6 {
-        lx = left;
-    }
-    for (sr, n) in series.iter().zip(&names) {
+    // The legend has a line of its own under the title (y 19–29, above the plot at `top`):
+    // beside the title, whose rendered width is only guessed, it could overlap it.
+    let mut lx = left;
+    for sr in series {
         let _ = write!(
             s,
-            r##"<rect x="{lx:.1}" y="{:.1}" width="12" height="3" fill="{}"/><text x="{:.1}" y="{:.1}" font-size="10" fill="#222">{}</text>"##,
-            if lx == left { 22.0 } else { 8.0 },
+            r##"<rect x="{lx:.1}" y="22" width="12" height="3" fill="{}"/><text x="{:.1}" y="27" font-size="10" fill="#222">{}</text>"##,
             color(sr.color),
             lx + 15.0,
-            if lx == left { 27.0 } else { 13.0 },
-            esc(n)
+            esc(sr.name)
         );
-        lx += 26.0 + 6.5 * n.chars().count() as f64;
+        lx += 26.0 + 6.5 * sr.name.chars().count() as f64;
     }
     for sr in series {
         let pts: Vec<String> = sr

@@ -100,10 +100,11 @@ impl Cell {
         )
     }
 
-    /// The plain-text form: the number with `decimals` decimals, `fail` or `NA`.
+    /// The plain-text form: the number with `decimals` decimals (a relative value with
+    /// [`crate::digits::RATIO`]), `fail` or `NA`.
     pub fn plain(&self, decimals: usize) -> String {
         match self {
-            Cell::Value { value, .. } => format!("{value:.decimals$}"),
+            Cell::Value { value, .. } => crate::digits::number(*value, decimals),
             Cell::Failed { .. } => "fail".to_string(),
             Cell::Missing => "NA".to_string(),
             Cell::NotSupported { .. } => "n/s".to_string(),
@@ -204,6 +205,14 @@ pub(crate) fn build_tables<'a>(
         .collect()
 }
 
+/// A report's results by (threads, order, label), then target.
+pub(crate) type Grouped<'a> = BTreeMap<(u32, u32, String), BTreeMap<String, Vec<&'a StepResult>>>;
+
+/// The throughputs of results.
+pub(crate) fn values(rs: &[&StepResult]) -> Vec<f64> {
+    rs.iter().map(|r| r.throughput.value).collect()
+}
+
 /// The rounds a target's value and ratios are made of: the ones measured in turns when there
 /// are two or more (the first round's window of its own met other host phases than its
 /// pair's), else all of them.
@@ -293,6 +302,12 @@ mod tests {
         assert_eq!(v(0.0).relative_to(&v(0.0)), v(1.0));
         assert_eq!(v(5.0).relative_to(&v(0.0)).value(), Some(f64::INFINITY));
         assert_eq!(v(980.0).relative_to(&v(1000.0)).plain(2), "0.98");
+        assert_eq!(
+            v(822.0)
+                .relative_to(&v(556_880.0))
+                .plain(crate::digits::RATIO),
+            "0.00148"
+        );
         let half = Cell::Value {
             value: 50.0,
             interrupted: true,

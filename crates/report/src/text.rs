@@ -46,7 +46,7 @@ fn section(out: &mut String, data: &ReportData, table: &Table) {
     if names.len() >= 2 {
         let _ = writeln!(out, "Relative to: {}", names[0]);
         let rows = table.rows.iter().map(|r| (r.relative(), r.label.as_str()));
-        block(out, &described[1..], rows, 2);
+        block(out, &described[1..], rows, crate::markup::RATIO);
         out.push('\n');
     }
     let rows = table

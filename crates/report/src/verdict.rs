@@ -13,12 +13,14 @@
 //! shown with `°` and counted as no significant change.
 
 use crate::data::ReportData;
-use crate::markup::esc;
-use crate::table::evidence_rounds;
+use crate::markup::{esc, ratio, Html};
+use crate::table::{evidence_rounds, values, Grouped};
 
+pub use crate::across::Between;
+use crate::across::{round_values, AcrossRuns};
 use dbdelta_inference::{
-    benjamini_hochberg, coefficient_of_variation, compare_paired, compare_repeats,
-    compare_within_run, Comparison, Direction, Evidence, Verdict,
+    benjamini_hochberg, coefficient_of_variation, compare_across_runs, compare_paired,
+    compare_repeats, compare_within_run, BetweenRuns, Comparison, Direction, Evidence, Verdict,
 };
 use dbdelta_model::{Group, StepKind, StepResult};
 use std::collections::BTreeMap;
@@ -48,6 +50,11 @@ pub struct VerdictCell {
     /// The interval excludes 1.0, but the cell did not survive the false discovery rate
     /// control over the report: its verdict is "no significant change".
     pub withheld: bool,
+    /// Rounds in turns (A B B A … in one shared window) when the comparison is paired.
+    pub in_turns: bool,
+    /// Set when target and base come from different runs: the between-run variance in the
+    /// interval and where it came from.
+    pub between: Option<Between>,
 }
 
 /// Noise of one step on one target.
@@ -66,8 +73,6 @@ pub struct NoiseCell {
     /// True when `cv` is across repeats (false: across the seconds of one run).
     pub across_repeats: bool,
 }
-
-type Key = (u32, u32, String); // (threads, order, label)
 
 /// The cells at one thread count, by (step label, target).
 pub(crate) fn by_cell(
@@ -119,8 +124,8 @@ pub fn noise_floor(data: &ReportData, cells: &[VerdictCell]) -> Option<String> {
     ))
 }
 
-fn grouped(data: &ReportData) -> BTreeMap<Key, BTreeMap<String, Vec<&StepResult>>> {
-    let mut out: BTreeMap<Key, BTreeMap<String, Vec<&StepResult>>> = BTreeMap::new();
+fn grouped(data: &ReportData) -> Grouped<'_> {
+    let mut out: Grouped<'_> = BTreeMap::new();
     for r in data.runs.iter().flat_map(|r| &r.results) {
         // Interrupted steps cover a cut window: never compared.
         if r.kind != StepKind::Measured || !r.is_complete() || r.throughput.value <= 0.0 {
@@ -133,10 +138,6 @@ fn grouped(data: &ReportData) -> BTreeMap<Key, BTreeMap<String, Vec<&StepResult>
             .push(r);
     }
     out
-}
-
-fn values(rs: &[&StepResult]) -> Vec<f64> {
-    rs.iter().map(|r| r.throughput.value).collect()
 }
 
 /// (base, target) per round measured on both sides (repeat numbers; a round that failed on
@@ -171,11 +172,21 @@ fn per_second(r: &StepResult) -> Vec<f64> {
     out
 }
 
-/// Every non-base target against the base, per step and thread count.
+/// Every non-base target against the base, per step and thread count. A target measured in
+/// the base's run is compared by its paired rounds (or repeats, or per-second samples); one
+/// measured in another run, unpaired with the between-run variance
+/// ([`dbdelta_inference::compare_across_runs`]).
 pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
     let base = data.base();
+    let base_run = data.columns.first().map_or(0, |c| c.run);
+    let groups = grouped(data);
+    let across = AcrossRuns {
+        data,
+        grouped: &groups,
+    };
+    let mut cache: BTreeMap<(String, Group, u32), (BetweenRuns, Option<String>)> = BTreeMap::new();
     let mut out = Vec::new();
-    for ((threads, order, label), by_target) in grouped(data) {
+    for ((threads, order, label), by_target) in &groups {
         let Some(b) = by_target.get(base) else {
             continue;
         };
@@ -183,7 +194,23 @@ pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
             let Some(t) = by_target.get(col.name()) else {
                 continue;
             };
-            let comparison = if let Some(pairs) = rounds(b, t) {
+            let mut between = None;
+            let comparison = if col.run != base_run {
+                // Rounds of two runs share no host state: never paired.
+                let group = b[0].group;
+                let (v, twin) = cache
+                    .entry((col.name().to_string(), group, *threads))
+                    .or_insert_with(|| across.between(col.name(), col.run, group, *threads))
+                    .clone();
+                between = Some(Between { runs: v, twin });
+                compare_across_runs(
+                    &round_values(b),
+                    &round_values(t),
+                    v,
+                    LEVEL,
+                    Direction::HigherIsBetter,
+                )
+            } else if let Some(pairs) = rounds(b, t) {
                 compare_paired(&pairs, LEVEL, Direction::HigherIsBetter)
             } else if b.len() >= 2 && t.len() >= 2 {
                 compare_repeats(&values(b), &values(t), LEVEL, Direction::HigherIsBetter)
@@ -195,13 +222,18 @@ pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
                     Direction::HigherIsBetter,
                 )
             };
+            let in_turns = comparison
+                .is_some_and(|c| matches!(c.evidence, Evidence::Paired { .. }))
+                && evidence_rounds(b).iter().all(|r| r.turns.is_some());
             out.push(VerdictCell {
                 label: label.clone(),
-                order,
-                threads,
+                order: *order,
+                threads: *threads,
                 target: col.name().to_string(),
                 comparison,
                 withheld: false,
+                in_turns,
+                between,
             });
         }
     }
@@ -268,88 +300,176 @@ fn cell_text(cell: &VerdictCell) -> String {
     match &cell.comparison {
         None => "-".to_string(),
         Some(c) => format!(
-            "{}{:.3} [{:.3}, {:.3}]{}{}",
-            if c.evidence == Evidence::WithinRun {
-                "~"
-            } else {
-                ""
+            "{}{} [{}, {}]{}{}",
+            match c.evidence {
+                Evidence::WithinRun => "~",
+                Evidence::AcrossRuns { .. } => "≈",
+                _ => "",
             },
-            c.ratio,
-            c.low,
-            c.high,
+            ratio(c.ratio, 3),
+            ratio(c.low, 3),
+            ratio(c.high, 3),
             mark(c),
             if cell.withheld { "°" } else { "" }
         ),
     }
 }
 
-fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
+/// The sentence of one kind of evidence (all cells of that kind share it).
+fn evidence_sentence(data: &ReportData, cells: &[&VerdictCell]) -> Option<String> {
     // `--reuse-load` keeps one server and data set per target: its repeats share them, so
     // the intervals hold measurement noise but not load-to-load variation.
     let reused = data
         .runs
         .iter()
         .any(|r| r.manifest.command.iter().any(|a| a == "--reuse-load"));
-    let repeats = cells
-        .iter()
-        .filter_map(|c| c.comparison)
-        .find_map(|c| match c.evidence {
-            Evidence::Repeats { base, target } => Some((base, target, false)),
-            Evidence::Paired { pairs } => Some((pairs, pairs, true)),
-            Evidence::WithinRun => None,
-        });
+    let first = cells.first()?;
+    let c = first.comparison?;
     let turn_ms = data
         .runs
         .iter()
         .flat_map(|r| &r.results)
         .find_map(|r| r.turns.map(|t| t.slice_ms));
-    match repeats {
-        Some((n, _, true)) if turn_ms.is_some() => format!(
-            "95 % confidence intervals of target/base from {n} paired rounds in which the targets shared one window in turns of {} ms (A B B A …, worker k of every target on the same CPU, so the host's fast and slow phases fall on both; t-test on the per-round log ratios). The first round, one window per target, gives the costs and profiles; the intervals and ratios use the rounds in turns (steps that cannot take turns — writes on servers and RocksDB, paced, counted or profiled steps — pair whole windows)",
+    Some(match c.evidence {
+        Evidence::Paired { pairs: n } if first.in_turns => format!(
+            "paired in turns: {n} rounds in which the targets shared one window in turns of {} ms (A B B A …, worker k of every target on the same CPU, so the host's fast and slow phases fall on both; t-test on the per-round log ratios; the first round, one window per target, gives the costs and profiles)",
             turn_ms.unwrap_or_default()
         ),
-        Some((n, _, true)) if reused => format!(
-            "95 % confidence intervals of target/base from {n} paired rounds (base and target measured back to back in each) that shared one server and load per target (--reuse-load; t-test on the per-round log ratios); load-to-load variation is not included"
+        Evidence::Paired { pairs: n } if reused => format!(
+            "paired windows: {n} rounds (base and target measured back to back in each) that shared one server and load per target (--reuse-load; t-test on the per-round log ratios); load-to-load variation is not included"
         ),
-        Some((n, _, true)) => format!(
-            "95 % confidence intervals of target/base from {n} paired rounds (base and target back to back in each, A B then B A; t-test on the per-round log ratios, so drift that hits both sides of a round cancels)"
+        Evidence::Paired { pairs: n } => format!(
+            "paired windows: {n} rounds (base and target back to back in each, A B then B A; t-test on the per-round log ratios, so drift that hits both sides of a round cancels)"
         ),
-        Some((b, t, false)) if reused => format!(
-            "95 % confidence intervals of target/base from repeated runs that shared one server and load per target (--reuse-load: {b} of the base, {t} of each target; Welch test on log QPS); load-to-load variation is not included"
+        Evidence::Repeats { base: b, target: t } if reused => format!(
+            "repeated runs that shared one server and load per target (--reuse-load: {b} of the base, {t} of each target; Welch test on log QPS); load-to-load variation is not included"
         ),
-        Some((b, t, false)) => format!(
-            "95 % confidence intervals of target/base from independent repeated runs ({b} of the base, {t} of each target; Welch test on log QPS)"
+        Evidence::Repeats { base: b, target: t } => format!(
+            "independent repeated runs ({b} of the base, {t} of each target; Welch test on log QPS)"
         ),
-        None => "95 % confidence intervals of target/base within one run (~: per-second samples, autocorrelation-corrected; weaker evidence: run-to-run noise is not included; use --repeat 3 or more)".to_string(),
+        Evidence::WithinRun => "within one run (~: per-second samples, autocorrelation-corrected; weaker evidence: run-to-run noise is not included; use --repeat 3 or more)".to_string(),
+        Evidence::AcrossRuns { .. } => across_sentence(cells),
+    })
+}
+
+/// The sentence of the cells whose target and base come from different runs.
+fn across_sentence(cells: &[&VerdictCell]) -> String {
+    let sds = |bridged: bool| -> Option<(f64, f64)> {
+        let v: Vec<f64> = cells
+            .iter()
+            .filter_map(|c| c.between.as_ref())
+            .filter(|b| b.twin.is_some() == bridged)
+            .map(|b| b.runs.sd() * 100.0)
+            .collect();
+        let lo = v.iter().copied().reduce(f64::min)?;
+        Some((lo, v.iter().copied().fold(lo, f64::max)))
+    };
+    let mut twins: Vec<&str> = cells
+        .iter()
+        .filter_map(|c| c.between.as_ref()?.twin.as_deref())
+        .collect();
+    twins.sort_unstable();
+    twins.dedup();
+    let mut how = Vec::new();
+    if let Some((lo, hi)) = sds(true) {
+        how.push(format!(
+            "estimated per step group from the base's configuration measured in both runs ({}: run-to-run SD {lo:.1}–{hi:.1} %)",
+            twins.join(", ")
+        ));
     }
+    if let Some((lo, hi)) = sds(false) {
+        how.push(format!(
+            "assumed where no configuration was measured in both runs (run-to-run SD {lo:.1}–{hi:.1} %: at least {:.0} %, more when the cell's steps spread more)",
+            dbdelta_inference::across::ASSUMED_BETWEEN_RUN_SD * 100.0
+        ));
+    }
+    format!(
+        "≈ unpaired across runs: target and base were measured in different runs, whose rounds share no host state; Welch test on the per-round log QPS plus the between-run variance (a run-level random effect), {}",
+        how.join("; ")
+    )
+}
+
+/// What each cell's interval rests on: one sentence per kind of evidence, with its number of
+/// cells when the kinds are mixed.
+fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
+    let kind = |c: &VerdictCell| -> Option<u8> {
+        Some(match c.comparison?.evidence {
+            Evidence::Paired { .. } if c.in_turns => 0,
+            Evidence::Paired { .. } => 1,
+            Evidence::Repeats { .. } => 2,
+            Evidence::WithinRun => 3,
+            Evidence::AcrossRuns { .. } => 4,
+        })
+    };
+    let mut kinds: BTreeMap<u8, Vec<&VerdictCell>> = BTreeMap::new();
+    for c in cells {
+        if let Some(k) = kind(c) {
+            kinds.entry(k).or_default().push(c);
+        }
+    }
+    let mixed = kinds.len() > 1;
+    let parts: Vec<String> = kinds
+        .values()
+        .filter_map(|cs| {
+            let s = evidence_sentence(data, cs)?;
+            Some(if mixed {
+                format!("{} cell(s) {s}", cs.len())
+            } else {
+                s
+            })
+        })
+        .collect();
+    format!(
+        "95 % confidence intervals of target/base from: {}",
+        parts.join("; ")
+    )
 }
 
 struct Rows<'a> {
     threads: u32,
-    rows: Vec<(String, Vec<&'a VerdictCell>)>,
+    /// (group, step label, cells in target order), in the order of the report's tables.
+    rows: Vec<(Group, String, Vec<&'a VerdictCell>)>,
 }
 
-fn by_threads<'a>(cells: &'a [VerdictCell], targets: &[String]) -> Vec<Rows<'a>> {
-    let mut map: BTreeMap<u32, BTreeMap<(u32, String), Vec<&VerdictCell>>> = BTreeMap::new();
-    for c in cells {
-        map.entry(c.threads)
-            .or_default()
-            .entry((c.order, c.label.clone()))
-            .or_default()
-            .push(c);
-    }
-    map.into_iter()
-        .map(|(threads, rows)| Rows {
-            threads,
-            rows: rows
-                .into_iter()
-                .map(|((_, label), mut cs)| {
+/// The cells per thread count, in the rows' order of the QPS tables (by the suite's groups:
+/// point, range, write …), each row's cells in target order.
+fn by_threads<'a>(
+    data: &ReportData,
+    cells: &'a [VerdictCell],
+    targets: &[String],
+) -> Vec<Rows<'a>> {
+    data.tables
+        .iter()
+        .filter_map(|table| {
+            let mut by_label: BTreeMap<&str, Vec<&VerdictCell>> = BTreeMap::new();
+            for c in cells.iter().filter(|c| c.threads == table.threads) {
+                by_label.entry(c.label.as_str()).or_default().push(c);
+            }
+            let rows: Vec<(Group, String, Vec<&VerdictCell>)> = table
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    let mut cs = by_label.remove(r.label.as_str())?;
                     cs.sort_by_key(|c| targets.iter().position(|t| *t == c.target));
-                    (label, cs)
+                    Some((r.group, r.label.clone(), cs))
                 })
-                .collect(),
+                .collect();
+            (!rows.is_empty()).then_some(Rows {
+                threads: table.threads,
+                rows,
+            })
         })
         .collect()
+}
+
+/// The rows with the group each starts, when it starts one.
+fn with_heads<'r, 'a>(
+    rows: &'r [(Group, String, Vec<&'a VerdictCell>)],
+) -> impl Iterator<Item = (Option<Group>, &'r str, &'r [&'a VerdictCell])> {
+    rows.iter().enumerate().map(move |(i, (g, label, cs))| {
+        let head = (i == 0 || rows[i - 1].0 != *g).then_some(*g);
+        (head, label.as_str(), cs.as_slice())
+    })
 }
 
 fn targets(data: &ReportData) -> Vec<String> {
@@ -418,9 +538,12 @@ pub fn render_text(data: &ReportData, cells: &[VerdictCell]) -> String {
     let _ = writeln!(o, "{}", evidence_note(data, cells));
     let _ = writeln!(o, "▲ significant improvement, ▼ significant regression");
     let _ = writeln!(o, "{}", summary_line(cells));
-    for t in by_threads(cells, &ts) {
+    for t in by_threads(data, cells, &ts) {
         let _ = writeln!(o, "\ndop={}\tstep\t{}", t.threads, ts.join("\t"));
-        for (label, cs) in t.rows {
+        for (head, label, cs) in with_heads(&t.rows) {
+            if let Some(g) = head {
+                let _ = writeln!(o, "\t{} queries:", g.name());
+            }
             let vals: Vec<String> = cs.iter().map(|c| cell_text(c)).collect();
             let _ = writeln!(o, "\t{label}\t{}", vals.join("\t"));
         }
@@ -451,11 +574,14 @@ pub fn render_markdown(data: &ReportData, cells: &[VerdictCell]) -> String {
         evidence_note(data, cells),
         summary_line(cells)
     );
-    for t in by_threads(cells, &ts) {
+    for t in by_threads(data, cells, &ts) {
         let _ = writeln!(o, "\n### dop={}\n", t.threads);
         let _ = writeln!(o, "| step | {} |", ts.join(" | "));
         let _ = writeln!(o, "|---|{}", "---:|".repeat(ts.len()));
-        for (label, cs) in t.rows {
+        for (head, label, cs) in with_heads(&t.rows) {
+            if let Some(g) = head {
+                let _ = writeln!(o, "| **{} queries** |{}", g.name(), " |".repeat(ts.len()));
+            }
             let vals: Vec<String> = cs
                 .iter()
                 .map(|c| match &c.comparison {
@@ -495,7 +621,7 @@ pub fn render_html(data: &ReportData, cells: &[VerdictCell]) -> String {
         esc(&evidence_note(data, cells)),
         esc(&summary_line(cells))
     );
-    for t in by_threads(cells, &ts) {
+    for t in by_threads(data, cells, &ts) {
         let _ = write!(
             o,
             "<h3>dop={}</h3>\n<table class=\"verdicts\"><tr><th>step</th>",
@@ -505,13 +631,17 @@ pub fn render_html(data: &ReportData, cells: &[VerdictCell]) -> String {
             let _ = write!(o, "<th>{}</th>", esc(name));
         }
         o.push_str("</tr>\n");
-        for (label, cs) in t.rows {
-            let _ = write!(o, "<tr><td>{}</td>", esc(&label));
+        for (head, label, cs) in with_heads(&t.rows) {
+            if let Some(g) = head {
+                Html::group_row(&mut o, g, ts.len() + 1);
+            }
+            let _ = write!(o, "<tr><td>{}</td>", esc(label));
             for c in cs {
+                // The colors of the relative QPS table (td.hi, td.lo), so both read alike.
                 let style = match c.comparison.map(|x| x.verdict) {
-                    Some(Verdict::Improvement) => " style=\"background:#c8f0c8\"",
-                    Some(Verdict::Regression) => " style=\"background:#f6c4c4\"",
-                    _ => "",
+                    Some(Verdict::Improvement) => " class=\"v hi\"",
+                    Some(Verdict::Regression) => " class=\"v lo\"",
+                    _ => " class=\"v\"",
                 };
                 let title = c.comparison.map_or(String::new(), |x| {
                     format!(" title=\"{}, p={:.2e}\"", x.verdict.name(), x.p)

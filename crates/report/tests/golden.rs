@@ -187,3 +187,47 @@ fn json_parses_back_with_every_result() {
     assert_eq!(labels.len(), 2 * 21);
     assert!(labels.iter().all(|l| !l.contains(".warm")), "{labels:?}");
 }
+
+/// A 670x slowdown (delete_range=100 of a default run: 822 vs 556,880 QPS) and relative
+/// costs over a base below the floor: significant digits, never `0.00`, `inf` or `6711`.
+fn tiny_ratios() -> ReportData {
+    use dbdelta_model::{Group, RunStatus};
+    let mut results = vec![
+        common::result("a", "delete_range=100", 1, Group::Write, 1, 556_880.0),
+        common::result("b", "delete_range=100", 1, Group::Write, 1, 822.0),
+        common::result("a", "point-query_range=100", 2, Group::Point, 1, 10_000.0),
+        common::result("b", "point-query_range=100", 2, Group::Point, 1, 9_000.0),
+    ];
+    // The base's point queries wrote 0.0001 KB/op of background journal, the target 0.67.
+    for (r, wkb) in results.iter_mut().skip(2).zip([0.0001, 0.67]) {
+        if let Some(c) = r.costs.as_mut() {
+            c.wkb_o = Some(wkb);
+        }
+    }
+    let run = dbdelta_report::RunData {
+        dir: "tiny".into(),
+        manifest: common::manifest(&["a", "b"], RunStatus::Complete),
+        results,
+        warnings: Vec::new(),
+    };
+    ReportData::from_runs(vec![run], None).expect("merge")
+}
+
+#[test]
+fn tiny_ratios_keep_their_digits() {
+    let data = tiny_ratios();
+    let opts = ReportOptions::default();
+    for (name, format) in [
+        ("tiny-ratios.txt", Format::Text),
+        ("tiny-ratios.md", Format::Markdown),
+        ("tiny-ratios.csv", Format::Csv),
+    ] {
+        let text = render(&data, format, &opts).expect("render");
+        assert!(text.contains("0.00148"), "{name}: {text}");
+        assert!(!text.contains("inf") && !text.contains("NaN"), "{name}");
+        golden(name, &data, format, &opts);
+    }
+    let html = render(&data, Format::Html, &opts).expect("render");
+    assert!(html.contains(">0.00148<"), "{html}");
+    assert!(html.contains("<td class=\"n\">n/a</td>"), "{html}");
+}

@@ -42,7 +42,7 @@ fn merging_two_runs_concatenates_targets() {
     let csv = render(&data, Format::Csv, &ReportOptions::default()).expect("csv");
     assert_eq!(
         csv,
-        "point-query_range=100,1.11,1.22\ninsert_range=100,1.11,1.22\n"
+        "step,pg15/pg17,pg16/pg17\npoint-query_range=100,1.11,1.22\ninsert_range=100,1.11,1.22\n"
     );
 }
 

@@ -83,14 +83,27 @@ fn repeats_give_intervals_and_verdicts() {
     assert!(a_pq.across_repeats && (a_pq.cv.unwrap() - 0.01).abs() < 0.001);
 
     let text = render(&data, Format::Text, &ReportOptions::default()).unwrap();
-    assert!(text.contains("from 3 paired rounds (base and target back to back in each"));
+    assert!(
+        text.contains("from: paired windows: 3 rounds (base and target back to back in each"),
+        "{text}"
+    );
     assert!(text.contains("1 regression(s), 0 improvement(s), 1 without significant change"));
     assert!(text.contains("▼"));
     let md = render(&data, Format::Markdown, &ReportOptions::default()).unwrap();
     assert!(md.contains("| point-query_range=100 | **0.800 ["), "{md}");
     let html = render(&data, Format::Html, &ReportOptions::default()).unwrap();
-    let colored = html.matches("background:#f6c4c4").count();
+    let colored = html.matches("class=\"v lo\"").count();
     assert_eq!(colored, 1, "only the significant cell is colored");
+    // Verdicts by the suite's groups, with a heading each, linked from the contents, and
+    // the relative table shows each interval in the cell, not only in its tooltip.
+    let point = text.find("\tpoint queries:\n").expect("point heading");
+    let write = text.find("\twrite queries:\n").expect("write heading");
+    assert!(point < write && text[point..write].contains("point-query_range=100"));
+    assert!(md.contains("| **point queries** | |"), "{md}");
+    assert!(html.contains("<a href=\"#verdicts\">verdicts</a>"));
+    assert!(html.contains("<h2 id=\"verdicts\">"));
+    assert!(html.contains("<tr class=\"g\"><th colspan=\"2\">write queries</th></tr>"));
+    assert!(html.contains(" <span class=\"ci\">[0.7"), "{html}");
     assert!(html.trim_end().ends_with("</html>"));
 }
 
@@ -176,7 +189,7 @@ fn html_main_table_colors_only_significant_cells() {
     assert!(pq.contains("regression"), "{pq}");
     // The cell shows 0.86, beyond the old 0.95 threshold, yet the interval includes 1.0.
     let up = row("update-index_range=100");
-    assert!(up.contains(">0.86<"), "{up}");
+    assert!(up.contains(">0.86 <span class=\"ci\">["), "{up}");
     assert!(up.contains("class=\"n\""), "{up}");
     assert!(up.contains("no significant change"), "{up}");
 }
@@ -483,7 +496,7 @@ fn rounds_in_turns_are_the_evidence_and_the_first_round_is_left_out() {
     // The relative table shows the same ratio as the verdict.
     assert!(text.contains("0.50\tpoint-query_range=100"), "{text}");
     assert!(
-        text.contains("3 paired rounds in which the targets shared one window in turns of 10 ms"),
+        text.contains("from: paired in turns: 3 rounds in which the targets shared one window in turns of 10 ms"),
         "{text}"
     );
 }
