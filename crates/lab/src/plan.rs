@@ -69,6 +69,12 @@ impl std::ops::Deref for Target {
     }
 }
 
+/// The directory of target `name`'s prepared data under `--data-dir` (`dbdelta prepare`,
+/// `run --use-existing`).
+pub fn prepared_dir(data_dir: &Path, name: &str) -> PathBuf {
+    data_dir.join(dbdelta_model::result::file_safe(name))
+}
+
 impl RunPlan {
     /// Where target `name` keeps its data in this run: the prepared data's directory with
     /// `--use-existing`, else `fallback` (the run directory's scratch area).
@@ -78,7 +84,7 @@ impl RunPlan {
         fallback: impl FnOnce() -> Result<PathBuf, crate::LabError>,
     ) -> Result<PathBuf, crate::LabError> {
         match &self.existing {
-            Some(dir) => Ok(crate::prepared::target_dir(dir, name)),
+            Some(dir) => Ok(prepared_dir(dir, name)),
             None => fallback(),
         }
     }

@@ -65,10 +65,7 @@ pub struct Prepared {
     pub data: Option<PathBuf>,
 }
 
-/// The data directory of target `name` under `--data-dir`.
-pub fn target_dir(data_dir: &Path, name: &str) -> PathBuf {
-    data_dir.join(dbdelta_model::result::file_safe(name))
-}
+pub use crate::plan::prepared_dir as target_dir;
 
 /// Whether a plan can load once and run many; the reason when not.
 pub fn supported(plan: &RunPlan) -> Result<(), LabError> {
