@@ -204,3 +204,53 @@ fn managed_postgres_keeps_its_prepared_data_dir_between_runs() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--table-size 400 (run: 500)"), "{stderr}");
 }
+
+#[test]
+fn external_postgres_prepared_once_refuses_a_deleted_row() {
+    const BIN: &str = "/usr/lib/postgresql/15/bin";
+    if !common::require(
+        &["/usr/lib/postgresql/15/bin/initdb"],
+        "apt-get install postgresql-15",
+    ) {
+        return;
+    }
+    // A server of the test's own, reached as an external target by URL.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = TargetSpec::parse(&format!("pg=postgres:{BIN}?fsync=on")).unwrap();
+    let server =
+        dbdelta_engine_postgres::open(&spec, &dir.path().join("server"), &OpenOptions::default())
+            .unwrap();
+    let url = format!("ext=postgres://dbdelta@{}/dbdelta", server.address());
+    let data = dir.path().join("data");
+    prepare(&[&url], &data, "400");
+    let rd = dir.path().join("run");
+    let out = succeed(&mut run_existing(&[&url], &data, &rd, "400"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[ext] prepared data matches its record"),
+        "{stderr}"
+    );
+    assert_eq!(loads(&rd, "ext"), 0);
+
+    let mut conn = server.connect().unwrap();
+    conn.batch("DELETE FROM sbtest1 WHERE id = (SELECT max(id) FROM sbtest1)")
+        .unwrap();
+    let rows: u64 = conn
+        .query_scalar("SELECT count(*) FROM sbtest1")
+        .unwrap()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let out = run_existing(&[&url], &data, &dir.path().join("tampered"), "400")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "target ext: table sbtest1 has {rows} rows, recorded {}",
+            rows + 1
+        )),
+        "{stderr}"
+    );
+}
