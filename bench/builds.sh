@@ -11,7 +11,7 @@
 #      recipe, with --repeat verdicts.
 #
 # Needs: root (or a user who can run perf and apt-get source), a deb-src line for Debian's
-# postgresql-15 (see README "Builds from source"), gcc, make, jq, perf, Debian's
+# postgresql-15 (see docs/builds-and-versions.md), gcc, make, jq, perf, Debian's
 # postgresql-15 (the comparison base of part 2).
 set -euo pipefail
 { # one compound command: editing the file during a run cannot break the run

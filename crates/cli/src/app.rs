@@ -7,7 +7,7 @@ use crate::progress::Bars;
 use crate::spec::resolve;
 use crate::suites_cmd;
 use anyhow::{bail, Result};
-use clap::Parser;
+use clap::FromArgMatches;
 use dbdelta_lab::{End, Lab};
 use dbdelta_report::{
     apply_renames, load_run, parse_cost, parse_rename, render, Format, ReportData, ReportOptions,
@@ -23,9 +23,18 @@ const EXIT_STEP_FAILED: u8 = 3;
 
 /// Parses the command line and runs the subcommand.
 pub fn run() -> Result<ExitCode> {
-    let cli = Cli::parse();
+    // The help's defaults are filled in from the code (help.rs), so parse with that command.
+    let cli =
+        Cli::from_arg_matches(&crate::help::command().get_matches()).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::Run(args) => run_cmd(&args),
+        Command::Prepare(args) => crate::prepare_cmd::prepare(&args),
+        Command::Completions(args) => {
+            let mut out = Vec::new();
+            clap_complete::generate(args.shell, &mut crate::help::command(), "dbdelta", &mut out);
+            print_out(&String::from_utf8_lossy(&out))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Report(args) => report_cmd(&args),
         Command::Explain(args) => {
             print_out(&crate::profile_cmd::explain(&args)?)?;

@@ -1,4 +1,5 @@
 //! `--config dbdelta.toml`: the same options as the flags, plus `[[target]]` tables.
+//! `examples/dbdelta.toml` sets every key (a test keeps it so).
 //!
 //! ```toml
 //! suite = "sysbench"
@@ -16,12 +17,12 @@
 
 use crate::flags::ScaleArg;
 use anyhow::{bail, Context, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The config file's content.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
     pub suite: Option<String>,
@@ -49,7 +50,7 @@ pub struct ConfigFile {
 }
 
 /// One `[[target]]` table: either `spec` (the command-line form) or its parts.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetTable {
     pub name: String,
@@ -150,6 +151,45 @@ mod tests {
             cfg.targets[1].to_spec_text(p).unwrap(),
             "pg15=postgres:/usr/lib/postgresql/15/bin?max_connections=200&shared_buffers=1GB"
         );
+    }
+
+    #[test]
+    fn the_example_sets_every_key_and_loads() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/dbdelta.toml");
+        let cfg = load(&path).expect("examples/dbdelta.toml loads");
+        // Every option is set: a key added to ConfigFile without the example fails here.
+        let json = serde_json::to_value(&cfg).expect("config serializes");
+        let obj = json.as_object().expect("an object");
+        for (key, value) in obj {
+            assert!(
+                !value.is_null(),
+                "examples/dbdelta.toml does not set '{key}'"
+            );
+        }
+        // Every key of [[target]] appears in some table, and every table is a valid spec.
+        let mut seen = std::collections::BTreeSet::new();
+        for t in &cfg.targets {
+            t.to_spec_text(&path)
+                .expect("the example's targets are valid");
+            let v = serde_json::to_value(t).expect("target serializes");
+            for (key, value) in v.as_object().expect("an object") {
+                let set = match value {
+                    serde_json::Value::Null => false,
+                    serde_json::Value::Object(m) => !m.is_empty(),
+                    _ => true,
+                };
+                if set {
+                    seen.insert(key.clone());
+                }
+            }
+        }
+        let all = serde_json::to_value(TargetTable::default()).expect("target serializes");
+        for key in all.as_object().expect("an object").keys() {
+            assert!(
+                seen.contains(key),
+                "no [[target]] of the example sets '{key}'"
+            );
+        }
     }
 
     #[test]

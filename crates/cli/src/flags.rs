@@ -18,6 +18,9 @@ pub struct Cli {
 pub enum Command {
     /// Run a suite against one or more targets and print the relative-QPS tables.
     Run(Box<RunArgs>),
+    /// Load the suite's tables into each target once and record what was loaded (schema, row
+    /// counts, checksums), for later `run --use-existing` (same flags) that skip the load.
+    Prepare(Box<RunArgs>),
     /// Recompute reports from one or more run directories.
     Report(ReportArgs),
     /// List the built-in suites, or show one suite's steps and statements.
@@ -42,6 +45,9 @@ pub enum Command {
     /// checksum) and print their bin directory, for a managed target (postgres:DIR).
     /// `--target NAME=postgres-dist:VERSION` does the same on demand within `run`.
     Fetch(FetchArgs),
+    /// Print a shell completion script, e.g. `dbdelta completions bash >
+    /// ~/.local/share/bash-completion/completions/dbdelta`.
+    Completions(CompletionsArgs),
 }
 
 /// `dbdelta fetch`.
@@ -65,6 +71,14 @@ pub struct FetchArgs {
     /// ~/.cache/dbdelta); fetched binaries go under its dist/.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+}
+
+/// `dbdelta completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
 }
 
 /// `dbdelta build`.
@@ -233,30 +247,29 @@ pub struct ExplainArgs {
 }
 
 /// Scale presets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ScaleArg {
-    /// 1 table x 10k rows, 2 s per step, 1 s warm-up, no settle wait: the whole suite in a
-    /// few minutes.
+    /// Small tables and short steps, no settle wait: the whole suite in a few minutes.
     Quick,
-    /// The published configuration: 1 table x 50M rows, reads 300 s, writes 600 s, settle
-    /// min(1200, 60 + rows/1e6) s.
+    /// The published configuration: hours per suite.
     Full,
 }
 
 /// `dbdelta run`.
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Clone, Args, Default)]
 // `--threads -1`, `--read-secs -1`: a message about the flag's value, not "unexpected
 // argument '-1'".
 #[command(allow_negative_numbers = true)]
 pub struct RunArgs {
-    /// Suite to run: a built-in name (see `dbdelta suites`) or a suite .toml file.
+    /// Suite to run: a built-in name (see `dbdelta suites`), a suite .toml file or a
+    /// query-set directory.
     #[arg(long, help_heading = "Workload")]
     pub suite: Option<String>,
 
     /// A target as NAME=SPEC, e.g. wal=sqlite?journal_mode=WAL or
     /// pg15=postgres:/usr/lib/postgresql/15/bin. Repeat for each target; the first is the
-    /// base unless --base says otherwise. Default: two SQLite targets, wal and rollback.
+    /// base unless --base says otherwise.
     #[arg(
         short,
         long = "target",
@@ -269,7 +282,7 @@ pub struct RunArgs {
     #[arg(short, long, value_name = "FILE", help_heading = "Workload")]
     pub config: Option<PathBuf>,
 
-    /// Preset for table size and durations (each can be overridden by its own flag).
+    /// Preset for table size, durations and rounds (each can be overridden by its own flag).
     #[arg(long, value_enum, help_heading = "Scale")]
     pub scale: Option<ScaleArg>,
 
@@ -285,24 +298,23 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', help_heading = "Scale")]
     pub threads: Option<Vec<u32>>,
 
-    /// Seconds per read-heavy step (published runs: 300).
+    /// Seconds per read-heavy step.
     #[arg(long, help_heading = "Scale")]
     pub read_secs: Option<f64>,
 
-    /// Seconds per write-heavy step (published runs: 600).
+    /// Seconds per write-heavy step.
     #[arg(long, help_heading = "Scale")]
     pub write_secs: Option<f64>,
 
-    /// Seconds for the insert and scan steps (published runs: 600).
+    /// Seconds for the insert and scan steps.
     #[arg(long, help_heading = "Scale")]
     pub insert_secs: Option<f64>,
 
-    /// Warm-up seconds before each step: run but not counted (published runs: 5).
+    /// Warm-up seconds before each step: run but not counted.
     #[arg(long, help_heading = "Scale")]
     pub warmup_secs: Option<f64>,
 
-    /// Warm-up seconds of interleaved rounds after the first, when the data is already warm
-    /// (quick: 0.1; default: --warmup-secs when given, else the scale's).
+    /// Warm-up seconds of interleaved rounds after the first, when the data is already warm.
     #[arg(long, help_heading = "Scale")]
     pub round_warmup_secs: Option<f64>,
     /// Seconds each settle point lasts at least: after vacuum/analyze/checkpoint a server
@@ -415,17 +427,16 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Insert Benchmark")]
     pub clients: Option<u32>,
 
-    /// Insert Benchmark: rows each client inserts in l.i0 (published: 20000000; quick: 200000).
+    /// Insert Benchmark: rows each client inserts in l.i0.
     #[arg(long, help_heading = "Insert Benchmark")]
     pub rows_load: Option<u64>,
 
-    /// Insert Benchmark: rows each client inserts in l.i1 (4/5) and l.i2 (1/5) together
-    /// (published: 50000000; quick: 50000).
+    /// Insert Benchmark: rows each client inserts in l.i1 (4/5) and l.i2 (1/5) together.
     #[arg(long, help_heading = "Insert Benchmark")]
     pub rows_write: Option<u64>,
 
     /// Insert Benchmark: seconds per read+write step qr100 … qp1000 when the insert rate is
-    /// met (published: 1800; quick: 10).
+    /// met.
     #[arg(long, help_heading = "Insert Benchmark")]
     pub query_secs: Option<f64>,
 
@@ -474,15 +485,16 @@ pub struct RunArgs {
 
     /// Rounds per step: with two or more targets every step is measured N times on each,
     /// interleaved (A B, B A, …), and relative values carry a 95 % confidence interval and a
-    /// verdict (default: 5 at --scale quick, 1 at full). --sequential repeats are independent
-    /// runs with a fresh server start and load (default 1).
+    /// verdict. --sequential repeats are independent runs with a fresh server start and load.
     #[arg(long, value_name = "N", help_heading = "Verdicts")]
     pub repeat: Option<u32>,
 
     /// Interleaved rounds after the first measure the targets in one window, taking turns of
     /// this many milliseconds (A B B A …), so the fast and slow phases of a shared host land
-    /// on every target alike; 0 = one window per target. Closed-loop steps on embedded
-    /// engines (server engines keep one window per target). Default 10.
+    /// on every target alike; 0 = one window per target. Closed-loop timed steps take turns
+    /// when they read (every engine, PostgreSQL and MySQL too) or write on an engine without
+    /// background work (SQLite); writes on servers, paced, profiled and counted steps keep one
+    /// window per target.
     #[arg(long, value_name = "MS", help_heading = "Verdicts")]
     pub turn_ms: Option<f64>,
 
@@ -527,6 +539,18 @@ pub struct RunArgs {
     /// Keep each target's database files (SQLite files, server data dirs) after the run.
     #[arg(long, help_heading = "Output")]
     pub keep_data: bool,
+
+    /// Skip the load: use the tables `dbdelta prepare` loaded with the same targets, suite
+    /// and scale flags, after checking each table's schema, row count and checksum against
+    /// what was recorded (a mismatch is refused, naming the table; exit 2). sysbench only.
+    #[arg(long, help_heading = "Prepared data")]
+    pub use_existing: bool,
+
+    /// Where `prepare` keeps each target's data (SQLite file, managed server's data
+    /// directory) as DIR/<target>, and where `run --use-existing` finds it. External servers
+    /// keep theirs in their database.
+    #[arg(long, value_name = "DIR", help_heading = "Prepared data")]
+    pub data_dir: Option<PathBuf>,
 
     /// Database name dbdelta creates and uses on servers.
     #[arg(long, help_heading = "Targets")]

@@ -17,9 +17,11 @@ mod flags;
 mod fuzz_corpus;
 #[cfg(test)]
 mod fuzzing;
+mod help;
 mod history_cmd;
 mod interrupt;
 mod output;
+mod prepare_cmd;
 mod profile_cmd;
 mod progress;
 mod spec;

@@ -48,7 +48,16 @@ fn turn_ms(chosen: Option<f64>) -> Result<Option<f64>> {
 
 /// Turn length of interleaved rounds: short against the tens of milliseconds a shared
 /// host's fast and slow phases last, long against a handover (bench/turns.sh).
-const DEFAULT_TURN_MS: f64 = 10.0;
+pub const DEFAULT_TURN_MS: f64 = 10.0;
+
+/// Directory under which run directories are created without `--out`.
+pub const DEFAULT_OUT: &str = "dbdelta-runs";
+
+/// Where `prepare` keeps targets' data and `run --use-existing` finds it without `--data-dir`.
+pub const DEFAULT_DATA_DIR: &str = "dbdelta-data";
+
+/// Database dbdelta creates and uses on servers without `--database`.
+pub const DEFAULT_DATABASE: &str = "dbdelta";
 
 /// Builds the plan from the flags and the optional config file.
 pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
@@ -301,7 +310,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         .database
         .clone()
         .or(cfg.database.clone())
-        .unwrap_or_else(|| "dbdelta".to_string());
+        .unwrap_or_else(|| DEFAULT_DATABASE.to_string());
     if database.is_empty()
         || !database
             .chars()
@@ -313,7 +322,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         (Some(_), Some(_)) => bail!("--run-dir and --out exclude each other: give one"),
         (Some(d), None) => OutDir::Exact(d.clone()),
         (None, Some(d)) => OutDir::Under(d.clone()),
-        (None, None) => OutDir::Under(PathBuf::from("dbdelta-runs")),
+        (None, None) => OutDir::Under(PathBuf::from(DEFAULT_OUT)),
     };
     // Validate the gate and the profiling flags before measuring anything.
     let fail_on = args
@@ -349,6 +358,14 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         },
         out,
         keep_data: args.keep_data,
+        existing: match (args.use_existing, &args.data_dir) {
+            (true, dir) => Some(dir.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR))),
+            (false, None) => None,
+            (false, Some(dir)) => bail!(
+                "--data-dir {} applies to `dbdelta prepare` and `dbdelta run --use-existing`: add --use-existing or drop --data-dir",
+                dir.display()
+            ),
+        },
         ibench,
         queryset,
         schedule,

@@ -55,7 +55,7 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
                 )));
             }
         }
-        let scratch = dir.scratch_dir(&spec.name)?;
+        let scratch = plan.scratch_dir(&spec.name, || dir.scratch_dir(&spec.name))?;
         let tdir = dir.target_dir(&spec.name)?;
         progress.message(&format!("[{}] starting {}", spec.name, spec.redacted()));
         match provision(plan, spec, None, &scratch, &tdir, manifest, dir, progress)? {

@@ -34,10 +34,27 @@ impl<P: LabProgress + 'static> Lab<P> {
         crate::build::materialize(&mut plan.targets, &*progress)?;
         // postgres-dist: targets are fetched (or found in the cache) likewise.
         crate::dist::materialize(&mut plan.targets, &*progress)?;
+        if let Some(data) = plan.existing.clone() {
+            // The prepared data is checked, kept, and stands for the load.
+            crate::prepared::check(&plan, &data, &*progress)?;
+            plan.keep_data = true;
+            plan.suite.items.retain(|item| {
+                !matches!(
+                    item,
+                    dbdelta_workload::SuiteItem::Action {
+                        action: dbdelta_workload::Action::Load,
+                        ..
+                    }
+                )
+            });
+        }
         let most = plan.options.threads.iter().copied().max().unwrap_or(1);
         let active = plan.options.client.active.map_or(most, |k| k.min(most));
         crate::capacity::ensure_capacity(u64::from(most), u64::from(active))?;
-        crate::disk::ensure_room(&plan)?;
+        // Prepared data is loaded already: a run on it needs no room for a load.
+        if plan.existing.is_none() {
+            crate::disk::ensure_room(&plan)?;
+        }
         // TLS and compressed connections have no session form either.
         if plan.open.tls
             || plan.open.compress
@@ -182,6 +199,9 @@ impl<P: LabProgress + 'static> Lab<P> {
             }
         }
         let closing = crate::interrupt::closing();
+        if let Some(data) = &plan.existing {
+            crate::prepared::record_after_run(&plan, data, dir.path(), &*progress);
+        }
         // Engines kept for a repeat that never came (Ctrl-C): stop their servers now.
         for mut engine in kept.into_iter().flatten() {
             let _ = engine.shutdown();

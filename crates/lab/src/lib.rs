@@ -26,6 +26,7 @@ pub mod interrupt;
 mod lab;
 pub mod outcome;
 pub mod plan;
+pub mod prepared;
 pub mod profiling;
 pub mod progress;
 pub mod queryset;

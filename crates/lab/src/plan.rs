@@ -28,6 +28,9 @@ pub struct RunPlan {
     pub out: OutDir,
     /// Keep database files after the run.
     pub keep_data: bool,
+    /// `--use-existing`: the data `dbdelta prepare` loaded under this `--data-dir` (one
+    /// directory per target) is checked and used instead of a load.
+    pub existing: Option<PathBuf>,
     /// The Insert Benchmark's options when the suite is `ibench`.
     pub ibench: Option<IbenchOptions>,
     /// The query-set suite when the suite is a directory, with its runs per query.
@@ -63,6 +66,27 @@ impl std::ops::Deref for Target {
     type Target = TargetSpec;
     fn deref(&self) -> &TargetSpec {
         &self.spec
+    }
+}
+
+/// The directory of target `name`'s prepared data under `--data-dir` (`dbdelta prepare`,
+/// `run --use-existing`).
+pub fn prepared_dir(data_dir: &Path, name: &str) -> PathBuf {
+    data_dir.join(dbdelta_model::result::file_safe(name))
+}
+
+impl RunPlan {
+    /// Where target `name` keeps its data in this run: the prepared data's directory with
+    /// `--use-existing`, else `fallback` (the run directory's scratch area).
+    pub fn scratch_dir(
+        &self,
+        name: &str,
+        fallback: impl FnOnce() -> Result<PathBuf, crate::LabError>,
+    ) -> Result<PathBuf, crate::LabError> {
+        match &self.existing {
+            Some(dir) => Ok(prepared_dir(dir, name)),
+            None => fallback(),
+        }
     }
 }
 

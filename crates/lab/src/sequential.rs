@@ -47,8 +47,11 @@ pub(crate) fn run_one_target(
     // Every repeat starts from a fresh scratch area (a new server and a new load) unless the
     // engine of the previous repeat was kept (--reuse-load).
     let scratch = match repeat {
-        Some(k) if k > 1 && reused.is_none() => dir.scratch_dir(&format!("{}.r{k}", spec.name))?,
-        _ => dir.scratch_dir(&spec.name)?,
+        // Prepared data (--use-existing) is the same for every repeat.
+        Some(k) if k > 1 && reused.is_none() && plan.existing.is_none() => {
+            dir.scratch_dir(&format!("{}.r{k}", spec.name))?
+        }
+        _ => plan.scratch_dir(&spec.name, || dir.scratch_dir(&spec.name))?,
     };
     let tdir = dir.target_dir(&spec.name)?;
     let entry_idx = manifest_entry(manifest, &spec.name)?;

@@ -73,6 +73,7 @@ fn plan(targets: &[&str], run: &Path) -> RunPlan {
         base: "a".into(),
         open: OpenOptions::default(),
         out: OutDir::Exact(run.to_path_buf()),
+        existing: None,
         keep_data: false,
         ibench: None,
         queryset: None,
