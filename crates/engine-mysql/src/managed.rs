@@ -33,21 +33,6 @@ const MAX_SOCKET_PATH: usize = 100;
 /// behind links all use port 3306).
 static SOCKETS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
-/// Options dbdelta sets itself; a target may not override them.
-const RESERVED: [&str; 11] = [
-    "port",
-    "socket",
-    "datadir",
-    "bind-address",
-    "log-error",
-    "pid-file",
-    "user",
-    "basedir",
-    "skip-networking",
-    "defaults-file",
-    "tmpdir",
-];
-
 /// A started server and the files it uses.
 #[derive(Debug)]
 pub(crate) struct ManagedServer {
@@ -153,10 +138,9 @@ fn check_params(target: &str, params: &[(String, String)]) -> Result<(), EngineE
                 "target '{target}': '{k}={v}' is not a valid server setting (write name=value, e.g. innodb_buffer_pool_size=1G)"
             )));
         }
-        let norm = k.replace('_', "-").to_ascii_lowercase();
-        if RESERVED.contains(&norm.as_str()) {
+        if let Some(option) = crate::options::reserved_option(k) {
             return Err(EngineError::config(format!(
-                "target '{target}': '{k}' is set by dbdelta for managed servers (loopback port, scratch directory); remove it from the target"
+                "target '{target}': '{k}' would set the server option '{option}' (the server reads '-' and '_' alike, 'loose-'/'skip-'/'enable-' prefixes and any unique prefix of an option name), and dbdelta sets where a managed server listens and which files it uses (loopback port, scratch directory); remove '{k}' from the target"
             )));
         }
     }
@@ -524,6 +508,19 @@ mod tests {
         assert!(check_params("t", &[("innodb_buffer_pool_size".into(), "1G".into())]).is_ok());
         assert!(check_params("t", &[("port".into(), "1".into())]).is_err());
         assert!(check_params("t", &[("bind_address".into(), "0.0.0.0".into())]).is_err());
+        for key in [
+            "loose-bind-address",
+            "bind",
+            "loose-port",
+            "loose-skip-networking",
+        ] {
+            let e = check_params("t", &[(key.into(), "0.0.0.0".into())]).unwrap_err();
+            assert!(
+                e.message.contains("target 't'") && e.message.contains(key),
+                "{e:?}"
+            );
+        }
+        assert!(check_params("t", &[("port-open-timeout".into(), "5".into())]).is_ok());
         assert!(check_params("t", &[("a b".into(), "1".into())]).is_err());
         assert!(check_params("t", &[("x".into(), "1\n[client]".into())]).is_err());
     }
