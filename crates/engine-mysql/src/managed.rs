@@ -10,6 +10,7 @@ use crate::endpoint::CONNECT_TIMEOUT;
 use crate::errors::statement_error;
 use crate::Flavor;
 use dbdelta_engine::EngineError;
+use dbdelta_kit::listen;
 use dbdelta_kit::netns::Link;
 use dbdelta_kit::quote;
 use dbdelta_kit::server::{self, NotReady, Probe, ServerProcess};
@@ -385,6 +386,10 @@ pub(crate) fn start(
         link,
     };
     let mut root = wait_ready(target, &mut srv, &bin, &scratch)?;
+    // Whatever the settings said, the server must listen where dbdelta put it (dropping
+    // `srv` on error stops it).
+    let allowed: Vec<std::net::IpAddr> = srv.link.iter().map(|l| l.server_addr().into()).collect();
+    listen::require_loopback_only(target, "the managed server", srv.pid(), &allowed)?;
     let client = srv.link.as_ref().map(|l| l.client_addr().to_string());
     bootstrap(&mut root, database, client.as_deref())?;
     Ok((srv, flavor))

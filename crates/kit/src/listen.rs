@@ -77,6 +77,27 @@ pub fn check_loopback_only(pid: u32, allowed: &[IpAddr]) -> Result<(), ListenErr
     }
 }
 
+/// [`check_loopback_only`] for a managed server that just became ready, as a config error
+/// naming the target: the caller stops the server when this fails. `what` names the
+/// program ("the managed server", "pgbouncer"); a server that has already exited passes.
+pub fn require_loopback_only(
+    target: &str,
+    what: &str,
+    pid: Option<u32>,
+    allowed: &[IpAddr],
+) -> Result<(), dbdelta_engine::EngineError> {
+    let Some(pid) = pid else { return Ok(()) };
+    check_loopback_only(pid, allowed).map_err(|e| {
+        dbdelta_engine::EngineError::config(match e {
+            ListenError::Exposed(_) => format!(
+                "target '{target}': {what} (pid {pid}) {e}; dbdelta stops it: managed servers \
+                 listen on loopback only. Remove the setting or plugin that opens this port"
+            ),
+            ListenError::Proc { .. } => format!("target '{target}': {what} (pid {pid}): {e}"),
+        })
+    })
+}
+
 /// 127.0.0.0/8, ::1 and IPv4-mapped loopback (`::ffff:127.0.0.1`).
 fn is_loopback(ip: IpAddr) -> bool {
     match ip {
