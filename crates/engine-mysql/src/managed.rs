@@ -83,7 +83,11 @@ impl Drop for ManagedServer {
 }
 
 /// The server binary in `basedir` and its flavor.
-fn find_server(target: &str, basedir: &Path) -> Result<(PathBuf, Flavor, String), EngineError> {
+fn find_server(
+    target: &str,
+    basedir: &Path,
+    owner: Option<(u32, u32)>,
+) -> Result<(PathBuf, Flavor, String), EngineError> {
     let candidates = [
         "sbin/mariadbd",
         "bin/mariadbd",
@@ -102,16 +106,16 @@ fn find_server(target: &str, basedir: &Path) -> Result<(PathBuf, Flavor, String)
                 candidates.join(", ")
             ))
         })?;
-    let out = Command::new(&bin)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| {
-            EngineError::config(format!(
-                "target '{target}': cannot run {}: {e}",
-                bin.display()
-            ))
-        })?;
+    // As the service user, like the server itself: the basedir names code dbdelta runs.
+    let mut cmd = Command::new(&bin);
+    cmd.arg("--version").stdin(Stdio::null());
+    server::prepare_command(&mut cmd, owner);
+    let out = cmd.output().map_err(|e| {
+        EngineError::config(format!(
+            "target '{target}': cannot run {}: {e}",
+            bin.display()
+        ))
+    })?;
     let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if !out.status.success() {
         return Err(EngineError::config(format!(
@@ -299,7 +303,8 @@ pub(crate) fn start(
     database: &str,
     link: Option<Link>,
 ) -> Result<(ManagedServer, Flavor), EngineError> {
-    let (bin, flavor, _) = find_server(target, basedir)?;
+    let owner = server::service_user()?;
+    let (bin, flavor, _) = find_server(target, basedir, owner)?;
     check_params(target, params)?;
     let io_err = |what: &Path, e: std::io::Error| {
         EngineError::config(format!(
@@ -350,7 +355,6 @@ pub(crate) fn start(
     );
     fs::write(&cnf, text).map_err(|e| io_err(&cnf, e))?;
 
-    let owner = server::service_user()?;
     server::chown_tree(&scratch, owner)?;
     check_traversable(&scratch, owner)?;
     initialize(target, &bin, flavor, basedir, &cnf, owner, &log)?;

@@ -232,8 +232,11 @@ pub(crate) fn start(
     fs::write(dir.join("userlist.txt"), format!("\"{user}\" \"\"\n"))
         .map_err(|e| err(format!("cannot write the userlist: {e}")))?;
     dbdelta_kit::server::chown_tree(&dir, owner)?;
-    let version = Command::new(&b.bin)
-        .arg("--version")
+    // As the service user, like pgbouncer itself: pgbouncer.bin= names code dbdelta runs.
+    let mut version_cmd = Command::new(&b.bin);
+    version_cmd.arg("--version").stdin(Stdio::null());
+    prepare_command(&mut version_cmd, owner);
+    let version = version_cmd
         .output()
         .ok()
         .and_then(|o| String::from_utf8(o.stdout).ok())
