@@ -27,6 +27,38 @@ fn a_managed_server_listens_on_loopback_only() {
 }
 
 #[test]
+fn a_managed_pgbouncer_listens_on_loopback_only() {
+    if !have_pg() {
+        return;
+    }
+    if !std::path::Path::new("/usr/sbin/pgbouncer").is_file() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "/usr/sbin/pgbouncer is missing and CI is set (apt-get install pgbouncer)"
+        );
+        eprintln!("SKIPPED: /usr/sbin/pgbouncer is missing (apt-get install pgbouncer)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let eng = start(
+        dir.path(),
+        "?pgbouncer=session&pgbouncer.default_pool_size=5",
+    );
+    let pids = eng.proxy_pids();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let addrs = listen::listening(pids[0]).unwrap();
+    assert!(
+        !addrs.is_empty(),
+        "pgbouncer {} listens on nothing",
+        pids[0]
+    );
+    assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+    for pid in eng.server_pids() {
+        listen::check_loopback_only(pid, &[]).unwrap();
+    }
+}
+
+#[test]
 fn listen_and_include_settings_are_refused_before_the_server_starts() {
     if !have_pg() {
         return;
