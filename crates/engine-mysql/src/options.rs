@@ -7,9 +7,9 @@
 //! of an option name (`bind` for `bind-address`), strips the special prefixes `loose-`,
 //! `skip-`, `disable-`, `enable-` and `maximum-` (repeatedly: `loose-skip-networking`) when a
 //! name matches no option, and reads `key.option` as a structured option whose name is the
-//! part after the dot. A key is refused when any of these readings can reach an option
-//! dbdelta controls itself; a prefix of such an option is refused even when the server
-//! would find it ambiguous. Names are compared without regard to case: the server would
+//! part after the dot; plugin options also answer to a `plugin-` prefix. A key is refused
+//! when any of these readings can reach an option dbdelta controls itself; a prefix of such
+//! an option is refused even when the server would find it ambiguous. Names are compared without regard to case: the server would
 //! reject the upper-case spelling, dbdelta refuses it before the server starts.
 
 /// Options dbdelta writes itself or that decide where a managed server listens, what files
@@ -47,8 +47,12 @@ const RESERVED: &[&str] = &[
 /// (`wsrep-on`, `wsrep-provider`, `wsrep-node-address`, …) and MariaDB's HandlerSocket plugin.
 const RESERVED_FAMILIES: &[&str] = &["mysqlx", "wsrep", "handlersocket"];
 
-/// The prefixes `my_getopt` strips from a name that matches no option.
-const SPECIAL_PREFIXES: &[&str] = &["loose-", "skip-", "disable-", "enable-", "maximum-"];
+/// The prefixes `my_getopt` strips from a name that matches no option, and `plugin-`: the
+/// server registers every plugin option a second time under that prefix
+/// (`plugin-mysqlx-port`).
+const SPECIAL_PREFIXES: &[&str] = &[
+    "loose-", "skip-", "disable-", "enable-", "maximum-", "plugin-",
+];
 
 /// The reserved option (or family) a `my.cnf` key could set, or `None` when the key cannot
 /// reach one in any reading the server's option parser allows.
@@ -136,6 +140,8 @@ mod tests {
             ("mysqlx", "mysqlx"),
             ("loose-mysqlx", "mysqlx"),
             ("mysqlx-port", "mysqlx"),
+            ("plugin-mysqlx-port", "mysqlx"),
+            ("loose-plugin-mysqlx-bind-address", "mysqlx"),
             ("loose_mysqlx_bind_address", "mysqlx"),
             ("wsrep_on", "wsrep"),
             ("wsrep-provider", "wsrep"),
@@ -173,6 +179,9 @@ mod tests {
             "thread_handling",
             "default.key_buffer_size",
             "report-port",
+            "plugin-load-add",
+            "plugin_dir",
+            "plugin-maturity",
             "table_open_cache",
         ] {
             assert_eq!(reserved_option(key), None, "{key}");
