@@ -193,10 +193,11 @@ fn reserved_setting(key: &str) -> Option<&'static str> {
         }
         // Bonjour advertises the server on the local network.
         "bonjour" | "bonjour_name" => "managed servers are not advertised on the network",
-        // Configuration-file directives and file locations: an included file or another
-        // configuration file could set the listen address or trust other hosts.
-        "include" | "include_if_exists" | "include_dir" | "config_file" | "hba_file"
-        | "ident_file" | "data_directory" | "external_pid_file" => {
+        // Configuration-file directives and locations: an included file or another
+        // configuration file could set the listen address. (`hba_file` and `ident_file`
+        // stay the target's: they decide who may connect, not where the server listens.)
+        "include" | "include_if_exists" | "include_dir" | "config_file" | "data_directory"
+        | "external_pid_file" => {
             "dbdelta writes the managed server's configuration and keeps its files in the \
              scratch directory (settings go in the target, not in an included file)"
         }
@@ -569,8 +570,6 @@ mod tests {
             "include_if_exists",
             "include_dir",
             "config_file",
-            "hba_file",
-            "ident_file",
             "data_directory",
             "external_pid_file",
             "bonjour",

@@ -74,7 +74,7 @@ fn listen_and_include_settings_are_refused_before_the_server_starts() {
         ("include_if_exists", conf.as_str()),
         ("include_dir", "/tmp"),
         ("config_file", conf.as_str()),
-        ("hba_file", conf.as_str()),
+        ("data_directory", "/tmp"),
         ("unix_socket_directories", "/tmp"),
     ] {
         let spec = managed(&format!("?{key}={value}"));
