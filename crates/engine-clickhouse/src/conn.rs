@@ -34,6 +34,9 @@ pub struct HttpConnection {
     sql: String,
     body: Vec<u8>,
     scratch: Vec<u8>,
+    /// Most bytes of a result held in memory ([`HELD_BODY_LIMIT`], less for the admin
+    /// connection of a target's start).
+    held_limit: u64,
 }
 
 impl std::fmt::Debug for HttpConnection {
@@ -62,6 +65,7 @@ impl HttpConnection {
             sql: String::new(),
             body: Vec::new(),
             scratch: Vec::new(),
+            held_limit: HELD_BODY_LIMIT,
         };
         c.rebuild_path();
         c.http.connect()?;
@@ -78,7 +82,10 @@ impl HttpConnection {
             io_timeout: Some(endpoint.connect_timeout),
             ..ConnectOptions::default()
         };
-        Self::open(&e, &opts)
+        let mut c = Self::open(&e, &opts)?;
+        // Its answers (a version, a count, a setting) are a few bytes.
+        c.held_limit = ADMIN_BODY_LIMIT;
+        Ok(c)
     }
 
     fn rebuild_path(&mut self) {
@@ -168,7 +175,8 @@ impl HttpConnection {
     fn fetch(&mut self, sql: &str) -> Result<Response, EngineError> {
         let mut body = std::mem::take(&mut self.body);
         body.clear();
-        let r = self.send(sql, HELD_BODY_LIMIT, &mut |p| body.extend_from_slice(p));
+        let limit = self.held_limit;
+        let r = self.send(sql, limit, &mut |p| body.extend_from_slice(p));
         self.body = body;
         let r = r?;
         self.check_trailing(&self.body)?;
@@ -189,6 +197,8 @@ const HELD_BODY_LIMIT: u64 = 256 * 1024 * 1024;
 /// Most bytes of a result counted as it streams (`query`, `execute`): a query that returns
 /// more is no benchmark answer, and an endless body must end.
 const STREAMED_BODY_LIMIT: u64 = 4 * 1024 * 1024 * 1024;
+/// Most bytes of a result held by the admin connection that starts a target.
+const ADMIN_BODY_LIMIT: u64 = 1024 * 1024;
 /// Most bytes of the answer to the `SELECT 1` that checks a session setting.
 const PROBE_BODY_LIMIT: u64 = 64 * 1024;
 
