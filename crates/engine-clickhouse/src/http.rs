@@ -118,15 +118,19 @@ impl HttpConn {
     }
 
     fn io_error(&self, what: &str, e: &io::Error) -> EngineError {
-        let kind = if is_timeout(e) {
-            ErrorKind::Timeout
-        } else {
-            ErrorKind::Connection
+        let (kind, why) = match (is_timeout(e), self.io_timeout) {
+            // The socket's timeout, not an OS error text ("Resource temporarily unavailable").
+            (true, Some(t)) => (
+                ErrorKind::Timeout,
+                format!("nothing read within {:.1} s", t.as_secs_f64()),
+            ),
+            (true, None) => (ErrorKind::Timeout, e.to_string()),
+            (false, _) => (ErrorKind::Connection, e.to_string()),
         };
         EngineError::new(
             kind,
             format!(
-                "target '{}': {what} {}:{}: {e}",
+                "target '{}': {what} {}:{}: {why}",
                 self.target.target, self.target.host, self.target.port
             ),
         )
