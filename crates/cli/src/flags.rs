@@ -269,7 +269,10 @@ pub struct RunArgs {
 
     /// A target as NAME=SPEC, e.g. wal=sqlite?journal_mode=WAL or
     /// pg15=postgres:/usr/lib/postgresql/15/bin. Repeat for each target; the first is the
-    /// base unless --base says otherwise.
+    /// base unless --base says otherwise. Default: two SQLite targets, wal and rollback.
+    /// Paths to code in a spec are trusted: a managed server's directory and pgbouncer.bin=
+    /// run (as the user dbdelta when run as root), lib= of rocksdb and chdb loads into
+    /// dbdelta itself with its own privileges, root if it runs as root.
     #[arg(
         short,
         long = "target",

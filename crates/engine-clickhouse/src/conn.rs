@@ -34,6 +34,9 @@ pub struct HttpConnection {
     sql: String,
     body: Vec<u8>,
     scratch: Vec<u8>,
+    /// Most bytes of a result held in memory ([`HELD_BODY_LIMIT`], less for the admin
+    /// connection of a target's start).
+    held_limit: u64,
 }
 
 impl std::fmt::Debug for HttpConnection {
@@ -62,17 +65,27 @@ impl HttpConnection {
             sql: String::new(),
             body: Vec::new(),
             scratch: Vec::new(),
+            held_limit: HELD_BODY_LIMIT,
         };
         c.rebuild_path();
         c.http.connect()?;
         Ok(c)
     }
 
-    /// A connection without a database (to create it).
+    /// A connection without a database (to create it) whose every read and write is
+    /// bounded by the endpoint's connect timeout: a port that accepts and never answers
+    /// fails the target's start instead of hanging it.
     pub(crate) fn open_without_database(endpoint: &Endpoint) -> Result<Self, EngineError> {
         let mut e = endpoint.clone();
         e.database.clear();
-        Self::open(&e, &ConnectOptions::default())
+        let opts = ConnectOptions {
+            io_timeout: Some(endpoint.connect_timeout),
+            ..ConnectOptions::default()
+        };
+        let mut c = Self::open(&e, &opts)?;
+        // Its answers (a version, a count, a setting) are a few bytes.
+        c.held_limit = ADMIN_BODY_LIMIT;
+        Ok(c)
     }
 
     fn rebuild_path(&mut self) {
@@ -92,9 +105,15 @@ impl HttpConnection {
         self.path = p;
     }
 
-    /// Runs `sql`, handing the result body to `sink`; errors carry the server's code.
-    fn send(&mut self, sql: &str, sink: &mut dyn FnMut(&[u8])) -> Result<Response, EngineError> {
-        let r = self.http.post(&self.path, sql.as_bytes(), sink)?;
+    /// Runs `sql`, handing at most `limit` bytes of result body to `sink`; errors carry the
+    /// server's code.
+    fn send(
+        &mut self,
+        sql: &str,
+        limit: u64,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<Response, EngineError> {
+        let r = self.http.post(&self.path, sql.as_bytes(), limit, sink)?;
         if r.status == 200 {
             return Ok(r);
         }
@@ -141,7 +160,9 @@ impl HttpConnection {
             return None;
         }
         self.rebuild_path();
-        let checked = self.send("SELECT 1", &mut |_| {}).map(|_| ());
+        let checked = self
+            .send("SELECT 1", PROBE_BODY_LIMIT, &mut |_| {})
+            .map(|_| ());
         if checked.is_err() {
             self.session = session;
             self.endpoint.database = database;
@@ -154,7 +175,8 @@ impl HttpConnection {
     fn fetch(&mut self, sql: &str) -> Result<Response, EngineError> {
         let mut body = std::mem::take(&mut self.body);
         body.clear();
-        let r = self.send(sql, &mut |p| body.extend_from_slice(p));
+        let limit = self.held_limit;
+        let r = self.send(sql, limit, &mut |p| body.extend_from_slice(p));
         self.body = body;
         let r = r?;
         self.check_trailing(&self.body)?;
@@ -168,6 +190,17 @@ impl HttpConnection {
         }
     }
 }
+
+/// Most bytes of a result held in memory (`run_rows`, `query_scalar`: catalog queries,
+/// checks, the values a step reads back), far above what any of them returns.
+const HELD_BODY_LIMIT: u64 = 256 * 1024 * 1024;
+/// Most bytes of a result counted as it streams (`query`, `execute`): a query that returns
+/// more is no benchmark answer, and an endless body must end.
+const STREAMED_BODY_LIMIT: u64 = 4 * 1024 * 1024 * 1024;
+/// Most bytes of a result held by the admin connection that starts a target.
+const ADMIN_BODY_LIMIT: u64 = 1024 * 1024;
+/// Most bytes of the answer to the `SELECT 1` that checks a session setting.
+const PROBE_BODY_LIMIT: u64 = 64 * 1024;
 
 /// Bytes of the end of a streamed body kept to find an exception written after the rows.
 const TAIL: usize = 64 * 1024;
@@ -198,7 +231,7 @@ impl Connection for HttpConnection {
         let mut bytes = 0u64;
         let mut tail = std::mem::take(&mut self.scratch);
         tail.clear();
-        let r = self.send(sql, &mut |p| {
+        let r = self.send(sql, STREAMED_BODY_LIMIT, &mut |p| {
             rows += p.iter().filter(|b| **b == b'\n').count() as u64;
             bytes += p.len() as u64;
             if p.len() >= TAIL {

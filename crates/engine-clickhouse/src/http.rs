@@ -2,6 +2,13 @@
 //! connection, `POST` with the query as the body, responses read with `Content-Length` or
 //! chunked transfer encoding and handed to the caller piece by piece, so a large result is
 //! counted without being held in memory.
+//!
+//! Everything read from the server is bounded: a status or header line, the whole header,
+//! a chunk-size line and the body (by a limit the caller gives: what it can hold or what a
+//! step can need), so a server that streams without end fails the request instead of filling
+//! memory. A response is ClickHouse's only when it carries an `X-ClickHouse-*` header (every
+//! query response does, since at least 18.16's `X-ClickHouse-Server-Display-Name`): any
+//! other HTTP server is refused before its body is read.
 
 use base64::Engine as _;
 use dbdelta_engine::{EngineError, ErrorKind};
@@ -67,6 +74,15 @@ pub(crate) struct HttpConn {
     line: String,
 }
 
+/// Longest status or header line accepted.
+const MAX_HEADER_LINE: usize = 16 * 1024;
+/// Most bytes of status line and headers together.
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+/// Longest chunk-size line (hex size and extensions) accepted.
+const MAX_CHUNK_LINE: usize = 1024;
+/// Most bytes of an error response's body read (and kept for the message).
+const MAX_ERROR_BODY: u64 = 1024 * 1024;
+
 /// How long before the server's keep-alive timeout an idle connection is replaced rather
 /// than reused (a request racing the server's close would fail).
 const KEEP_ALIVE_MARGIN: Duration = Duration::from_millis(500);
@@ -102,15 +118,19 @@ impl HttpConn {
     }
 
     fn io_error(&self, what: &str, e: &io::Error) -> EngineError {
-        let kind = if is_timeout(e) {
-            ErrorKind::Timeout
-        } else {
-            ErrorKind::Connection
+        let (kind, why) = match (is_timeout(e), self.io_timeout) {
+            // The socket's timeout, not an OS error text ("Resource temporarily unavailable").
+            (true, Some(t)) => (
+                ErrorKind::Timeout,
+                format!("nothing read within {:.1} s", t.as_secs_f64()),
+            ),
+            (true, None) => (ErrorKind::Timeout, e.to_string()),
+            (false, _) => (ErrorKind::Connection, e.to_string()),
         };
         EngineError::new(
             kind,
             format!(
-                "target '{}': {what} {}:{}: {e}",
+                "target '{}': {what} {}:{}: {why}",
                 self.target.target, self.target.host, self.target.port
             ),
         )
@@ -138,13 +158,15 @@ impl HttpConn {
         Ok(())
     }
 
-    /// Sends `POST {path}` with `body`; a 200 response's body goes to `sink` as it arrives.
-    /// A reused connection the server closed while idle is reopened and the request sent
-    /// once more (the server had not seen it).
+    /// Sends `POST {path}` with `body`; a 200 response's body goes to `sink` as it arrives,
+    /// up to `limit` bytes (a longer body fails the request). A reused connection the server
+    /// closed while idle is reopened and the request sent once more (the server had not
+    /// seen it).
     pub(crate) fn post(
         &mut self,
         path: &str,
         body: &[u8],
+        limit: u64,
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<Response, EngineError> {
         if self.stream.is_some() && self.last_used.elapsed() + KEEP_ALIVE_MARGIN >= self.keep_alive
@@ -156,11 +178,11 @@ impl HttpConn {
             self.connect()?;
         }
         self.build_request(path, body);
-        match self.exchange(sink) {
+        match self.exchange(limit, sink) {
             Ok(r) => Ok(r),
             Err(Failure::BeforeResponse(_)) if reused => {
                 self.connect()?;
-                self.exchange(sink).map_err(|f| self.failure(f))
+                self.exchange(limit, sink).map_err(|f| self.failure(f))
             }
             Err(f) => Err(self.failure(f)),
         }
@@ -174,6 +196,20 @@ impl HttpConn {
             Failure::Protocol(m) => EngineError::connection(format!(
                 "target '{}': bad HTTP response from {}:{}: {m}",
                 self.target.target, self.target.host, self.target.port
+            )),
+            Failure::NotClickHouse(status) => EngineError::config(format!(
+                "target '{}': {}:{} answered HTTP {status} but is not ClickHouse: no \
+                 X-ClickHouse-* header in its response; check the host and port (ClickHouse's \
+                 HTTP port is 8123 by default)",
+                self.target.target, self.target.host, self.target.port
+            )),
+            Failure::TooLarge(limit) => EngineError::statement(format!(
+                "target '{}': the response from {}:{} is larger than {} MiB, the most dbdelta \
+                 reads for this request; the connection was closed",
+                self.target.target,
+                self.target.host,
+                self.target.port,
+                limit / (1024 * 1024)
             )),
         }
     }
@@ -196,7 +232,7 @@ impl HttpConn {
         r.extend_from_slice(body);
     }
 
-    fn exchange(&mut self, sink: &mut dyn FnMut(&[u8])) -> Result<Response, Failure> {
+    fn exchange(&mut self, limit: u64, sink: &mut dyn FnMut(&[u8])) -> Result<Response, Failure> {
         let Some(stream) = self.stream.as_mut() else {
             return Err(Failure::Protocol("not connected".into()));
         };
@@ -206,15 +242,19 @@ impl HttpConn {
             .map_err(Failure::BeforeResponse)?;
         // Status line: EOF here on a reused connection means the server had closed it.
         self.line.clear();
-        let n = stream
-            .read_line(&mut self.line)
-            .map_err(Failure::BeforeResponse)?;
+        let n = read_line_limited(stream, &mut self.line, MAX_HEADER_LINE, "status line").map_err(
+            |f| match f {
+                Failure::During(e) => Failure::BeforeResponse(e),
+                f => f,
+            },
+        )?;
         if n == 0 {
             return Err(Failure::BeforeResponse(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "connection closed by the server",
             )));
         }
+        let mut header_bytes = n;
         let status: u16 = self
             .line
             .split_whitespace()
@@ -228,11 +268,19 @@ impl HttpConn {
         let mut length: Option<u64> = None;
         let mut chunked = false;
         let mut close = false;
+        let mut clickhouse = false;
         loop {
             self.line.clear();
-            let n = stream.read_line(&mut self.line).map_err(Failure::During)?;
+            let n = read_line_limited(stream, &mut self.line, MAX_HEADER_LINE, "header line")?;
             if n == 0 {
                 return Err(Failure::During(io::ErrorKind::UnexpectedEof.into()));
+            }
+            header_bytes += n;
+            if header_bytes > MAX_HEADER_BYTES {
+                return Err(Failure::Protocol(format!(
+                    "headers longer than {} KiB",
+                    MAX_HEADER_BYTES / 1024
+                )));
             }
             let h = self.line.trim_end();
             if h.is_empty() {
@@ -242,7 +290,9 @@ impl HttpConn {
                 continue;
             };
             let value = value.trim();
-            match name.trim().to_ascii_lowercase().as_str() {
+            let name = name.trim().to_ascii_lowercase();
+            clickhouse |= name.starts_with("x-clickhouse-");
+            match name.as_str() {
                 "content-length" => length = value.parse().ok(),
                 "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
                 "connection" => close = value.eq_ignore_ascii_case("close"),
@@ -260,21 +310,33 @@ impl HttpConn {
                 _ => {}
             }
         }
+        if !clickhouse {
+            return Err(Failure::NotClickHouse(status));
+        }
         let mut error_body = Vec::new();
+        let limit = if status == 200 { limit } else { MAX_ERROR_BODY };
         let mut deliver = |piece: &[u8]| {
             if status == 200 {
                 sink(piece)
-            } else if error_body.len() < 64 * 1024 {
+            } else {
                 error_body.extend_from_slice(piece)
             }
         };
+        let mut body = Body {
+            left: limit,
+            limit,
+            deliver: &mut deliver,
+        };
         if chunked {
-            read_chunked(stream, &mut self.line, &mut deliver)?;
+            read_chunked(stream, &mut self.line, &mut body)?;
         } else if let Some(len) = length {
-            read_exact_to(stream, len, &mut deliver)?;
+            if len > limit {
+                return Err(Failure::TooLarge(limit));
+            }
+            read_exact_to(stream, len, &mut body)?;
         } else {
             // Neither: the body ends when the server closes the connection.
-            read_to_end(stream, &mut deliver)?;
+            read_to_end(stream, &mut body)?;
             close = true;
         }
         resp.error_body = String::from_utf8_lossy(&error_body).into_owned();
@@ -286,6 +348,47 @@ impl HttpConn {
     }
 }
 
+/// Where a response body goes, and how much more of it may come.
+struct Body<'a> {
+    left: u64,
+    limit: u64,
+    deliver: &'a mut dyn FnMut(&[u8]),
+}
+
+impl Body<'_> {
+    /// Hands `piece` on, or fails when the body outgrows its limit.
+    fn take(&mut self, piece: &[u8]) -> Result<(), Failure> {
+        let n = piece.len() as u64;
+        if n > self.left {
+            return Err(Failure::TooLarge(self.limit));
+        }
+        self.left -= n;
+        (self.deliver)(piece);
+        Ok(())
+    }
+}
+
+/// `read_line` that fails on a line longer than `max` bytes instead of growing without end.
+fn read_line_limited(
+    stream: &mut BufReader<TcpStream>,
+    line: &mut String,
+    max: usize,
+    what: &str,
+) -> Result<usize, Failure> {
+    let n = stream
+        .by_ref()
+        .take(max as u64 + 1)
+        .read_line(line)
+        .map_err(Failure::During)?;
+    if n > max {
+        return Err(Failure::Protocol(format!(
+            "{what} longer than {} KiB",
+            max / 1024
+        )));
+    }
+    Ok(n)
+}
+
 enum Failure {
     /// Nothing of the response arrived: the request may be retried on a new connection.
     BeforeResponse(io::Error),
@@ -293,65 +396,78 @@ enum Failure {
     During(io::Error),
     /// The server did not speak HTTP as expected.
     Protocol(String),
+    /// An HTTP response without any `X-ClickHouse-*` header (its status).
+    NotClickHouse(u16),
+    /// The body outgrew its limit (in bytes).
+    TooLarge(u64),
 }
 
 fn read_chunked(
     stream: &mut BufReader<TcpStream>,
     line: &mut String,
-    deliver: &mut dyn FnMut(&[u8]),
+    body: &mut Body<'_>,
 ) -> Result<(), Failure> {
     loop {
         line.clear();
-        if stream.read_line(line).map_err(Failure::During)? == 0 {
+        if read_line_limited(stream, line, MAX_CHUNK_LINE, "chunk size line")? == 0 {
             return Err(Failure::During(io::ErrorKind::UnexpectedEof.into()));
         }
         let size_text = line.trim().split(';').next().unwrap_or("");
         let size = u64::from_str_radix(size_text, 16)
             .map_err(|_| Failure::Protocol(format!("chunk size '{size_text}'")))?;
         if size == 0 {
-            // Trailers, then the empty line.
+            // Trailers, then the empty line (bounded like headers).
+            let mut trailer_bytes = 0;
             loop {
                 line.clear();
-                if stream.read_line(line).map_err(Failure::During)? == 0 || line.trim().is_empty() {
+                let n = read_line_limited(stream, line, MAX_HEADER_LINE, "trailer line")?;
+                trailer_bytes += n;
+                if n == 0 || line.trim().is_empty() {
                     return Ok(());
+                }
+                if trailer_bytes > MAX_HEADER_BYTES {
+                    return Err(Failure::Protocol(format!(
+                        "trailers longer than {} KiB",
+                        MAX_HEADER_BYTES / 1024
+                    )));
                 }
             }
         }
-        read_exact_to(stream, size, deliver)?;
+        if size > body.left {
+            return Err(Failure::TooLarge(body.limit));
+        }
+        read_exact_to(stream, size, body)?;
         line.clear();
-        stream.read_line(line).map_err(Failure::During)?;
+        read_line_limited(stream, line, MAX_CHUNK_LINE, "chunk end")?;
     }
 }
 
 fn read_exact_to(
     stream: &mut BufReader<TcpStream>,
     mut left: u64,
-    deliver: &mut dyn FnMut(&[u8]),
+    body: &mut Body<'_>,
 ) -> Result<(), Failure> {
     while left > 0 {
         let buf = stream.fill_buf().map_err(Failure::During)?;
         if buf.is_empty() {
             return Err(Failure::During(io::ErrorKind::UnexpectedEof.into()));
         }
-        let n = buf.len().min(left as usize);
-        deliver(&buf[..n]);
+        let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        body.take(&buf[..n])?;
         stream.consume(n);
         left -= n as u64;
     }
     Ok(())
 }
 
-fn read_to_end(
-    stream: &mut BufReader<TcpStream>,
-    deliver: &mut dyn FnMut(&[u8]),
-) -> Result<(), Failure> {
+fn read_to_end(stream: &mut BufReader<TcpStream>, body: &mut Body<'_>) -> Result<(), Failure> {
     let mut buf = [0u8; 16 * 1024];
     loop {
         let n = stream.read(&mut buf).map_err(Failure::During)?;
         if n == 0 {
             return Ok(());
         }
-        deliver(&buf[..n]);
+        body.take(&buf[..n])?;
     }
 }
 
@@ -465,7 +581,7 @@ mod tests {
     fn chunked_length_errors_and_reconnect() {
         let port = serve(vec![
             (
-                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nKeep-Alive: timeout=10\r\n\r\n4\r\n1\n2\n\r\n2;x=y\r\n3\n\r\n0\r\n\r\n",
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-ClickHouse-Server-Display-Name: vm\r\nKeep-Alive: timeout=10\r\n\r\n4\r\n1\n2\n\r\n2;x=y\r\n3\n\r\n0\r\n\r\n",
                 false,
             ),
             (
@@ -481,13 +597,17 @@ mod tests {
         let mut c = conn(port);
         let mut got = Vec::new();
         let r = c
-            .post("/?x=1", b"SELECT 1", &mut |p| got.extend_from_slice(p))
+            .post("/?x=1", b"SELECT 1", 1 << 20, &mut |p| {
+                got.extend_from_slice(p)
+            })
             .unwrap();
         assert_eq!((r.status, got.as_slice()), (200, &b"1\n2\n3\n"[..]));
         assert_eq!(c.keep_alive, Duration::from_secs(10));
 
         let r = c
-            .post("/", b"SELECT x", &mut |_| panic!("no body for errors"))
+            .post("/", b"SELECT x", 1 << 20, &mut |_| {
+                panic!("no body for errors")
+            })
             .unwrap();
         assert_eq!(r.status, 500);
         assert_eq!(r.exception_code, Some(60));
@@ -496,7 +616,7 @@ mod tests {
         // The reused connection was closed by the server: reconnect and send again.
         let mut got = Vec::new();
         let r = c
-            .post("/", b"INSERT", &mut |p| got.extend_from_slice(p))
+            .post("/", b"INSERT", 1 << 20, &mut |p| got.extend_from_slice(p))
             .unwrap();
         assert_eq!(got, b"ok");
         assert_eq!(r.written_rows, Some(7));
@@ -508,9 +628,116 @@ mod tests {
             let l = TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
         };
-        let e = conn(port).post("/", b"SELECT 1", &mut |_| {}).unwrap_err();
+        let e = conn(port)
+            .post("/", b"SELECT 1", 1 << 20, &mut |_| {})
+            .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Connection);
         assert!(e.message.contains(&format!("127.0.0.1:{port}")), "{e}");
         assert!(e.message.contains("HTTP port"), "{e}");
+    }
+
+    /// A server that reads one request, writes `head`, then repeats `unit` until the
+    /// client goes away.
+    fn stream_forever(head: &'static [u8], unit: &'static [u8]) -> u16 {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let Ok((mut conn, _)) = l.accept() else {
+                return;
+            };
+            let mut r = BufReader::new(conn.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            if conn.write_all(head).is_err() {
+                return;
+            }
+            let block: Vec<u8> = unit.iter().copied().cycle().take(64 * 1024).collect();
+            while conn.write_all(&block).is_ok() {}
+        });
+        port
+    }
+
+    /// Posts to `port` with a body limit of 8 MiB, counting what the sink receives.
+    fn post_counting(port: u16) -> (Result<Response, EngineError>, u64, Duration) {
+        let started = Instant::now();
+        let mut got = 0u64;
+        let r = conn(port).post("/", b"SELECT 1", 8 << 20, &mut |p| got += p.len() as u64);
+        (r, got, started.elapsed())
+    }
+
+    #[test]
+    fn an_endless_body_fails_at_the_limit() {
+        for head in [
+            // Until the server closes, chunked, and a length far beyond the limit.
+            &b"HTTP/1.1 200 OK\r\nX-ClickHouse-Server-Display-Name: x\r\n\r\n"[..],
+            b"HTTP/1.1 200 OK\r\nX-ClickHouse-Query-Id: q\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nX-ClickHouse-Query-Id: q\r\nContent-Length: 2147483648\r\n\r\n",
+        ] {
+            let unit: &'static [u8] = if head.ends_with(b"chunked\r\n\r\n") {
+                b"8000\r\n"
+            } else {
+                b"1\t2\n"
+            };
+            let port = stream_forever(head, unit);
+            let (r, got, took) = post_counting(port);
+            let e = r.unwrap_err();
+            assert!(e.message.contains("larger than 8 MiB"), "{e}");
+            assert!(got <= 8 << 20, "{got} bytes delivered");
+            // Bounded by the limit, not by the stream: generous for a loaded machine.
+            assert!(took < Duration::from_secs(60), "{took:?}");
+        }
+    }
+
+    #[test]
+    fn endless_headers_and_lines_are_protocol_errors() {
+        // One header line without end, and header lines without end.
+        for (head, unit, what) in [
+            (&b"HTTP/1.1 200 OK\r\nX-Long: "[..], &b"a"[..], "header line longer"),
+            (b"HTTP/1.1 200 OK\r\n", b"X-ClickHouse-A: b\r\n", "headers longer"),
+            (b"HTTP/1.1 200 ", b"OK", "status line longer"),
+            (
+                b"HTTP/1.1 200 OK\r\nX-ClickHouse-Query-Id: q\r\nTransfer-Encoding: chunked\r\n\r\n",
+                b"0000",
+                "chunk size line longer",
+            ),
+        ] {
+            let port = stream_forever(head, unit);
+            let (r, _, took) = post_counting(port);
+            let e = r.unwrap_err();
+            assert!(e.message.contains(what), "{what}: {e}");
+            assert!(took < Duration::from_secs(60), "{took:?}");
+        }
+    }
+
+    #[test]
+    fn an_http_server_that_is_not_clickhouse_is_refused() {
+        let port = serve(vec![(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<html></html>",
+            false,
+        )]);
+        let e = conn(port)
+            .post("/", b"SELECT 1", 1 << 20, &mut |_| {
+                panic!("no body from a stranger")
+            })
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Config);
+        assert!(
+            e.message
+                .contains("answered HTTP 200 but is not ClickHouse")
+                && e.message.contains("X-ClickHouse-")
+                && e.message.contains("target 't'"),
+            "{e}"
+        );
+        // An error page without ClickHouse's headers is refused the same way.
+        let port = serve(vec![(
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found",
+            false,
+        )]);
+        let e = conn(port)
+            .post("/", b"SELECT 1", 1 << 20, &mut |_| {})
+            .unwrap_err();
+        assert!(e.message.contains("HTTP 404 but is not ClickHouse"), "{e}");
     }
 }

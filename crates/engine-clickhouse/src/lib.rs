@@ -161,6 +161,28 @@ fn connect_timeout(spec: &TargetSpec) -> Result<Duration, EngineError> {
     }
 }
 
+/// Refuses an answer to `SELECT version()` that is not a ClickHouse version (`18.16.1`,
+/// `23.8.2.7`): a server that only looks like ClickHouse's HTTP interface.
+fn check_version(spec: &TargetSpec, version: &str) -> Result<(), EngineError> {
+    let parts: Vec<&str> = version.split('.').collect();
+    let ok = parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 9 && p.bytes().all(|b| b.is_ascii_digit()));
+    if ok {
+        return Ok(());
+    }
+    let shown: String = version.chars().take(80).collect();
+    Err(config_err(
+        spec,
+        format!(
+            "the server answered HTTP but is not ClickHouse: SELECT version() returned '{}' \
+             instead of a version number; check the host and port",
+            shown.escape_debug()
+        ),
+    ))
+}
+
 /// A ClickHouse server target reached over HTTP (external or managed).
 #[derive(Debug)]
 pub struct ClickhouseEngine {
@@ -232,6 +254,7 @@ impl ClickhouseEngine {
         };
         let mut admin = HttpConnection::open_without_database(&endpoint)?;
         let version = admin.query_scalar("SELECT version()")?.unwrap_or_default();
+        check_version(spec, &version)?;
         if endpoint.database == opts.database {
             admin.query(&format!(
                 "CREATE DATABASE IF NOT EXISTS {}",
@@ -381,6 +404,19 @@ pub(crate) fn merge_parts(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_are_checked() {
+        let spec = TargetSpec::parse("ch=clickhouse://127.0.0.1:1").unwrap();
+        for v in ["18.16.1", "23.8.2.7", "24.3"] {
+            check_version(&spec, v).unwrap();
+        }
+        for v in ["", "<html>", "1", "18.x.1", "1..2", "OK", "1.2.3\n<b>"] {
+            let e = check_version(&spec, v).unwrap_err();
+            assert!(e.message.contains("is not ClickHouse"), "{v}: {e}");
+            assert!(e.message.contains("target 'ch'"), "{v}: {e}");
+        }
+    }
 
     #[test]
     fn specs_are_checked() {

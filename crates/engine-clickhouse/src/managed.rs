@@ -7,6 +7,7 @@
 use crate::conn::{Endpoint, HttpConnection};
 use crate::http::HttpTarget;
 use dbdelta_engine::{ConnectOptions, Connection, EngineError, ErrorKind};
+use dbdelta_kit::listen;
 use dbdelta_kit::params::config_err;
 use dbdelta_kit::server::{
     self, check_reachable, chown_tree, log_tail, service_user, Launch, NotReady, Probe,
@@ -193,7 +194,17 @@ pub(crate) fn start(
             log_path: log_path.clone(),
             port,
         };
-        if let Err(failed) = wait_ready(spec, &mut server, &scratch) {
+        let ready = wait_ready(spec, &mut server, &scratch).and_then(|()| {
+            // Whatever the settings said, the server must listen where dbdelta put it.
+            listen::require_loopback_only(
+                &spec.name,
+                "the managed server",
+                server.process.pid(),
+                &[],
+            )
+            .map_err(|e| (e, false))
+        });
+        if let Err(failed) = ready {
             let _ = server.process.stop();
             return Err(failed);
         }

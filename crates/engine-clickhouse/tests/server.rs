@@ -48,6 +48,21 @@ fn managed_server_runs_the_types_workload() {
 }
 
 #[test]
+fn managed_server_listens_on_loopback_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(engine) = start(dir.path(), "") else {
+        return;
+    };
+    let pid = engine.server_pids()[0];
+    let addrs = dbdelta_kit::listen::listening(pid).unwrap();
+    assert!(
+        addrs.iter().any(|a| Some(a.port()) == engine.port()),
+        "{addrs:?}"
+    );
+    assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+}
+
+#[test]
 fn external_url_reaches_the_same_server_and_database() {
     let dir = tempfile::tempdir().unwrap();
     let Some(managed) = start(dir.path(), "") else {

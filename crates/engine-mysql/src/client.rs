@@ -113,10 +113,13 @@ impl RawConn {
         conn.wire
             .set_handshake_deadline(deadline)
             .map_err(|e| timed_out(e, timeout, "connecting"))?;
+        conn.wire
+            .set_max_payload(crate::wire::HANDSHAKE_MAX_PAYLOAD);
         conn.handshake(p).map_err(|e| match e {
             ClientError::Io(io) => timed_out(io, timeout, "during the handshake"),
             other => other,
         })?;
+        conn.wire.set_max_payload(crate::wire::MAX_PAYLOAD);
         conn.wire.set_deadline(io_timeout)?;
         Ok(conn)
     }

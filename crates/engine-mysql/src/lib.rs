@@ -54,6 +54,7 @@ mod errors;
 #[doc(hidden)]
 pub mod fuzzing;
 mod managed;
+mod options;
 mod proto;
 mod session;
 mod settle;

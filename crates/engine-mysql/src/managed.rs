@@ -10,6 +10,7 @@ use crate::endpoint::CONNECT_TIMEOUT;
 use crate::errors::statement_error;
 use crate::Flavor;
 use dbdelta_engine::EngineError;
+use dbdelta_kit::listen;
 use dbdelta_kit::netns::Link;
 use dbdelta_kit::quote;
 use dbdelta_kit::server::{self, NotReady, Probe, ServerProcess};
@@ -32,21 +33,6 @@ const MAX_SOCKET_PATH: usize = 100;
 /// Numbers the sockets made outside a scratch directory whose path is too long (servers
 /// behind links all use port 3306).
 static SOCKETS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
-/// Options dbdelta sets itself; a target may not override them.
-const RESERVED: [&str; 11] = [
-    "port",
-    "socket",
-    "datadir",
-    "bind-address",
-    "log-error",
-    "pid-file",
-    "user",
-    "basedir",
-    "skip-networking",
-    "defaults-file",
-    "tmpdir",
-];
 
 /// A started server and the files it uses.
 #[derive(Debug)]
@@ -97,7 +83,11 @@ impl Drop for ManagedServer {
 }
 
 /// The server binary in `basedir` and its flavor.
-fn find_server(target: &str, basedir: &Path) -> Result<(PathBuf, Flavor, String), EngineError> {
+fn find_server(
+    target: &str,
+    basedir: &Path,
+    owner: Option<(u32, u32)>,
+) -> Result<(PathBuf, Flavor, String), EngineError> {
     let candidates = [
         "sbin/mariadbd",
         "bin/mariadbd",
@@ -116,16 +106,16 @@ fn find_server(target: &str, basedir: &Path) -> Result<(PathBuf, Flavor, String)
                 candidates.join(", ")
             ))
         })?;
-    let out = Command::new(&bin)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| {
-            EngineError::config(format!(
-                "target '{target}': cannot run {}: {e}",
-                bin.display()
-            ))
-        })?;
+    // As the service user, like the server itself: the basedir names code dbdelta runs.
+    let mut cmd = Command::new(&bin);
+    cmd.arg("--version").stdin(Stdio::null());
+    server::prepare_command(&mut cmd, owner);
+    let out = cmd.output().map_err(|e| {
+        EngineError::config(format!(
+            "target '{target}': cannot run {}: {e}",
+            bin.display()
+        ))
+    })?;
     let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if !out.status.success() {
         return Err(EngineError::config(format!(
@@ -153,10 +143,9 @@ fn check_params(target: &str, params: &[(String, String)]) -> Result<(), EngineE
                 "target '{target}': '{k}={v}' is not a valid server setting (write name=value, e.g. innodb_buffer_pool_size=1G)"
             )));
         }
-        let norm = k.replace('_', "-").to_ascii_lowercase();
-        if RESERVED.contains(&norm.as_str()) {
+        if let Some(option) = crate::options::reserved_option(k) {
             return Err(EngineError::config(format!(
-                "target '{target}': '{k}' is set by dbdelta for managed servers (loopback port, scratch directory); remove it from the target"
+                "target '{target}': '{k}' would set the server option '{option}' (the server reads '-' and '_' alike, 'loose-'/'skip-'/'enable-' prefixes and any unique prefix of an option name), and dbdelta sets where a managed server listens and which files it uses (loopback port, scratch directory); remove '{k}' from the target"
             )));
         }
     }
@@ -314,7 +303,8 @@ pub(crate) fn start(
     database: &str,
     link: Option<Link>,
 ) -> Result<(ManagedServer, Flavor), EngineError> {
-    let (bin, flavor, _) = find_server(target, basedir)?;
+    let owner = server::service_user()?;
+    let (bin, flavor, _) = find_server(target, basedir, owner)?;
     check_params(target, params)?;
     let io_err = |what: &Path, e: std::io::Error| {
         EngineError::config(format!(
@@ -365,7 +355,6 @@ pub(crate) fn start(
     );
     fs::write(&cnf, text).map_err(|e| io_err(&cnf, e))?;
 
-    let owner = server::service_user()?;
     server::chown_tree(&scratch, owner)?;
     check_traversable(&scratch, owner)?;
     initialize(target, &bin, flavor, basedir, &cnf, owner, &log)?;
@@ -401,6 +390,10 @@ pub(crate) fn start(
         link,
     };
     let mut root = wait_ready(target, &mut srv, &bin, &scratch)?;
+    // Whatever the settings said, the server must listen where dbdelta put it (dropping
+    // `srv` on error stops it).
+    let allowed: Vec<std::net::IpAddr> = srv.link.iter().map(|l| l.server_addr().into()).collect();
+    listen::require_loopback_only(target, "the managed server", srv.pid(), &allowed)?;
     let client = srv.link.as_ref().map(|l| l.client_addr().to_string());
     bootstrap(&mut root, database, client.as_deref())?;
     Ok((srv, flavor))
@@ -524,6 +517,19 @@ mod tests {
         assert!(check_params("t", &[("innodb_buffer_pool_size".into(), "1G".into())]).is_ok());
         assert!(check_params("t", &[("port".into(), "1".into())]).is_err());
         assert!(check_params("t", &[("bind_address".into(), "0.0.0.0".into())]).is_err());
+        for key in [
+            "loose-bind-address",
+            "bind",
+            "loose-port",
+            "loose-skip-networking",
+        ] {
+            let e = check_params("t", &[(key.into(), "0.0.0.0".into())]).unwrap_err();
+            assert!(
+                e.message.contains("target 't'") && e.message.contains(key),
+                "{e:?}"
+            );
+        }
+        assert!(check_params("t", &[("port-open-timeout".into(), "5".into())]).is_ok());
         assert!(check_params("t", &[("a b".into(), "1".into())]).is_err());
         assert!(check_params("t", &[("x".into(), "1\n[client]".into())]).is_err());
     }

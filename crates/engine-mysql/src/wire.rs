@@ -22,6 +22,10 @@ use std::time::Instant;
 /// `max_allowed_packet` MySQL and MariaDB allow. A longer claim is refused from the header
 /// of the packet that would pass it, before its bytes are read or buffered.
 pub(crate) const MAX_PAYLOAD: usize = 1 << 30;
+/// The largest payload accepted during the handshake: greetings, authentication switches,
+/// public keys and OK/ERR packets are small, so a server (or an impostor on its port)
+/// cannot make the client buffer up to a gigabyte before it has authenticated.
+pub(crate) const HANDSHAKE_MAX_PAYLOAD: usize = 1 << 20;
 
 fn violation(msg: String) -> io::Error {
     Violation(msg).into_io()
@@ -273,6 +277,12 @@ impl Wire {
     pub(crate) fn set_handshake_deadline(&mut self, deadline: Instant) -> io::Result<()> {
         self.deadline = Some(deadline);
         self.stream.wait_at_most(deadline)
+    }
+
+    /// Sets the largest payload accepted from now on (at most [`MAX_PAYLOAD`]): the
+    /// handshake's packets are small, so it runs under [`HANDSHAKE_MAX_PAYLOAD`].
+    pub(crate) fn set_max_payload(&mut self, max: usize) {
+        self.max_payload = max.min(MAX_PAYLOAD);
     }
 
     /// Switches to the compressed protocol (after the authentication OK).
@@ -549,6 +559,29 @@ mod tests {
             "{m}"
         );
         assert_eq!(MAX_PAYLOAD, 1 << 30);
+    }
+
+    /// During the handshake a packet over 1 MiB is refused from its header: neither a
+    /// claimed 16 MiB chunk nor a split payload grows the buffer.
+    #[test]
+    fn the_handshake_takes_small_packets_only() {
+        for head in [vec![0xFF, 0xFF, 0xFF, 0], vec![0x01, 0x00, 0x10, 0]] {
+            let (e, buffered) = read_error(head, |r| r.set_max_payload(HANDSHAKE_MAX_PAYLOAD));
+            assert_eq!(buffered, 4 * 1024, "the buffer never grew");
+            let m = violation_text(&e);
+            assert!(
+                m.contains(&format!("limit is {HANDSHAKE_MAX_PAYLOAD}")),
+                "{m}"
+            );
+        }
+        // A packet of exactly the limit is accepted.
+        let mut s = vec![0x00, 0x00, 0x10, 0];
+        s.resize(4 + HANDSHAKE_MAX_PAYLOAD, b'g');
+        let (mut a, b) = UnixStream::pair().unwrap();
+        let mut r = Wire::new(Stream::Unix(b));
+        r.set_max_payload(HANDSHAKE_MAX_PAYLOAD);
+        std::thread::spawn(move || a.write_all(&s).unwrap());
+        assert_eq!(r.read_packet().unwrap().len(), HANDSHAKE_MAX_PAYLOAD);
     }
 
     /// The continuation of a split payload must carry the next sequence id too.

@@ -163,6 +163,8 @@ fn handshake(p: &ConnParams, stream: Stream, peer: &str) -> Result<PgConnection,
             "TLS is not supported by this build of dbdelta (enable the 'tls' feature of dbdelta-engine-postgres)",
         ));
     }
+    // Until ReadyForQuery every message is small (see STARTUP_MAX_MESSAGE).
+    wire.set_max_message(crate::wire::STARTUP_MAX_MESSAGE);
     frontend::startup(
         [
             ("user", p.user.as_str()),
@@ -204,7 +206,10 @@ fn handshake(p: &ConnParams, stream: Stream, peer: &str) -> Result<PgConnection,
                 }
             }
             b'N' | b'v' => {}
-            b'Z' => break,
+            b'Z' => {
+                wire.set_max_message(backend::MAX_MESSAGE);
+                break;
+            }
             t => {
                 return Err(protocol_error(&format!(
                     "unexpected message '{}' during startup",

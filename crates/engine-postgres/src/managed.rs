@@ -8,6 +8,7 @@
 
 use crate::conn::{connect, Addr, ConnParams, TlsOpt};
 use dbdelta_engine::{Connection, EngineError, ErrorKind, OpenOptions};
+use dbdelta_kit::listen;
 use dbdelta_kit::netns::{self, Link};
 use dbdelta_kit::params::config_err;
 use dbdelta_kit::quote;
@@ -160,13 +161,13 @@ fn server_settings(spec: &TargetSpec) -> Result<(Settings, Option<u16>), EngineE
                 format!("the value of '{k}' contains a line break"),
             ));
         }
+        if let Some(why) = reserved_setting(&key) {
+            return Err(config_err(
+                spec,
+                format!("'{k}' cannot be set: {why}; remove it from the target"),
+            ));
+        }
         match key.as_str() {
-            "listen_addresses" | "unix_socket_directories" => {
-                return Err(config_err(
-                    spec,
-                    format!("'{k}' cannot be set: managed servers listen on 127.0.0.1 and a socket in their scratch directory only"),
-                ))
-            }
             "port" => {
                 port = Some(v.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
                     config_err(spec, format!("port={v} is not a TCP port number (1-65535)"))
@@ -176,6 +177,32 @@ fn server_settings(spec: &TargetSpec) -> Result<(Settings, Option<u16>), EngineE
         }
     }
     Ok((out, port))
+}
+
+/// Why a managed server's setting `key` (lower case: PostgreSQL's setting names are
+/// case-insensitive, and its configuration-file syntax has no other spelling of a name) is
+/// dbdelta's, or `None` for the target's own. `port` is the target's: dbdelta still binds it
+/// to 127.0.0.1.
+fn reserved_setting(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "listen_addresses"
+        | "unix_socket_directories"
+        | "unix_socket_group"
+        | "unix_socket_permissions" => {
+            "managed servers listen on 127.0.0.1 and a socket in their scratch directory only"
+        }
+        // Bonjour advertises the server on the local network.
+        "bonjour" | "bonjour_name" => "managed servers are not advertised on the network",
+        // Configuration-file directives and locations: an included file or another
+        // configuration file could set the listen address. (`hba_file` and `ident_file`
+        // stay the target's: they decide who may connect, not where the server listens.)
+        "include" | "include_if_exists" | "include_dir" | "config_file" | "data_directory"
+        | "external_pid_file" => {
+            "dbdelta writes the managed server's configuration and keeps its files in the \
+             scratch directory (settings go in the target, not in an included file)"
+        }
+        _ => return None,
+    })
 }
 
 /// `'value'` with quotes doubled, as postgresql.conf wants (its own syntax, not SQL's, though
@@ -285,7 +312,13 @@ pub(crate) fn start(
             tls: tls.clone(),
             channel_binding,
         };
-        match wait_ready(spec, &mut server, &params, &log_path) {
+        let allowed: Vec<std::net::IpAddr> = link.iter().map(|l| l.server_addr().into()).collect();
+        let ready = wait_ready(spec, &mut server, &params, &log_path).and_then(|()| {
+            // Whatever the settings said, the server must listen where dbdelta put it.
+            listen::require_loopback_only(&spec.name, "the managed server", server.pid(), &allowed)
+                .map_err(|e| (e, false))
+        });
+        match ready {
             Ok(()) => Ok((server, params)),
             Err(failed) => {
                 let _ = server.stop();
@@ -521,6 +554,37 @@ mod tests {
             );
         }
         assert_eq!(conf_quote("it's"), "'it''s'");
+    }
+
+    #[test]
+    fn listen_and_configuration_settings_are_refused_in_any_case() {
+        for key in [
+            "listen_addresses",
+            "LISTEN_ADDRESSES",
+            "Listen_Addresses",
+            "unix_socket_directories",
+            "unix_socket_permissions",
+            "unix_socket_group",
+            "include",
+            "INCLUDE",
+            "include_if_exists",
+            "include_dir",
+            "config_file",
+            "data_directory",
+            "external_pid_file",
+            "bonjour",
+        ] {
+            let t = TargetSpec::parse(&format!("p=postgres:/x?{key}=/tmp/x")).unwrap();
+            let e = server_settings(&t).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Config, "{key}");
+            assert!(e.message.contains(key) && e.message.contains("'p'"), "{e}");
+        }
+        // `-` is not part of a setting name in postgresql.conf.
+        let t = TargetSpec::parse("p=postgres:/x?listen-addresses=*").unwrap();
+        assert!(server_settings(&t).is_err());
+        // Harmless neighbours stay allowed.
+        let t = TargetSpec::parse("p=postgres:/x?max_connections=50&work_mem=8MB").unwrap();
+        assert_eq!(server_settings(&t).unwrap().0.len(), 2);
     }
 
     #[test]

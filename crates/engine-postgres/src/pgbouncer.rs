@@ -7,6 +7,7 @@
 //! inherits dbdelta's raised open-file limit, so it can hold tens of thousands of clients.
 
 use dbdelta_engine::EngineError;
+use dbdelta_kit::listen;
 use dbdelta_kit::server::{
     free_loopback_port, log_tail, prepare_command, wait_ready, NotReady, Probe, ServerProcess,
 };
@@ -27,6 +28,9 @@ const RESERVED: &[&str] = &[
     "listen_addr",
     "listen_port",
     "unix_socket_dir",
+    "unix_socket_mode",
+    "unix_socket_group",
+    "auth_hba_file",
     "logfile",
     "pidfile",
     "auth_type",
@@ -228,8 +232,11 @@ pub(crate) fn start(
     fs::write(dir.join("userlist.txt"), format!("\"{user}\" \"\"\n"))
         .map_err(|e| err(format!("cannot write the userlist: {e}")))?;
     dbdelta_kit::server::chown_tree(&dir, owner)?;
-    let version = Command::new(&b.bin)
-        .arg("--version")
+    // As the service user, like pgbouncer itself: pgbouncer.bin= names code dbdelta runs.
+    let mut version_cmd = Command::new(&b.bin);
+    version_cmd.arg("--version").stdin(Stdio::null());
+    prepare_command(&mut version_cmd, owner);
+    let version = version_cmd
         .output()
         .ok()
         .and_then(|o| String::from_utf8(o.stdout).ok())
@@ -258,7 +265,14 @@ pub(crate) fn start(
         listening,
     );
     match waited {
-        Ok(()) => {}
+        Ok(()) => {
+            if let Err(e) =
+                listen::require_loopback_only(&spec.name, "pgbouncer", process.pid(), &[])
+            {
+                let _ = process.stop();
+                return Err(e);
+            }
+        }
         Err(NotReady::Exited(status)) => {
             return Err(err(format!(
                 "exited ({status}) at start; a setting it rejects? {}:\n{}",
@@ -299,6 +313,24 @@ mod tests {
         assert!(e.message.contains("pgbouncer=sometimes"), "{e}");
         let e = parse(&spec("pgbouncer=session&pgbouncer.listen_port=1")).unwrap_err();
         assert!(e.message.contains("pgbouncer.listen_port"), "{e}");
+        for key in [
+            "PGBOUNCER.LISTEN_ADDR",
+            "pgbouncer.Listen_Port",
+            "pgbouncer.unix_socket_dir",
+            "pgbouncer.unix_socket_mode",
+            "pgbouncer.unix_socket_group",
+            "pgbouncer.auth_hba_file",
+            "pgbouncer.auth_file",
+            "pgbouncer.%25include",
+        ] {
+            let e = parse(&spec(&format!("pgbouncer=session&{key}=0.0.0.0"))).unwrap_err();
+            assert!(
+                e.message
+                    .to_ascii_lowercase()
+                    .contains(&key.to_ascii_lowercase().replace("%25", "%")),
+                "{key}: {e}"
+            );
+        }
         let e = parse(&spec("pgbouncer.default_pool_size=3")).unwrap_err();
         assert!(
             e.message

@@ -108,7 +108,15 @@ pub(crate) struct Wire {
     rend: usize,
     /// Outgoing messages; filled by the caller, sent by [`Wire::send`].
     pub wbuf: Vec<u8>,
+    /// The longest message accepted now: [`MAX_MESSAGE`], or [`STARTUP_MAX_MESSAGE`] while
+    /// the connection starts.
+    max_message: usize,
 }
+
+/// The longest message accepted before ReadyForQuery: authentication requests, parameter
+/// statuses, key data and errors are small, so a server (or an impostor on its port) cannot
+/// make the client buffer a gigabyte before it has even authenticated.
+pub(crate) const STARTUP_MAX_MESSAGE: usize = 1 << 20;
 
 impl Wire {
     pub(crate) fn new(stream: Stream) -> Wire {
@@ -118,7 +126,13 @@ impl Wire {
             rpos: 0,
             rend: 0,
             wbuf: Vec::with_capacity(256),
+            max_message: MAX_MESSAGE,
         }
+    }
+
+    /// Sets the longest message accepted from now on (at most [`MAX_MESSAGE`]).
+    pub(crate) fn set_max_message(&mut self, max: usize) {
+        self.max_message = max.min(MAX_MESSAGE);
     }
 
     /// Replaces the transport (after the TLS handshake), keeping the buffers.
@@ -179,12 +193,21 @@ impl Wire {
             .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
         // A length below 4 cannot hold itself; one above the bound is refused before the
         // buffer grows to it (a broken or hostile server could claim 4 GiB).
-        let (tag, len) = backend::header(head).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("protocol error: {e} (allowed: 4 to {MAX_MESSAGE} bytes)"),
-            )
-        })?;
+        let max = self.max_message;
+        let (tag, len) = backend::header(head)
+            .and_then(|(tag, len)| {
+                if len > max {
+                    Err(crate::proto::ProtoError::Length { tag, len })
+                } else {
+                    Ok((tag, len))
+                }
+            })
+            .map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("protocol error: {e} (allowed: 4 to {max} bytes)"),
+                )
+            })?;
         self.fill(1 + len)?;
         let start = self.rpos + 5;
         let end = self.rpos + 1 + len;
@@ -275,6 +298,50 @@ mod tests {
         server.write_all(&m).unwrap();
         let msg = w.next().unwrap();
         assert_eq!((msg.tag, w.body(msg)), (b'Z', &b"I"[..]));
+    }
+
+    #[test]
+    fn a_lower_bound_applies_while_starting() {
+        for len in [STARTUP_MAX_MESSAGE as u32 + 1, 1 << 30, (1u32 << 31) - 1] {
+            let (a, mut b) = UnixStream::pair().unwrap();
+            let mut m = vec![b'R'];
+            m.extend_from_slice(&len.to_be_bytes());
+            b.write_all(&m).unwrap();
+            let mut w = Wire::new(Stream::Unix(a));
+            w.set_max_message(STARTUP_MAX_MESSAGE);
+            let e = w.next().map(|_| ()).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{len}: {e}");
+            assert!(
+                e.to_string().contains(&format!("claims length {len}"))
+                    && e.to_string()
+                        .contains(&format!("to {STARTUP_MAX_MESSAGE} bytes")),
+                "{e}"
+            );
+            assert!(w.rbuf.len() <= READ_BUF, "{} bytes allocated", w.rbuf.len());
+        }
+    }
+
+    #[test]
+    fn an_endless_stream_of_one_message_is_read_only_to_the_bound() {
+        // A message claiming just under the startup bound, then bytes without end: the
+        // buffer grows to the message and no further.
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let len = STARTUP_MAX_MESSAGE as u32;
+        std::thread::spawn(move || {
+            let mut m = vec![b'D'];
+            m.extend_from_slice(&len.to_be_bytes());
+            let _ = b.write_all(&m);
+            let block = vec![b'x'; 64 * 1024];
+            while b.write_all(&block).is_ok() {}
+        });
+        let mut w = Wire::new(Stream::Unix(a));
+        w.set_max_message(STARTUP_MAX_MESSAGE);
+        let m = w.next().unwrap();
+        assert_eq!(w.body(m).len(), STARTUP_MAX_MESSAGE - 4);
+        assert!(w.rbuf.len() <= 2 * STARTUP_MAX_MESSAGE, "{}", w.rbuf.len());
+        // The next "message" starts with 'x' and claims 0x78787878 bytes: refused.
+        let e = w.next().map(|_| ()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
     }
 
     #[test]

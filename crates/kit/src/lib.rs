@@ -3,7 +3,7 @@
 //! service user, log tail), one address type and one loopback rule ([`addr`]), SQL
 //! quoting ([`quote`]), target-parameter errors and checks ([`params`]), client sockets
 //! ([`net`]), TLS ([`tls`]: its modes always, the rustls client behind the `tls` feature),
-//! network namespaces ([`netns`]) and the replay server of the engines' fuzz targets
+//! network namespaces ([`netns`]), where a started server listens ([`listen`]) and the replay server of the engines' fuzz targets
 //! ([`fuzzing`]).
 //!
 //! The seam (`dbdelta-engine`) stays free of I/O and of any engine; engine crates depend on
@@ -13,6 +13,7 @@
 pub mod addr;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod listen;
 pub mod net;
 pub mod netns;
 pub mod params;
