@@ -21,6 +21,7 @@ mod interrupt;
 mod output;
 mod profile_cmd;
 mod progress;
+mod resolve_flags;
 mod spec;
 mod suites_cmd;
 

@@ -50,6 +50,10 @@ fn the_db_bench_sequence_on_rocksdb_with_a_known_effect() {
                 "1.5",
                 "--warmup-secs",
                 "0.3",
+                // One window per target and step: the checks below read one (the kv
+                // preset's rounds are tested in suite_rounds.rs).
+                "--repeat",
+                "1",
                 "--run-dir",
             ])
             .arg(&rd),

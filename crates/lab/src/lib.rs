@@ -10,7 +10,7 @@
 //! [`registry`] (the engine table), `target` (provision and retire), `sequential` and
 //! `interleave` (schedules), [`queryset`] (query-set runs), `reports` (the report files),
 //! [`gate`] (`--fail-on`), [`history`] (indexing), [`interrupt`] (Ctrl-C and SIGTERM),
-//! [`profiling`], [`outcome`] (how a run ended).
+//! [`profiling`], [`outcome`] (how a run ended), [`resolve`] (`--resolve`: rounds until resolved).
 #![deny(missing_docs)]
 
 pub mod build;
@@ -29,6 +29,7 @@ pub mod progress;
 pub mod queryset;
 pub mod registry;
 mod reports;
+pub mod resolve;
 pub mod rundir;
 mod sequential;
 mod target;

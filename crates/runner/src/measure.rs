@@ -1164,6 +1164,7 @@ fn assemble(
             targets: t.turns.targets() as u32,
             wall_secs,
         }),
+        resolved: None,
     }
 }
 

@@ -258,6 +258,11 @@ pub struct StepDef {
     /// Measured but never reported.
     #[serde(default)]
     pub warm: bool,
+    /// Measured in one round only, however many rounds the run has: the step builds the
+    /// state later steps read (db_bench's fillseq), so a second round would measure
+    /// something else. Its ratio has no interval and the reports say so.
+    #[serde(default)]
+    pub once: bool,
     /// Thread count rule; default: every `--threads` value.
     pub threads: Option<ThreadsRule>,
     /// Report group; default derived from the name as the published scripts do.
@@ -285,6 +290,8 @@ pub struct Step {
     pub duration: DurationClass,
     /// Measured but never reported.
     pub warm: bool,
+    /// Measured in one round only (see [`StepDef::once`]).
+    pub once: bool,
     /// Thread count rule.
     pub threads: Option<ThreadsRule>,
     /// Paced load: events per second (all workers), if the suite sets one.
@@ -552,6 +559,7 @@ fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, StepDe
         group: def.group.unwrap_or_else(|| group_of(&def.name)),
         duration,
         warm: def.warm,
+        once: def.once,
         threads: def.threads,
         rate: def.rate,
         params: WorkloadParams {
