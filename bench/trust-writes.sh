@@ -7,7 +7,7 @@
 # usage: bench/trust-writes.sh DBDELTA_BINARY OUT_DIR [ALTERNATIVE...]
 #   alternatives: base (the quick preset: 10 rounds of 0.2 s), long (10 rounds of 1 s),
 #   quiet (long + autovacuum off, no checkpoint inside the run, same shared_buffers),
-#   resolve (--resolve 3% --budget 10m), resolve-quiet (both)
+#   resolve (--resolve 3% --budget $BUDGET, default 10m), resolve-quiet (both)
 set -euo pipefail
 BIN=${1:?dbdelta binary}
 OUT=${2:?output directory}
@@ -23,8 +23,8 @@ for alt in $ALTS; do
     base) ;;
     long) extra=(--write-secs 1 --insert-secs 1 --read-secs 1) ;;
     quiet) a="$a?$QUIET"; b="$b?$QUIET"; extra=(--write-secs 1 --insert-secs 1 --read-secs 1) ;;
-    resolve) extra=(--resolve 3% --budget 10m) ;;
-    resolve-quiet) a="$a?$QUIET"; b="$b?$QUIET"; extra=(--resolve 3% --budget 10m) ;;
+    resolve) extra=(--resolve 3% --budget "${BUDGET:-10m}") ;;
+    resolve-quiet) a="$a?$QUIET"; b="$b?$QUIET"; extra=(--resolve 3% --budget "${BUDGET:-10m}") ;;
     *) echo "unknown alternative $alt" >&2; exit 2 ;;
   esac
   rd="$OUT/$alt"

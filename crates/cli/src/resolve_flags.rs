@@ -39,9 +39,7 @@ pub fn parse_budget(text: &str) -> Result<Duration> {
         _ => 0.0,
     };
     match number.parse::<f64>().map(|v| v * scale) {
-        Ok(secs) if secs.is_finite() && secs >= 1.0 && secs <= MAX_BUDGET_SECS => {
-            Ok(Duration::from_secs_f64(secs))
-        }
+        Ok(secs) if (1.0..=MAX_BUDGET_SECS).contains(&secs) => Ok(Duration::from_secs_f64(secs)),
         _ => bail!(
             "--budget '{text}' is invalid: give the measuring time --resolve may spend, from 1s \
              to a week, as a number with s, m or h, e.g. --budget 10m"

@@ -85,25 +85,44 @@ fn block<'a>(
     }
 }
 
-/// Under a relative block, the ratios it printed without an interval and why, one line per
-/// row (the block's columns stay numbers with the label last, as scripts read them).
+/// Under a relative block, the ratios it printed without an interval and why: one line when
+/// none of them has one, else one line per row that has such a ratio (the block's columns
+/// stay numbers with the label last, as scripts read them).
 fn no_interval_lines(out: &mut String, names: &[&str], table: &Table, cells: &[VerdictCell]) {
+    let mut compared = 0;
+    let mut lines = Vec::new();
+    let mut reasons = std::collections::BTreeSet::new();
     for row in &table.rows {
-        let why: Vec<String> = names
-            .iter()
-            .enumerate()
-            .filter_map(|(k, name)| {
-                cells
-                    .iter()
-                    .find(|c| {
-                        c.threads == table.threads && c.label == row.label && c.target == *name
-                    })
-                    .and_then(VerdictCell::no_interval)
-                    .map(|w| format!("col-{} {w}", k + 1))
-            })
-            .collect();
+        let mut why = Vec::new();
+        for (k, name) in names.iter().enumerate() {
+            let Some(cell) = cells
+                .iter()
+                .find(|c| c.threads == table.threads && c.label == row.label && c.target == *name)
+            else {
+                continue;
+            };
+            compared += 1;
+            if let Some(w) = cell.no_interval() {
+                why.push(format!("col-{} {w}", k + 1));
+                reasons.insert(w);
+            }
+        }
         if !why.is_empty() {
-            let _ = writeln!(out, "{}: {}", row.label, why.join(", "));
+            lines.push((row.label.as_str(), why));
+        }
+    }
+    let bare: usize = lines.iter().map(|(_, w)| w.len()).sum();
+    match reasons.iter().next() {
+        Some(reason) if bare == compared && reasons.len() == 1 => {
+            let _ = writeln!(
+                out,
+                "every ratio above: {reason} (--repeat 3 or more gives intervals)"
+            );
+        }
+        _ => {
+            for (label, why) in lines {
+                let _ = writeln!(out, "{label}: {}", why.join(", "));
+            }
         }
     }
 }
