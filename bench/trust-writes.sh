@@ -7,7 +7,8 @@
 # usage: bench/trust-writes.sh DBDELTA_BINARY OUT_DIR [ALTERNATIVE...]
 #   alternatives: base (the quick preset: 10 rounds of 0.2 s), long (10 rounds of 1 s),
 #   quiet (long + autovacuum off, no checkpoint inside the run, same shared_buffers),
-#   resolve (--resolve 3% --budget $BUDGET, default 10m), resolve-quiet (both)
+#   resolve (--resolve 3% --budget $BUDGET, default 10m), resolve-quiet (both),
+#   resolve-long (quiet with 1 s windows and --resolve)
 set -euo pipefail
 BIN=${1:?dbdelta binary}
 OUT=${2:?output directory}
@@ -25,6 +26,8 @@ for alt in $ALTS; do
     quiet) a="$a?$QUIET"; b="$b?$QUIET"; extra=(--write-secs 1 --insert-secs 1 --read-secs 1) ;;
     resolve) extra=(--resolve 3% --budget "${BUDGET:-10m}") ;;
     resolve-quiet) a="$a?$QUIET"; b="$b?$QUIET"; extra=(--resolve 3% --budget "${BUDGET:-10m}") ;;
+    resolve-long) a="$a?$QUIET"; b="$b?$QUIET"
+      extra=(--write-secs 1 --insert-secs 1 --read-secs 1 --resolve 3% --budget "${BUDGET:-10m}") ;;
     *) echo "unknown alternative $alt" >&2; exit 2 ;;
   esac
   rd="$OUT/$alt"

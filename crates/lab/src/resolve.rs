@@ -19,6 +19,9 @@ pub const MIN_ROUNDS: u32 = 3;
 /// less than 1 % a round.
 pub const MAX_ROUNDS: u32 = 400;
 
+/// Failed round-results (any target) after which a step gets no more rounds.
+pub const MAX_FAILED_ROUNDS: usize = 3;
+
 /// `--resolve` and `--budget` as resolved by the binary.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Resolve {
@@ -132,8 +135,13 @@ impl RoundPolicy for ResolvePolicy<'_> {
         let deadline = self.step_deadline((step.order, threads));
         let all: Vec<&StepResult> = so_far.iter().chain(last.iter()).collect();
         let half = widest_half_width(self.base, &all);
-        let failed = last.iter().any(|r| !(r.is_complete() && r.is_ok()));
-        let stop = if failed {
+        // A failed round drops out of the pairs (a busy host can starve one window); a step
+        // whose rounds keep failing is broken, not noisy.
+        let failed = all
+            .iter()
+            .filter(|r| !(r.is_complete() && r.is_ok()))
+            .count();
+        let stop = if failed >= MAX_FAILED_ROUNDS {
             ResolveStop::Failed
         } else if half.is_some_and(|h| h <= self.goal.goal_pct) {
             ResolveStop::Resolved

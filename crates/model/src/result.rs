@@ -310,7 +310,7 @@ pub enum ResolveStop {
     Budget,
     /// The most rounds a step may run were run first.
     MaxRounds,
-    /// A round failed or was interrupted: no more rounds.
+    /// Rounds kept failing (three failed round-results): no more rounds.
     Failed,
 }
 
@@ -321,7 +321,7 @@ impl ResolveStop {
             ResolveStop::Resolved => "resolved",
             ResolveStop::Budget => "budget spent",
             ResolveStop::MaxRounds => "most rounds",
-            ResolveStop::Failed => "a round failed",
+            ResolveStop::Failed => "rounds failed",
         }
     }
 }
