@@ -20,23 +20,29 @@ pub fn describe(r: &Resolved) -> String {
     )
 }
 
-/// (threads, order, label) → what the step reached, from every run's results.
-fn reached(data: &ReportData) -> BTreeMap<(u32, u32, String), Resolved> {
-    data.runs
+/// (threads, order, label) → what the step reached.
+type Steps = BTreeMap<(u32, u32, String), Resolved>;
+
+/// The goal, and (threads, order, label) → what the step reached, from every run's
+/// results; `None` without `--resolve`.
+fn reached(data: &ReportData) -> Option<(f64, Steps)> {
+    let steps: Steps = data
+        .runs
         .iter()
         .flat_map(|r| &r.results)
         .filter_map(|r| {
             r.resolved
                 .map(|x| ((r.threads, r.order, r.label.clone()), x))
         })
-        .collect()
+        .collect();
+    let goal = steps.values().next()?.goal_pct;
+    Some((goal, steps))
 }
 
 /// The text report's `--resolve` section: one line per step and thread count (empty
 /// without `--resolve`).
 pub fn text(data: &ReportData) -> String {
-    let steps = reached(data);
-    let Some(goal) = steps.values().next().map(|r| r.goal_pct) else {
+    let Some((goal, steps)) = reached(data) else {
         return String::new();
     };
     let mut o = String::new();
@@ -53,8 +59,7 @@ pub fn text(data: &ReportData) -> String {
 
 /// The Markdown report's `--resolve` table (empty without `--resolve`).
 pub fn markdown(data: &ReportData) -> String {
-    let steps = reached(data);
-    let Some(goal) = steps.values().next().map(|r| r.goal_pct) else {
+    let Some((goal, steps)) = reached(data) else {
         return String::new();
     };
     let mut o = String::new();

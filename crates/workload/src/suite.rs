@@ -263,6 +263,12 @@ pub struct StepDef {
     /// something else. Its ratio has no interval and the reports say so.
     #[serde(default)]
     pub once: bool,
+    /// Whether rounds after the first may share one window in turns (`--turn-ms`); `false`
+    /// keeps a window per target in every round: TPC-C's terminals hold locks across
+    /// statements, and a terminal paused at the end of its turn holds them while the others
+    /// of its target wait, so a turn can pass with no transaction completed.
+    #[serde(default = "yes")]
+    pub turns: bool,
     /// Thread count rule; default: every `--threads` value.
     pub threads: Option<ThreadsRule>,
     /// Report group; default derived from the name as the published scripts do.
@@ -292,6 +298,8 @@ pub struct Step {
     pub warm: bool,
     /// Measured in one round only (see [`StepDef::once`]).
     pub once: bool,
+    /// Rounds may share a window in turns (see [`StepDef::turns`]).
+    pub turns: bool,
     /// Thread count rule.
     pub threads: Option<ThreadsRule>,
     /// Paced load: events per second (all workers), if the suite sets one.
@@ -560,6 +568,7 @@ fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, StepDe
         duration,
         warm: def.warm,
         once: def.once,
+        turns: def.turns,
         threads: def.threads,
         rate: def.rate,
         params: WorkloadParams {
