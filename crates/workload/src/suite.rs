@@ -668,6 +668,34 @@ mod tests {
     }
 
     #[test]
+    fn every_builtin_suite_compares_in_rounds_at_the_quick_scale() {
+        for (name, _) in BUILTIN {
+            let s = Suite::load(name).unwrap();
+            let rounds = s.quick.and_then(|q| q.rounds).unwrap_or(1);
+            assert!(rounds >= 8, "{name}: [quick] rounds = {rounds}");
+        }
+        let kv = Suite::load("kv").unwrap();
+        let once: Vec<&str> = kv
+            .steps()
+            .filter(|s| s.once)
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(once, ["fillseq"]);
+        let tpcc = Suite::load("tpcc").unwrap();
+        assert!(tpcc.steps().all(|s| !s.turns));
+        assert!(Suite::load("sysbench")
+            .unwrap()
+            .steps()
+            .all(|s| s.turns && !s.once));
+        let e = Suite::parse(
+            "name='x'\n[[step]]\nname='a'\nworkload='scan'\nduration='read'\nonce='yes'\n",
+            "t",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("once"), "{e}");
+    }
+
+    #[test]
     fn globs() {
         assert!(glob_match("update-*", "update-index"));
         assert!(glob_match("*.pre", "point-query.pre"));
