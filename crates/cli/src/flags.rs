@@ -488,7 +488,9 @@ pub struct RunArgs {
 
     /// Rounds per step: with two or more targets every step is measured N times on each,
     /// interleaved (A B, B A, …), and relative values carry a 95 % confidence interval and a
-    /// verdict. --sequential repeats are independent runs with a fresh server start and load.
+    /// verdict (default at --scale quick: the suite's [quick] preset, 8-10 rounds for every
+    /// built-in suite; 1 at full). --sequential repeats are independent runs with a fresh
+    /// server start and load (default 1).
     #[arg(long, value_name = "N", help_heading = "Verdicts")]
     pub repeat: Option<u32>,
 
@@ -500,6 +502,20 @@ pub struct RunArgs {
     /// window per target.
     #[arg(long, value_name = "MS", help_heading = "Verdicts")]
     pub turn_ms: Option<f64>,
+
+    /// Add interleaved rounds to each step until the 95 % interval of every target/base
+    /// ratio reaches this half-width, e.g. `2%` (each step runs at least --repeat rounds,
+    /// default 3, at most 400), within --budget. Each step's last result, the reports and
+    /// the console say what it reached and why it stopped (resolved, budget spent). Needs two
+    /// or more interleaved targets. Default: a fixed number of rounds.
+    #[arg(long, value_name = "PCT", help_heading = "Verdicts")]
+    pub resolve: Option<String>,
+
+    /// Measuring time --resolve may spend for the whole run, e.g. `10m`, `90s`, `1h`
+    /// (default 10m), shared out as the run goes: each step may use the time left divided
+    /// by the steps left.
+    #[arg(long, value_name = "DURATION", help_heading = "Verdicts")]
+    pub budget: Option<String>,
 
     /// Query-set suites (--suite DIR): runs of each query per target, the first (cold) one
     /// reported apart (default: the suite's `repeat`, else 5).

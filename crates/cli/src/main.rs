@@ -24,6 +24,7 @@ mod output;
 mod prepare_cmd;
 mod profile_cmd;
 mod progress;
+mod resolve_flags;
 mod spec;
 mod suites_cmd;
 

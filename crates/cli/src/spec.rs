@@ -334,11 +334,23 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
     let asked = crate::history_cmd::repeats(args)?;
     // Interleaved rounds are cheap (one load per target): the scale's default gives every
     // ratio an interval. Sequential repeats reload everything, so they are opt-in.
+    let resolve = crate::resolve_flags::resolve(
+        args.resolve.as_deref(),
+        args.budget.as_deref(),
+        targets.len(),
+        !args.sequential && ibench.is_none() && queryset.is_none(),
+    )?;
     let schedule = Schedule {
-        rounds: asked.unwrap_or(d.rounds),
+        // Under --resolve, --repeat (else the fewest rounds that give an interval) is the
+        // least every step runs; the goal adds the rest.
+        rounds: match resolve {
+            Some(_) => asked.unwrap_or(dbdelta_lab::resolve::MIN_ROUNDS),
+            None => asked.unwrap_or(d.rounds),
+        },
         repeats: asked.unwrap_or(1),
         sequential: args.sequential,
         reuse_load: args.reuse_load,
+        resolve,
     };
     let queryset = queryset.map(|set| QuerySetPlan {
         repeat: args.repeat_query.or(set.repeat).unwrap_or(DEFAULT_REPEAT),

@@ -140,7 +140,10 @@ fn scripts_on_sqlite_and_mariadb() {
             "2",
         ])
         .args(["--latency-limit", "1000", "--max-tries", "3"])
-        .args(["--write-secs", "120", "--read-secs", "120"]);
+        .args(["--write-secs", "120", "--read-secs", "120"])
+        // One round: the counts below are per window (the tpcb preset's rounds are
+        // tested in suite_rounds.rs).
+        .args(["--repeat", "1"]);
     for t in &targets {
         cmd.args(["-t", t]);
     }
@@ -228,7 +231,9 @@ fn tpcc_is_consistent_on_every_engine() {
     let mut cmd = dbdelta();
     cmd.args(["run", "--quiet", "--no-store", "--suite", "tpcc"])
         .args(["--warehouses", "2", "--terminals", "4", "--all-warehouses"])
-        .args(["--write-secs", "4", "--warmup-secs", "0.5"]);
+        .args(["--write-secs", "4", "--warmup-secs", "0.5"])
+        // One round per target: the checks below read one window (rounds: suite_rounds.rs).
+        .args(["--repeat", "1"]);
     for t in &targets {
         cmd.args(["-t", t]);
     }
@@ -341,6 +346,8 @@ fn synchronous_commit_off_speeds_up_tpcb_like() {
         "3",
         "--warmup-secs",
         "0.5",
+        "--repeat",
+        "1",
     ]);
     let tps = |t: &str| measured(&step_results(&rd, t), "tpcb-like").tps;
     let (on, off) = (tps("on"), tps("off"));

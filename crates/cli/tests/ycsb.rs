@@ -44,6 +44,10 @@ fn run_suite(targets: &[&str]) -> tempfile::TempDir {
         "1",
         "--warmup-secs",
         "0.2",
+        // One window per target and workload: the checks below read one (the ycsb
+        // preset's rounds are tested in suite_rounds.rs).
+        "--repeat",
+        "1",
     ]);
     for t in targets {
         cmd.args(["-t", t]);

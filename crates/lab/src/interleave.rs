@@ -1,5 +1,6 @@
 //! The default for two or more targets: every target provisioned and loaded up front, then
-//! each step measured on A, B, A, B, … (`--repeat` rounds), so every ratio is made of pairs
+//! each step measured on A, B, A, B, … (`--repeat` rounds, or with `--resolve` as many as
+//! its interval needs within the budget: crate::resolve), so every ratio is made of pairs
 //! measured minutes apart at most and drift of the host lands on both sides of it. Managed
 //! servers run side by side; the idle ones cost little. When memory runs short while the
 //! targets are provisioned, the run falls back to one target after another.
@@ -7,11 +8,12 @@
 use crate::capacity::mem_available;
 use crate::error::LabError;
 use crate::progress::LabProgress;
+use crate::resolve::ResolvePolicy;
 use crate::sequential::Bench;
 use crate::target::{keep_result, outcome_problem, provision, retire};
 use dbdelta_engine::Engine;
 use dbdelta_model::{RunManifest, TargetSpec};
-use dbdelta_runner::{TargetProfiling, TargetUnderTest};
+use dbdelta_runner::{FixedRounds, RoundPolicy, TargetProfiling, TargetUnderTest};
 use std::path::PathBuf;
 
 /// Memory that must stay available before one more target is provisioned: its server, its
@@ -82,11 +84,26 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
         })
         .collect();
     let mut sink = |r: &dbdelta_model::StepResult| keep_result(dir, r, None);
-    let outcomes = dbdelta_runner::run_interleaved(
+    let mut fixed = FixedRounds(plan.schedule.rounds);
+    let mut resolving = plan.schedule.resolve.map(|goal| {
+        ResolvePolicy::new(
+            goal,
+            plan.schedule.rounds,
+            &plan.base,
+            &plan.suite,
+            &plan.options,
+            progress,
+        )
+    });
+    let policy: &mut dyn RoundPolicy = match resolving.as_mut() {
+        Some(p) => p,
+        None => &mut fixed,
+    };
+    let outcomes = dbdelta_runner::run_interleaved_with(
         &targets,
         &plan.suite,
         &plan.options,
-        plan.schedule.rounds,
+        policy,
         stop,
         progress,
         &mut sink,

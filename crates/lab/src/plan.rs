@@ -140,7 +140,7 @@ pub struct QuerySetPlan {
 }
 
 /// How the targets of a run take turns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Schedule {
     /// Rounds per step when the targets are interleaved.
     pub rounds: u32,
@@ -150,6 +150,9 @@ pub struct Schedule {
     pub sequential: bool,
     /// Keep each target's server and data between sequential repeats.
     pub reuse_load: bool,
+    /// `--resolve`/`--budget`: interleaved rounds are added to each step until its interval
+    /// is narrow enough (`rounds` is then the fewest a step runs); `None` = `rounds` rounds.
+    pub resolve: Option<crate::resolve::Resolve>,
 }
 
 /// Where the run directory goes.

@@ -82,6 +82,7 @@ fn plan(targets: &[&str], run: &Path) -> RunPlan {
             repeats: 1,
             sequential: false,
             reuse_load: false,
+            resolve: None,
         },
         fail_on: None,
         history: History::Off,

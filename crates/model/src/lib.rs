@@ -29,7 +29,8 @@ pub use options::{
     TpccMode, QUICK_SETTLE_SECS,
 };
 pub use result::{
-    ConnectStats, Group, Interval, LatencySummary, OpTypeStats, Pacing, StepKind, StepResult,
-    StepStatus, Throughput, ThroughputUnit, TurnsInfo, TxnCounts, DB_COUNTER_PREFIX, RESULT_SCHEMA,
+    ConnectStats, Group, Interval, LatencySummary, OpTypeStats, Pacing, ResolveStop, Resolved,
+    StepKind, StepResult, StepStatus, Throughput, ThroughputUnit, TurnsInfo, TxnCounts,
+    DB_COUNTER_PREFIX, RESULT_SCHEMA,
 };
 pub use target::{Location, Secret, TargetError, TargetSpec};

@@ -280,6 +280,50 @@ pub struct StepResult {
     /// costs, which every target's turns shared, are absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<TurnsInfo>,
+    /// `--resolve`: on the last round of a step (each target's), what its interval reached
+    /// when its rounds stopped and why they stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Resolved>,
+}
+
+/// What `--resolve` reached on one step at one thread count.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Resolved {
+    /// The half-width asked for, percent of the ratio.
+    pub goal_pct: f64,
+    /// The widest half-width of the 95 % intervals of target/base over the compared targets
+    /// when the rounds stopped, percent; `None` when no interval could be computed.
+    pub half_width_pct: Option<f64>,
+    /// Rounds the step ran.
+    pub rounds: u32,
+    /// Why the rounds stopped.
+    pub stop: ResolveStop,
+}
+
+/// Why `--resolve` stopped adding rounds to a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResolveStop {
+    /// The half-width reached the goal.
+    Resolved,
+    /// The step's share of `--budget` was spent first.
+    Budget,
+    /// The most rounds a step may run were run first.
+    MaxRounds,
+    /// Rounds kept failing (three failed round-results): no more rounds.
+    Failed,
+}
+
+impl ResolveStop {
+    /// The word reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResolveStop::Resolved => "resolved",
+            ResolveStop::Budget => "budget spent",
+            ResolveStop::MaxRounds => "most rounds",
+            ResolveStop::Failed => "rounds failed",
+        }
+    }
 }
 
 /// How a step measured in turns shared its window.
@@ -461,6 +505,7 @@ impl StepResult {
             workload_stats: Default::default(),
             actions: Vec::new(),
             turns: None,
+            resolved: None,
         }
     }
 

@@ -501,6 +501,16 @@ fn direction(c: Option<&dbdelta_inference::Comparison>) -> Option<bool> {
 /// A relative-QPS cell colored only when its difference is significant; the interval, or
 /// the lack of one, is the cell's tooltip.
 fn significant_td(rel: &Cell, cell: Option<&VerdictCell>) -> String {
+    if let Some(why) = cell.and_then(VerdictCell::no_interval) {
+        // Said next to the ratio, not only in its tooltip.
+        let td = Html::titled_td(rel, 2, None, Some(&why));
+        return match (rel, td.strip_suffix("</td>")) {
+            (Cell::Value { .. }, Some(open)) => {
+                format!("{open} <small>({})</small></td>", esc(&why))
+            }
+            _ => td,
+        };
+    }
     let Some(c) = cell.and_then(|v| v.comparison) else {
         return Html::titled_td(
             rel,

@@ -17,6 +17,8 @@ struct Doc<'a> {
     results: Vec<&'a StepResult>,
     /// Every non-base cell with its 95 % interval and verdict (see `verdict`).
     verdicts: Vec<VerdictDoc>,
+    /// Every non-base cell compared without an interval, and why ("no interval: 1 round").
+    no_interval: Vec<NoIntervalDoc>,
     /// Coefficient of variation per step and target: what this host can resolve.
     noise: Vec<NoiseDoc>,
     /// The median 95 % half-width per step group, as the reports' first line says it.
@@ -45,6 +47,16 @@ struct VerdictDoc {
     verdict: &'static str,
     /// The interval excludes 1.0 on its own but the cell did not survive that control.
     withheld: bool,
+}
+
+#[derive(Serialize)]
+struct NoIntervalDoc {
+    #[serde(rename = "dop")]
+    threads: u32,
+    label: String,
+    target: String,
+    ratio: Option<f64>,
+    why: String,
 }
 
 #[derive(Serialize)]
@@ -101,6 +113,18 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
         tables: data.tables.iter().map(|t| table(data, t)).collect(),
         results: data.runs.iter().flat_map(|r| &r.results).collect(),
         noise_floor: crate::verdict::noise_floor(data, &cells),
+        no_interval: cells
+            .iter()
+            .filter_map(|v| {
+                Some(NoIntervalDoc {
+                    threads: v.threads,
+                    label: v.label.clone(),
+                    target: v.target.clone(),
+                    ratio: v.bare_ratio,
+                    why: v.no_interval()?,
+                })
+            })
+            .collect(),
         verdicts: verdicts(cells),
         noise: crate::verdict::noise(data)
             .into_iter()

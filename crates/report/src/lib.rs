@@ -38,6 +38,7 @@ pub mod merge;
 mod order;
 pub mod profiles;
 pub mod queryset;
+pub mod resolved;
 mod sections;
 pub mod summary;
 pub mod svg;
@@ -200,11 +201,16 @@ pub fn render(
             let cells = verdict::verdicts(data);
             let floor =
                 verdict::noise_floor(data, &cells).map_or(String::new(), |l| format!("{l}.\n\n"));
-            floor + &text::render(data, opts) + &verdict::render_text(data, &cells)
+            floor
+                + &text::render(data, opts)
+                + &verdict::render_text(data, &cells)
+                + &resolved::text(data)
         }
         Format::Markdown => {
             let cells = verdict::verdicts(data);
-            markdown::render(data, opts, &cells) + &verdict::render_markdown(data, &cells)
+            markdown::render(data, opts, &cells)
+                + &verdict::render_markdown(data, &cells)
+                + &resolved::markdown(data)
         }
         Format::Csv => csv::render(data, opts),
         Format::Json => json::render(data, opts),

@@ -205,7 +205,7 @@ fn relative_table(out: &mut String, data: &ReportData, table: &Table, verdicts: 
                 Cell::Value { .. } if base_failed => "NA (base failed)".to_string(),
                 _ => {
                     let v = by_cell.get(&(row.label.clone(), target.to_string()));
-                    Markdown::cell(rel, RATIO, Some(marker(v.copied())))
+                    Markdown::cell(rel, RATIO, Some(&marker(v.copied())))
                 }
             })
             .collect();
@@ -244,7 +244,10 @@ fn line(out: &mut String, row: &Row, cells: &[String]) {
 
 /// The marker of a relative value: its verdict, `°` when only false discovery rate control
 /// made it insignificant, `?` without an interval.
-fn marker(v: Option<&VerdictCell>) -> &'static str {
+fn marker(v: Option<&VerdictCell>) -> String {
+    if let Some(why) = v.and_then(VerdictCell::no_interval) {
+        return format!(" ? ({why})");
+    }
     match v.and_then(|v| v.comparison.map(|c| (c.verdict, v.withheld))) {
         None => " ?",
         Some((Verdict::Regression, _)) => " ▼",
@@ -252,6 +255,7 @@ fn marker(v: Option<&VerdictCell>) -> &'static str {
         Some((Verdict::NoChange, true)) => " °",
         Some((Verdict::NoChange, false)) => "",
     }
+    .to_string()
 }
 
 fn load_table(out: &mut String, data: &ReportData) {

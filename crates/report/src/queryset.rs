@@ -233,18 +233,33 @@ impl QuerySetReport {
                 row
             })
             .collect();
-        grid(
-            "Speed relative to the base",
-            vec![
+        let mut notes = Vec::new();
+        if let Some(floor) = self.noise_floor() {
+            notes.push(floor);
+        }
+        notes.extend([
                 format!(
                     "{} runs per query: the first (cold, after setup) is reported apart; speed = base time / target time over the {warm} paired warm rounds (geometric mean; above 1 = faster than {}).",
                     r.repeat_query, self.base
                 ),
                 "▲ faster / ▼ slower: the 95 % interval excludes 1 after false discovery rate control (5 %); unmarked = no significant difference; ? = fewer than 2 warm rounds (use --repeat-query 3 or more); ✗ = wrong result or error; n/a = no file for this engine.".to_string(),
-            ],
-            header,
-            rows,
-        )
+            ]);
+        grid("Speed relative to the base", notes, header, rows)
+    }
+
+    /// The line every report opens with: the median half-width of the speed intervals, i.e.
+    /// the smallest difference this run resolves; `None` without any interval.
+    fn noise_floor(&self) -> Option<String> {
+        let mut halves: Vec<f64> = self
+            .speed
+            .iter()
+            .filter_map(|c| Some((c.high? - c.low?) / c.speed? / 2.0 * 100.0))
+            .filter(|h| h.is_finite())
+            .collect();
+        let m = crate::summary::median(&mut halves)?;
+        Some(format!(
+            "Noise floor: this run resolves differences larger than ±{m:.1} % (median half-width of the 95 % intervals of the speeds)."
+        ))
     }
 
     fn times_grid(&self) -> Grid {

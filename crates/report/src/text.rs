@@ -4,6 +4,7 @@
 
 use crate::data::{load_rows, ReportData};
 use crate::table::{Cell, Table};
+use crate::verdict::VerdictCell;
 use crate::ReportOptions;
 use dbdelta_model::StepStatus;
 use std::fmt::Write;
@@ -11,11 +12,12 @@ use std::fmt::Write;
 /// Renders every thread count as a `--- dop=N ---` section.
 pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     let mut out = String::new();
+    let cells = crate::verdict::verdicts(data);
     for (i, table) in data.tables.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        section(&mut out, data, table);
+        section(&mut out, data, table, &cells);
     }
     if data.tables.is_empty() {
         load_lines(&mut out, data);
@@ -37,7 +39,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     out
 }
 
-fn section(out: &mut String, data: &ReportData, table: &Table) {
+fn section(out: &mut String, data: &ReportData, table: &Table, cells: &[VerdictCell]) {
     let names: Vec<&str> = data.columns.iter().map(|c| c.name()).collect();
     // `col-N :` lines describe the target: its name, and its emulated link if any.
     let described: Vec<String> = data.columns.iter().map(|c| c.described()).collect();
@@ -47,6 +49,7 @@ fn section(out: &mut String, data: &ReportData, table: &Table) {
         let _ = writeln!(out, "Relative to: {}", names[0]);
         let rows = table.rows.iter().map(|r| (r.relative(), r.label.as_str()));
         block(out, &described[1..], rows, crate::markup::RATIO);
+        no_interval_lines(out, &names[1..], table, cells);
         out.push('\n');
     }
     let rows = table
@@ -79,6 +82,48 @@ fn block<'a>(
             out.push('\t');
         }
         let _ = writeln!(out, "{label}");
+    }
+}
+
+/// Under a relative block, the ratios it printed without an interval and why: one line when
+/// none of them has one, else one line per row that has such a ratio (the block's columns
+/// stay numbers with the label last, as scripts read them).
+fn no_interval_lines(out: &mut String, names: &[&str], table: &Table, cells: &[VerdictCell]) {
+    let mut compared = 0;
+    let mut lines = Vec::new();
+    let mut reasons = std::collections::BTreeSet::new();
+    for row in &table.rows {
+        let mut why = Vec::new();
+        for (k, name) in names.iter().enumerate() {
+            let Some(cell) = cells
+                .iter()
+                .find(|c| c.threads == table.threads && c.label == row.label && c.target == *name)
+            else {
+                continue;
+            };
+            compared += 1;
+            if let Some(w) = cell.no_interval() {
+                why.push(format!("col-{} {w}", k + 1));
+                reasons.insert(w);
+            }
+        }
+        if !why.is_empty() {
+            lines.push((row.label.as_str(), why));
+        }
+    }
+    let bare: usize = lines.iter().map(|(_, w)| w.len()).sum();
+    match reasons.iter().next() {
+        Some(reason) if bare == compared && reasons.len() == 1 => {
+            let _ = writeln!(
+                out,
+                "every ratio above: {reason} (--repeat 3 or more gives intervals)"
+            );
+        }
+        _ => {
+            for (label, why) in lines {
+                let _ = writeln!(out, "{label}: {}", why.join(", "));
+            }
+        }
     }
 }
 

@@ -55,6 +55,26 @@ pub struct VerdictCell {
     /// Set when target and base come from different runs: the between-run variance in the
     /// interval and where it came from.
     pub between: Option<Between>,
+    /// Target/base of the mean values when there is no interval (one round on a side, or
+    /// rounds that do not pair), so the cell can still say what it is and why it has no
+    /// interval.
+    pub bare_ratio: Option<f64>,
+    /// Completed rounds of the side with fewer of them.
+    pub rounds: usize,
+}
+
+impl VerdictCell {
+    /// Why the cell has no interval ("no interval: 1 round"), `None` when it has one. Every
+    /// ratio printed without an interval says this next to it.
+    pub fn no_interval(&self) -> Option<String> {
+        if self.comparison.is_some() {
+            return None;
+        }
+        Some(match self.rounds {
+            0 | 1 => "no interval: 1 round".to_string(),
+            n => format!("no interval: {n} rounds that do not pair"),
+        })
+    }
 }
 
 /// Noise of one step on one target.
@@ -159,6 +179,24 @@ fn rounds(b: &[&StepResult], t: &[&StepResult]) -> Option<Vec<(f64, f64)>> {
     (pairs.len() >= 2).then_some(pairs)
 }
 
+/// The half-width, in percent of the ratio, of the 95 % interval of target/base that the
+/// verdicts would give these rounds of one step (paired rounds, the rounds in turns when
+/// there are two or more); `None` while they give none. `--resolve` stops adding rounds to a
+/// step with it, so a step stops exactly when its report's interval is narrow enough.
+pub fn paired_half_width_pct(base: &[&StepResult], target: &[&StepResult]) -> Option<f64> {
+    fn usable<'a>(rs: &[&'a StepResult]) -> Vec<&'a StepResult> {
+        rs.iter()
+            .copied()
+            .filter(|r| r.kind == StepKind::Measured && r.is_complete() && r.is_ok())
+            .filter(|r| r.throughput.value > 0.0)
+            .collect()
+    }
+    let pairs = rounds(&usable(base), &usable(target))?;
+    let c = compare_paired(&pairs, LEVEL, Direction::HigherIsBetter)?;
+    let half = c.relative_width() / 2.0 * 100.0;
+    half.is_finite().then_some(half)
+}
+
 fn per_second(r: &StepResult) -> Vec<f64> {
     // The last interval may be cut short; only whole seconds are samples.
     let mut prev = 0.0;
@@ -225,6 +263,14 @@ pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
             let in_turns = comparison
                 .is_some_and(|c| matches!(c.evidence, Evidence::Paired { .. }))
                 && evidence_rounds(b).iter().all(|r| r.turns.is_some());
+            let mean = |rs: &[&StepResult]| {
+                let v = values(&evidence_rounds(rs));
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            };
+            let bare_ratio = match (comparison, mean(b), mean(t)) {
+                (None, Some(vb), Some(vt)) if vb > 0.0 => Some(vt / vb),
+                _ => None,
+            };
             out.push(VerdictCell {
                 label: label.clone(),
                 order: *order,
@@ -234,6 +280,8 @@ pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
                 withheld: false,
                 in_turns,
                 between,
+                bare_ratio,
+                rounds: b.len().min(t.len()),
             });
         }
     }
@@ -298,7 +346,10 @@ fn mark(c: &Comparison) -> &'static str {
 
 fn cell_text(cell: &VerdictCell) -> String {
     match &cell.comparison {
-        None => "-".to_string(),
+        None => match (cell.bare_ratio, cell.no_interval()) {
+            (Some(r), Some(why)) => format!("{r:.3} ({why})"),
+            _ => "-".to_string(),
+        },
         Some(c) => format!(
             "{}{} [{}, {}]{}{}",
             match c.evidence {

@@ -447,7 +447,7 @@ fn the_first_line_is_the_noise_floor_of_the_run() {
     assert!(!text.contains("Noise floor"), "{text}");
     let md = render(&single, Format::Markdown, &ReportOptions::default()).unwrap();
     assert!(
-        md.contains("| point | point-query_range=100 | 0.80 ? |"),
+        md.contains("| point | point-query_range=100 | 0.80 ? (no interval: 1 round) |"),
         "{md}"
     );
 }

@@ -30,6 +30,6 @@ pub use control::StopFlag;
 pub use measure::{measure_step, StepPlan};
 pub use progress::{Progress, Silent};
 pub use sequence::{
-    run_interleaved, run_target, run_target_profiled, TargetOutcome, TargetProfiling,
-    TargetUnderTest,
+    run_interleaved, run_interleaved_with, run_target, run_target_profiled, FixedRounds,
+    RoundPolicy, TargetOutcome, TargetProfiling, TargetUnderTest,
 };

@@ -1179,6 +1179,7 @@ fn assemble(
             targets: t.turns.targets() as u32,
             wall_secs,
         }),
+        resolved: None,
     }
 }
 

@@ -258,6 +258,17 @@ pub struct StepDef {
     /// Measured but never reported.
     #[serde(default)]
     pub warm: bool,
+    /// Measured in one round only, however many rounds the run has: the step builds the
+    /// state later steps read (db_bench's fillseq), so a second round would measure
+    /// something else. Its ratio has no interval and the reports say so.
+    #[serde(default)]
+    pub once: bool,
+    /// Whether rounds after the first may share one window in turns (`--turn-ms`); `false`
+    /// keeps a window per target in every round: TPC-C's terminals hold locks across
+    /// statements, and a terminal paused at the end of its turn holds them while the others
+    /// of its target wait, so a turn can pass with no transaction completed.
+    #[serde(default = "yes")]
+    pub turns: bool,
     /// Thread count rule; default: every `--threads` value.
     pub threads: Option<ThreadsRule>,
     /// Report group; default derived from the name as the published scripts do.
@@ -285,6 +296,10 @@ pub struct Step {
     pub duration: DurationClass,
     /// Measured but never reported.
     pub warm: bool,
+    /// Measured in one round only (see [`StepDef::once`]).
+    pub once: bool,
+    /// Rounds may share a window in turns (see [`StepDef::turns`]).
+    pub turns: bool,
     /// Thread count rule.
     pub threads: Option<ThreadsRule>,
     /// Paced load: events per second (all workers), if the suite sets one.
@@ -552,6 +567,8 @@ fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, StepDe
         group: def.group.unwrap_or_else(|| group_of(&def.name)),
         duration,
         warm: def.warm,
+        once: def.once,
+        turns: def.turns,
         threads: def.threads,
         rate: def.rate,
         params: WorkloadParams {
@@ -648,6 +665,34 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("duplicate"), "{e}");
         assert!(matches!(Suite::load("nope"), Err(SuiteError::Unknown(..))));
+    }
+
+    #[test]
+    fn every_builtin_suite_compares_in_rounds_at_the_quick_scale() {
+        for (name, _) in BUILTIN {
+            let s = Suite::load(name).unwrap();
+            let rounds = s.quick.and_then(|q| q.rounds).unwrap_or(1);
+            assert!(rounds >= 8, "{name}: [quick] rounds = {rounds}");
+        }
+        let kv = Suite::load("kv").unwrap();
+        let once: Vec<&str> = kv
+            .steps()
+            .filter(|s| s.once)
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(once, ["fillseq"]);
+        let tpcc = Suite::load("tpcc").unwrap();
+        assert!(tpcc.steps().all(|s| !s.turns));
+        assert!(Suite::load("sysbench")
+            .unwrap()
+            .steps()
+            .all(|s| s.turns && !s.once));
+        let e = Suite::parse(
+            "name='x'\n[[step]]\nname='a'\nworkload='scan'\nduration='read'\nonce='yes'\n",
+            "t",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("once"), "{e}");
     }
 
     #[test]

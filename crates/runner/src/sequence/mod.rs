@@ -9,11 +9,13 @@
 mod action;
 mod load;
 mod plan;
+pub mod policy;
 mod rounds;
 mod settle;
 mod target;
 
 pub use dbdelta_workload::tpcc::benchmark::INCONSISTENT;
+pub use policy::{FixedRounds, RoundPolicy};
 pub use target::{TargetOutcome, TargetProfiling, TargetUnderTest};
 
 use crate::control::StopFlag;
@@ -82,6 +84,20 @@ pub fn run_interleaved<E>(
     progress: &dyn Progress,
     sink: &mut dyn FnMut(&StepResult) -> Result<(), E>,
 ) -> Result<Vec<TargetOutcome>, E> {
+    let mut fixed = FixedRounds(rounds);
+    run_interleaved_with(targets, suite, opts, &mut fixed, stop, progress, sink)
+}
+
+/// [`run_interleaved`] with the rounds of each step decided by `policy` (`--resolve`).
+pub fn run_interleaved_with<E>(
+    targets: &[TargetUnderTest<'_>],
+    suite: &Suite,
+    opts: &RunOptions,
+    policy: &mut dyn RoundPolicy,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+    sink: &mut dyn FnMut(&StepResult) -> Result<(), E>,
+) -> Result<Vec<TargetOutcome>, E> {
     let chosen = selected(suite, opts);
     let bench = dbdelta_workload::registry::benchmark(suite.dataset);
     let mut outcomes: Vec<TargetOutcome> = vec![TargetOutcome::Complete; targets.len()];
@@ -112,7 +128,6 @@ pub fn run_interleaved<E>(
     // Rows each target loaded, which set the settle time (db_bench's keys have no load:
     // fillseq writes the table size).
     let mut loaded_rows: Vec<u64> = vec![bench.loaded_rows(opts); targets.len()];
-    let rounds = rounds.max(1);
     let mut settles = 0;
     'items: for item in &suite.items {
         if stop.requested() {
@@ -171,7 +186,7 @@ pub fn run_interleaved<E>(
                     carries: &mut carries,
                 };
                 let flow =
-                    rounds::run_step(&mut lanes, bench, step, opts, rounds, stop, progress, sink)?;
+                    rounds::run_step(&mut lanes, bench, step, opts, policy, stop, progress, sink)?;
                 if flow == ControlFlow::Break(()) {
                     break 'items;
                 }

@@ -105,10 +105,12 @@ fn window_of(step: &Step, opts: &RunOptions) -> Duration {
 }
 
 /// Whether a target's round of a step can share its window in turns: a closed loop that
-/// runs for a time, not a count, is not profiled, and leaves no work behind for the other
-/// target's turns to pay (reads, or writes on an engine without background work).
+/// runs for a time, not a count, is not profiled, leaves no work behind for the other
+/// target's turns to pay (reads, or writes on an engine without background work), and whose
+/// suite does not keep it out of turns (`turns = false`: TPC-C).
 pub(super) fn takes_turns(engine: &dyn Engine, plan: &StepPlan) -> bool {
     (!plan.step.params.kind.writes() || !engine.background_work())
+        && plan.step.turns
         && plan.rate.is_none()
         && plan.profile.is_none()
         && !plan.step.warm

@@ -1,8 +1,10 @@
-//! A measured step on every target: at each thread count, `rounds` rounds in alternating
+//! A measured step on every target: at each thread count, rounds (as many as the run's
+//! [`RoundPolicy`] asks for) in alternating
 //! target order (A B, B A, …), each round measured one target after another or, with
 //! `--turn-ms`, all targets in one window taking turns (crate::turns).
 
 use super::plan::{plan_round, takes_turns, thread_counts};
+use super::policy::RoundPolicy;
 use super::target::TargetUnderTest;
 use crate::control::StopFlag;
 use crate::measure::{failed_result, measure_step, StepPlan};
@@ -26,25 +28,35 @@ pub(super) struct Lanes<'t, 'a> {
     pub carries: &'t mut [Carry],
 }
 
-/// Measures `step` on every live target at each of its thread counts, `rounds` times
-/// (once for a warm step); each result goes to the sink the moment its window is over.
-/// `Break` when a stop was requested.
+/// Measures `step` on every live target at each of its thread counts, in as many rounds as
+/// `policy` asks for (once for a warm or `once` step); each result goes to the sink the
+/// moment its window is over, or, when the policy may add rounds, the moment its round is
+/// over (the policy notes on the last round what the step reached). `Break` when a stop was
+/// requested.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_step<E>(
     lanes: &mut Lanes<'_, '_>,
     bench: &dyn Benchmark,
     step: &Step,
     opts: &RunOptions,
-    rounds: u32,
+    policy: &mut dyn RoundPolicy,
     stop: &StopFlag,
     progress: &dyn Progress,
     sink: &mut dyn FnMut(&StepResult) -> Result<(), E>,
 ) -> Result<ControlFlow<()>, E> {
     let targets = lanes.targets;
-    // A warm step only fills caches: it is never compared, so once is enough.
-    let step_rounds = if step.warm { 1 } else { rounds };
+    // A warm step only fills caches: it is never compared, so once is enough. A `once` step
+    // builds the state later steps read (db_bench's fillseq): a second round would measure
+    // something else.
+    let single = step.warm || step.once;
+    let min_rounds = if single { 1 } else { policy.min_rounds() };
+    let adaptive = !single && policy.adaptive();
+    let numbered = min_rounds > 1 || adaptive;
     for threads in thread_counts(step, opts) {
-        for round in 1..=step_rounds {
+        let mut so_far: Vec<StepResult> = Vec::new();
+        let mut round = 0;
+        loop {
+            round += 1;
             if stop.requested() {
                 return Ok(ControlFlow::Break(()));
             }
@@ -64,19 +76,31 @@ pub(super) fn run_step<E>(
                     (i, plan)
                 })
                 .collect();
+            if plans.is_empty() {
+                break;
+            }
             let in_turns = round > 1
                 && plans.len() > 1
                 && plans
                     .iter()
                     .all(|(i, p)| takes_turns(targets[*i].engine, p));
-            // Each result is sunk the moment its window is over.
+            let mut last: Vec<StepResult> = Vec::with_capacity(plans.len());
+            // Each result is finished (checked, numbered, its state handed on) the moment its
+            // window is over, and sunk then unless the policy may still note on it.
             let carries = &mut *lanes.carries;
-            let mut keep = |i: usize, plan: &StepPlan, r| {
-                let t = &targets[i];
-                let finished = finish_round(t, bench, r, round, step_rounds, stop);
+            let mut keep = |i: usize, plan: &StepPlan, r| -> Result<(), E> {
+                let mut finished = finish_round(&targets[i], bench, r, stop);
+                if numbered {
+                    finished.repeat = round;
+                }
                 plan.workload.carry_on(&mut carries[i]);
-                sink(&finished)
+                if !adaptive {
+                    sink(&finished)?;
+                }
+                last.push(finished);
+                Ok(())
             };
+            let mut stopped = false;
             if let Some(ms) = opts.turn_ms.filter(|_| in_turns) {
                 for (i, plan, r) in measure_in_turns(targets, plans, ms, stop, progress) {
                     keep(i, &plan, r)?;
@@ -84,11 +108,33 @@ pub(super) fn run_step<E>(
             } else {
                 for (i, plan) in plans {
                     if stop.requested() {
-                        return Ok(ControlFlow::Break(()));
+                        stopped = true;
+                        break;
                     }
                     let r = measure_planned(targets[i].engine, &plan, stop, progress);
                     keep(i, &plan, r)?;
                 }
+            }
+            let more = if stopped || stop.requested() {
+                false
+            } else if round < min_rounds {
+                true
+            } else if adaptive {
+                policy.another(step, threads, round, &so_far, &mut last)
+            } else {
+                false
+            };
+            if adaptive {
+                for r in &last {
+                    sink(r)?;
+                }
+                so_far.append(&mut last);
+            }
+            if stopped {
+                return Ok(ControlFlow::Break(()));
+            }
+            if !more {
+                break;
             }
         }
     }
@@ -130,21 +176,16 @@ fn before_step(engine: &dyn Engine, plan: &StepPlan) -> Result<Vec<String>, Engi
 }
 
 /// What follows a target's measured round: the benchmark checks the data (TPC-C's
-/// consistency conditions), the round is numbered. (The step's workload hands on its
+/// consistency conditions). (The round is numbered and the step's workload hands on its
 /// state to the target's next step in [`run_step`].)
 fn finish_round(
     t: &TargetUnderTest<'_>,
     bench: &dyn Benchmark,
     mut result: StepResult,
-    round: u32,
-    step_rounds: u32,
     stop: &StopFlag,
 ) -> StepResult {
     if !stop.requested() {
         bench.check(t.engine, &mut result);
-    }
-    if step_rounds > 1 {
-        result.repeat = round;
     }
     result
 }
