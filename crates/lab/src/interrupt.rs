@@ -7,7 +7,9 @@
 //! build inside one server statement, a settle, a server that stopped answering — are cut when
 //! the deadline passes: the registered closer marks the run directory interrupted and writes
 //! the reports, then the process exits with 130 (SIGINT) or 143 (SIGTERM). Managed servers
-//! die with dbdelta (`PR_SET_PDEATHSIG`); one frozen with SIGSTOP is sent SIGCONT so it can.
+//! still up are stopped first ([`dbdelta_kit::running::stop_all`]: their fast shutdown, then
+//! SIGKILL to their process groups), and would die with dbdelta anyway (`PR_SET_PDEATHSIG`
+//! with their fast-shutdown signal); one frozen with SIGSTOP is sent SIGCONT so it can.
 //! The network namespaces of emulated links (`net=`) are deleted before the exit.
 //! A second signal closes at once.
 
@@ -18,6 +20,9 @@ use std::time::{Duration, Instant};
 
 /// How long the run may wind down by itself after the first signal.
 const GRACE: Duration = Duration::from_millis(600);
+/// How long managed servers may take for their fast shutdown when the deadline cuts the
+/// run, before their process groups are killed.
+const SERVER_GRACE: Duration = Duration::from_secs(3);
 /// How long an orderly close that already began (reports being written) may still take.
 const CLOSING_GRACE: Duration = Duration::from_secs(5);
 
@@ -114,6 +119,12 @@ pub fn exit_code_after_error() -> Option<u8> {
 
 fn close_and_exit() -> ! {
     wake_children();
+    // The engines are not dropped on this path: stop every managed server still up (its
+    // fast shutdown, then SIGKILL to its process group) while the run directory is closed.
+    let servers = std::thread::Builder::new()
+        .name("stop-servers".into())
+        .spawn(|| dbdelta_kit::running::stop_all(SERVER_GRACE))
+        .ok();
     // Wait for an orderly close of the main thread, but not past the grace: a close that
     // hangs ends with the exit alone.
     let until = Instant::now() + CLOSING_GRACE;
@@ -133,8 +144,11 @@ fn close_and_exit() -> ! {
             close();
         }
     }
-    // The engines are not dropped on this path: delete the emulated links' namespaces
-    // (their servers die with dbdelta, and the veth pairs with the namespaces).
+    match servers {
+        Some(stopping) => drop(stopping.join()),
+        None => drop(dbdelta_kit::running::stop_all(SERVER_GRACE)),
+    }
+    // Delete the emulated links' namespaces (the veth pairs go with them).
     dbdelta_kit::netns::remove_all();
     std::process::exit(i32::from(exit_code().unwrap_or(130)));
 }
