@@ -60,7 +60,17 @@ pub(crate) fn run(
             source,
         })
     };
-    let outcome = run_query_set(&qs.set, &under_test, qs.repeat, stop, progress, &mut sink);
+    let limit = std::time::Duration::try_from_secs_f64(plan.options.client.statement_timeout_secs)
+        .unwrap_or(std::time::Duration::MAX);
+    let outcome = run_query_set(
+        &qs.set,
+        &under_test,
+        qs.repeat,
+        limit,
+        stop,
+        progress,
+        &mut sink,
+    );
     drop(under_test);
     for (i, engine, scratch, tdir) in engines {
         retire(
