@@ -54,14 +54,58 @@ pub(crate) fn limit_session(conn: &mut dyn Connection, limit: Duration) -> Resul
     }
 }
 
+/// The servers' codes for a statement cancelled by its time limit: PostgreSQL's
+/// `query_canceled` (the only cancel this connection asks for is the limit), MariaDB's
+/// `ER_STATEMENT_TIMEOUT`, MySQL's `ER_QUERY_TIMEOUT`, ClickHouse's `TIMEOUT_EXCEEDED`.
+const TIMEOUT_CODES: [&str; 4] = [
+    "SQLSTATE 57014",
+    "MySQL 1969",
+    "MySQL 3024",
+    "ClickHouse 159",
+];
+
+/// True when `e` is a statement that ran past its limit: cancelled by the server, or no
+/// answer within the client's bound.
+pub(crate) fn is_timeout(e: &EngineError) -> bool {
+    e.kind == ErrorKind::Timeout
+        || e.code
+            .as_deref()
+            .is_some_and(|c| TIMEOUT_CODES.contains(&c))
+}
+
 /// The message of a statement that failed: a timeout says which limit it ran into.
 pub(crate) fn describe(e: &EngineError, limit: Duration) -> String {
-    if e.kind == ErrorKind::Timeout {
+    if is_timeout(e) {
         format!(
             "timed out after the --statement-timeout of {} s ({e})",
             limit.as_secs_f64()
         )
     } else {
         e.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_cancels_and_client_timeouts_are_told_as_timeouts() {
+        let limit = Duration::from_secs(3);
+        let pg = EngineError::new(
+            ErrorKind::Statement,
+            "canceling statement due to statement timeout",
+        )
+        .with_code("SQLSTATE 57014");
+        assert!(describe(&pg, limit).starts_with("timed out after the --statement-timeout of 3 s"));
+        let client = EngineError::new(ErrorKind::Timeout, "no answer");
+        assert!(is_timeout(&client));
+        let other =
+            EngineError::new(ErrorKind::Statement, "syntax error").with_code("SQLSTATE 42601");
+        assert_eq!(describe(&other, limit), "syntax error");
+        assert_eq!(
+            connect_options(limit).io_timeout,
+            Some(limit + CLIENT_SLACK)
+        );
     }
 }
