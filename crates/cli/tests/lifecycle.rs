@@ -213,6 +213,104 @@ fn sigterm_during_a_long_clickhouse_query_leaves_no_server() {
     signal_during_a_long_query("clickhouse", CH, libc::SIGTERM);
 }
 
+/// Waits until a server of the run is up and a little longer (it is loading), then sends
+/// `sig` and checks the run ends as interrupted with no server process left.
+fn signal_during_a_load(engine: &str, args: &[&str], sig: i32) {
+    if !have(engine) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let mut child = spawn_dbdelta(
+        ["run", "--quiet", "--no-store"]
+            .iter()
+            .chain(args)
+            .map(|s| s.to_string())
+            .chain(["--run-dir".to_string(), rd.display().to_string()]),
+    );
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while server_processes(&rd, child.id()).is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "dbdelta ended early");
+        assert!(Instant::now() < deadline, "no server started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Started, then ready, then loading.
+    std::thread::sleep(Duration::from_secs(4));
+    let servers = server_processes(&rd, child.id());
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, sig);
+    }
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if sent.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("{engine}: dbdelta did not end within 20 s of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(128 + sig), "{engine}");
+    let until = Instant::now() + Duration::from_secs(3);
+    while servers.iter().any(|p| alive(*p)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left: Vec<u32> = servers.iter().copied().filter(|p| alive(*p)).collect();
+    for p in &left {
+        // SAFETY: cleaning up after a failed test: the server of our own run.
+        unsafe {
+            libc::kill(*p as i32, libc::SIGKILL);
+        }
+    }
+    assert!(left.is_empty(), "{engine}: outlived dbdelta: {left:?}");
+}
+
+#[test]
+fn sigterm_during_a_mariadb_load_leaves_no_server() {
+    signal_during_a_load(
+        "mysql",
+        &[
+            "-t",
+            MARIA,
+            "--steps",
+            "point-query",
+            "--table-size",
+            "20000000",
+        ],
+        libc::SIGTERM,
+    );
+}
+
+#[test]
+fn sigint_during_a_clickhouse_loader_leaves_no_server() {
+    if !have("clickhouse") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("load");
+    for sub in ["setup", "queries"] {
+        std::fs::create_dir_all(suite.join(sub)).unwrap();
+    }
+    std::fs::write(
+        suite.join("suite.toml"),
+        "name = \"load\"\nrepeat = 1\n[loader]\nkind = \"zipf-corpus\"\ntable = \"docs\"\nafter = \"01-schema\"\ndocs = 5000000\nwords_per_doc = 100\nvocabulary = 50000\nexponent = 1.0\nseed = 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        suite.join("setup/01-schema.sql"),
+        "CREATE TABLE docs (id UInt64, body String) ENGINE = MergeTree ORDER BY id\n",
+    )
+    .unwrap();
+    std::fs::write(suite.join("queries/q1.sql"), "SELECT count() FROM docs\n").unwrap();
+    signal_during_a_load(
+        "clickhouse",
+        &["-t", CH, "--suite", suite.to_str().unwrap()],
+        libc::SIGINT,
+    );
+}
+
 /// A 3 s `--statement-timeout` ends the long query on the server: the run finishes within
 /// seconds (exit 3, a failed query) and the query is recorded as timed out, with no time.
 fn statement_timeout_cuts_the_long_query(engine: &str, target: &str) {
