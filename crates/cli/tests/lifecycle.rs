@@ -2,8 +2,11 @@
 //! (PostgreSQL 15, MariaDB, ClickHouse), SIGINT and SIGTERM during a query-set query that
 //! would run for minutes — which no step boundary interrupts, so the interrupt deadline cuts
 //! the run — end dbdelta with 130 or 143, the run marked interrupted, and no process of the
-//! server left. And `--statement-timeout` reaches query-set queries: a `pg_sleep(1000)` or a
-//! ClickHouse scan of `system.numbers` with a 3 s limit ends in seconds, recorded as timed out.
+//! server left; the same during a load (MariaDB's sysbench load, a ClickHouse query-set
+//! loader; PostgreSQL's load is in `interrupt.rs`). And `--statement-timeout` reaches
+//! query-set queries: a PostgreSQL `pg_sleep(1000)`, a ClickHouse scan of `system.numbers`, a
+//! MariaDB `SLEEP(1000)` or an endless SQLite recursive query with a 3 s limit ends in
+//! seconds, recorded as timed out.
 
 mod common;
 
@@ -18,6 +21,7 @@ const CH: &str = "ch=clickhouse:/usr/sbin";
 
 fn have(engine: &str) -> bool {
     match engine {
+        "sqlite" => true,
         "postgres" => common::require(
             &["/usr/lib/postgresql/15/bin/postgres"],
             "apt-get install postgresql-15",
@@ -47,7 +51,10 @@ fn long_suite(dir: &Path) -> PathBuf {
             "queries/q1-long.clickhouse.sql",
             "SELECT sum(number) FROM system.numbers\n",
         ),
-        ("queries/q1-long.sqlite.sql", "SELECT 1\n"),
+        (
+            "queries/q1-long.sqlite.sql",
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c\n",
+        ),
     ];
     for (rel, text) in files {
         std::fs::write(suite.join(rel), text).unwrap();
@@ -360,6 +367,11 @@ fn statement_timeout_cuts_a_postgres_pg_sleep() {
 #[test]
 fn statement_timeout_cuts_a_clickhouse_scan() {
     statement_timeout_cuts_the_long_query("clickhouse", CH);
+}
+
+#[test]
+fn statement_timeout_cuts_an_endless_sqlite_query() {
+    statement_timeout_cuts_the_long_query("sqlite", "lite=sqlite");
 }
 
 #[test]

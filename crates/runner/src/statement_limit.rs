@@ -3,7 +3,8 @@
 //! cancel a statement that runs past the limit — PostgreSQL's `statement_timeout`, MariaDB's
 //! `max_statement_time` (MySQL's `max_execution_time`), ClickHouse's `max_execution_time` —
 //! and every blocking read of the connection gives up a little later, so a server that
-//! stops answering cannot hang the run either.
+//! stops answering cannot hang the run either. SQLite, without a server, takes the
+//! connection's I/O bound as the limit of each statement (a progress handler interrupts it).
 
 use dbdelta_engine::{ConnectOptions, Connection, EngineError, ErrorKind};
 use dbdelta_model::Dialect;
@@ -25,7 +26,8 @@ pub(crate) fn connect_options(limit: Duration) -> ConnectOptions {
 }
 
 /// Asks the server of `conn` to cancel any statement of this session that runs past
-/// `limit`. Engines without such a setting (SQLite, the mock, RocksDB) are left as they are.
+/// `limit`. SQLite bounds its statements by the connection's options ([`connect_options`]);
+/// the mock and RocksDB have nothing to bound.
 pub(crate) fn limit_session(conn: &mut dyn Connection, limit: Duration) -> Result<(), EngineError> {
     // PostgreSQL takes at most i32::MAX ms (24.8 days), MariaDB a year: a longer limit is
     // no limit in practice.
