@@ -194,8 +194,12 @@ impl RunDir {
         &self.root
     }
 
-    /// Writes `run.json`.
+    /// Writes `run.json` — unless the interrupt deadline is closing the run, whose manifest
+    /// says interrupted and must stay so.
     pub fn write_manifest(&self, m: &RunManifest) -> Result<(), LabError> {
+        if crate::interrupt::cut() {
+            return Ok(());
+        }
         write_json(&self.root.join("run.json"), m)
     }
 
