@@ -141,37 +141,21 @@ fn wait_for_query(rd: &Path, child: &mut Child) -> Vec<u32> {
     servers
 }
 
-fn signal_during_a_long_query(engine: &str, target: &str, sig: i32) {
-    if !have(engine) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let suite = long_suite(dir.path());
-    let rd = dir.path().join("run");
-    let mut child = start(target, &suite, &rd, "600");
-    let servers = wait_for_query(&rd, &mut child);
+/// Sends `sig` to dbdelta and checks how it ends: within 20 s, with 128 + `sig`, the run
+/// marked interrupted, and none of `servers` left (dbdelta stops them before it exits; a
+/// moment is left for init to reap them).
+fn signal_and_check(engine: &str, child: &mut Child, rd: &Path, servers: &[u32], sig: i32) {
     // SAFETY: signalling our own child.
     unsafe {
         libc::kill(child.id() as i32, sig);
     }
     let sent = Instant::now();
-    let deadline = sent + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("dbdelta did not end within 20 s of the signal");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_exit(child, Duration::from_secs(20), engine);
     assert_eq!(status.code(), Some(128 + sig), "{engine}");
     assert_eq!(
         read_json(&rd.join("run.json"))["status"],
         serde_json::json!("interrupted")
     );
-    // dbdelta stops its servers before it exits; a moment for init to reap them.
     let until = Instant::now() + Duration::from_secs(3);
     while servers.iter().any(|p| alive(*p)) && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
@@ -188,6 +172,33 @@ fn signal_during_a_long_query(engine: &str, target: &str, sig: i32) {
         "{engine}: server processes outlived dbdelta ({} s after the signal): {left:?}",
         sent.elapsed().as_secs_f64()
     );
+}
+
+/// Waits for dbdelta to exit, at most `limit` (then kills it and fails).
+fn wait_exit(child: &mut Child, limit: Duration, what: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what}: dbdelta did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn signal_during_a_long_query(engine: &str, target: &str, sig: i32) {
+    if !have(engine) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let suite = long_suite(dir.path());
+    let rd = dir.path().join("run");
+    let mut child = start(target, &suite, &rd, "600");
+    let servers = wait_for_query(&rd, &mut child);
+    signal_and_check(engine, &mut child, &rd, &servers, sig);
 }
 
 #[test]
@@ -244,34 +255,7 @@ fn signal_during_a_load(engine: &str, args: &[&str], sig: i32) {
     // Started, then ready, then loading.
     std::thread::sleep(Duration::from_secs(4));
     let servers = server_processes(&rd, child.id());
-    // SAFETY: signalling our own child.
-    unsafe {
-        libc::kill(child.id() as i32, sig);
-    }
-    let sent = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if sent.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("{engine}: dbdelta did not end within 20 s of the signal");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert_eq!(status.code(), Some(128 + sig), "{engine}");
-    let until = Instant::now() + Duration::from_secs(3);
-    while servers.iter().any(|p| alive(*p)) && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let left: Vec<u32> = servers.iter().copied().filter(|p| alive(*p)).collect();
-    for p in &left {
-        // SAFETY: cleaning up after a failed test: the server of our own run.
-        unsafe {
-            libc::kill(*p as i32, libc::SIGKILL);
-        }
-    }
-    assert!(left.is_empty(), "{engine}: outlived dbdelta: {left:?}");
+    signal_and_check(engine, &mut child, &rd, &servers, sig);
 }
 
 #[test]
@@ -328,17 +312,12 @@ fn statement_timeout_cuts_the_long_query(engine: &str, target: &str) {
     let suite = long_suite(dir.path());
     let rd = dir.path().join("run");
     let mut child = start(target, &suite, &rd, "3");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{engine}: the 3 s statement timeout did not end the query");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    // Server start and setup included: far below the 1000 s the query asks for.
+    let status = wait_exit(
+        &mut child,
+        Duration::from_secs(120),
+        &format!("{engine}: the 3 s statement timeout"),
+    );
     assert_eq!(status.code(), Some(3), "{engine}");
     let r = read_json(&rd.join("queryset.json"));
     let q = &r["targets"][0]["queries"][0];
@@ -396,16 +375,10 @@ fn a_silent_clickhouse_port_does_not_hang_the_run() {
     let rd = dir.path().join("run");
     let target = format!("ch=clickhouse://127.0.0.1:{port}");
     let mut child = start(&target, &suite, &rd, "3");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("a silent ClickHouse port hung the run for 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = wait_exit(
+        &mut child,
+        Duration::from_secs(60),
+        "a silent ClickHouse port",
+    );
     assert!(!status.success(), "{status:?}");
 }
