@@ -97,7 +97,7 @@ pub(crate) fn alive(pid: u32) -> bool {
 }
 
 /// `pid` and all its descendants, from the parent links in `/proc`.
-pub(crate) fn process_tree(pid: u32) -> Vec<u32> {
+pub fn process_tree(pid: u32) -> Vec<u32> {
     let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
         .map(|d| {
             d.flatten()

@@ -177,25 +177,12 @@ fn close_and_exit() -> ! {
 
 /// A managed server frozen with SIGSTOP would keep its pending death signal until woken.
 fn wake_children() {
-    let me = std::process::id().to_string();
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    for p in procs.flatten() {
-        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(p.path().join("stat")) else {
-            continue;
-        };
-        // Fields after the command (which may hold spaces): state, ppid, …
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1));
-        if ppid == Some(me.as_str()) {
-            // SAFETY: kill(2) with a valid signal on a child's pid has no memory effects.
+    let me = std::process::id();
+    for p in dbdelta_kit::running::process_tree(me) {
+        if p != me {
+            // SAFETY: kill(2) with SIGCONT on a descendant's pid has no memory effects.
             unsafe {
-                libc::kill(pid, libc::SIGCONT);
+                libc::kill(p as i32, libc::SIGCONT);
             }
         }
     }
