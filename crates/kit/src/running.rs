@@ -36,11 +36,6 @@ pub(crate) fn forget(pid: u32) {
     running().retain(|e| i64::from(e.pid) != i64::from(pid));
 }
 
-/// How many servers are registered and not yet stopped.
-pub fn count() -> usize {
-    running().len()
-}
-
 /// Stops every registered server: its stop signal (after SIGCONT, for one frozen with
 /// SIGSTOP), up to `grace` for all of them to exit, then SIGKILL to whatever is left of
 /// each one's process tree and process group. Safe to call from any thread, at any time
