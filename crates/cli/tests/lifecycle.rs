@@ -357,28 +357,3 @@ fn statement_timeout_cuts_an_endless_sqlite_query() {
 fn statement_timeout_cuts_a_mariadb_sleep() {
     statement_timeout_cuts_the_long_query("mysql", MARIA);
 }
-
-/// A ClickHouse port that accepts and never answers: the run ends by itself.
-#[test]
-fn a_silent_clickhouse_port_does_not_hang_the_run() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    // Accept and keep every connection open, never answering.
-    std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        for s in listener.incoming().flatten() {
-            kept.push(s);
-        }
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let suite = long_suite(dir.path());
-    let rd = dir.path().join("run");
-    let target = format!("ch=clickhouse://127.0.0.1:{port}");
-    let mut child = start(&target, &suite, &rd, "3");
-    let status = wait_exit(
-        &mut child,
-        Duration::from_secs(60),
-        "a silent ClickHouse port",
-    );
-    assert!(!status.success(), "{status:?}");
-}
