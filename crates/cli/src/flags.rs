@@ -375,8 +375,9 @@ pub struct RunArgs {
     pub connect_timeout: Option<f64>,
 
     /// Seconds one operation may run before the server is asked to cancel it and the step
-    /// fails with a timeout (default 60). Also how long a paced step (--rate) drains the
-    /// events intended in its window after the window ends.
+    /// fails with a timeout (default 60); in a query set, each setup statement, loader and
+    /// query (one past it is recorded as timed out). Also how long a paced step (--rate)
+    /// drains the events intended in its window after the window ends.
     #[arg(long, value_name = "SECS", help_heading = "Connections")]
     pub statement_timeout: Option<f64>,
 
@@ -551,7 +552,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub out: Option<PathBuf>,
 
-    /// Exact run directory to create (instead of one under --out).
+    /// Exact run directory to create (instead of one under --out); it may exist if empty.
+    /// The run claims it (a lock file): a second run given it exits 2.
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub run_dir: Option<PathBuf>,
 
@@ -634,7 +636,8 @@ pub struct ReportArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
 
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (atomically; through a symbolic link to
+    /// a regular file; a device, FIFO, socket or directory is refused).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 

@@ -31,7 +31,7 @@ mod suites_cmd;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    match app::run() {
+    let code = match app::run() {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -41,5 +41,9 @@ fn main() -> ExitCode {
                 None => ExitCode::from(2),
             }
         }
-    }
+    };
+    // Every engine dropped by now stopped its server; this catches one that was not (one
+    // rule: nothing dbdelta started outlives it, whatever the exit).
+    dbdelta_kit::running::stop_all(std::time::Duration::from_secs(3));
+    code
 }

@@ -19,12 +19,18 @@ pub fn write_stdout(text: &str) -> std::io::Result<()> {
     }
 }
 
-/// Writes a report to the file of `-o`.
+/// Writes a report to the file of `-o`: atomically, or through a link to a regular file;
+/// a device, FIFO, socket or directory is refused (exit 2) and left as it is.
 pub fn write_output(path: &Path, text: &str) -> Result<()> {
-    dbdelta_lab::rundir::write_atomic(path, text.as_bytes()).with_context(|| {
-        format!(
-            "-o {}: cannot write the file; choose a writable path",
-            path.display()
-        )
-    })
+    use dbdelta_kit::outfile::{write_file, OutFileError};
+    match write_file(path, text.as_bytes()) {
+        Ok(()) => Ok(()),
+        Err(refused @ OutFileError::NotAFile { .. }) => Err(anyhow::anyhow!("-o {refused}")),
+        Err(e) => Err(e).with_context(|| {
+            format!(
+                "-o {}: cannot write the file; choose a writable path",
+                path.display()
+            )
+        }),
+    }
 }

@@ -5,12 +5,13 @@
 //! seam (`dbdelta-engine`) and the server engines do not.
 #![deny(missing_docs)]
 
+mod limit;
 mod pragma;
 
 use dbdelta_engine::{
-    Connection, Dialect, Engine, EngineConfig, EngineError, EngineInfo, EngineKind, ErrorKind,
-    Family, Op, OpenOptions, Outcome, OwnedValue, RowSource, SettleReport, SettleWait, SpecError,
-    StatementTexts, StmtId, Value,
+    ConnectOptions, Connection, Dialect, Engine, EngineConfig, EngineError, EngineInfo, EngineKind,
+    ErrorKind, Family, Op, OpenOptions, Outcome, OwnedValue, RowSource, SettleReport, SettleWait,
+    SpecError, StatementTexts, StmtId, Value,
 };
 use dbdelta_model::{Location, TargetSpec};
 use rusqlite::ffi::ErrorCode;
@@ -269,6 +270,8 @@ fn sql_err(e: rusqlite::Error) -> EngineError {
     let kind = match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => ErrorKind::Retryable,
         Some(ErrorCode::ConstraintViolation) => ErrorKind::Retryable,
+        // Only a connection's statement limit interrupts (see `limit`).
+        Some(ErrorCode::OperationInterrupted) => ErrorKind::Timeout,
         _ => ErrorKind::Statement,
     };
     let code = e.sqlite_error().map(|f| f.extended_code);
@@ -290,6 +293,23 @@ impl Engine for SqliteEngine {
             sqls: StatementTexts::default(),
             prepared: self.prepared,
             text: String::new(),
+            limit: None,
+        }))
+    }
+
+    /// The I/O timeout of `opts` becomes a limit on each statement (SQLite has no socket to
+    /// bound): one that runs past it is interrupted and fails as a timeout.
+    fn connect_with(&self, opts: &ConnectOptions) -> Result<Box<dyn Connection>, EngineError> {
+        let conn = self.open_raw()?;
+        let limit = opts
+            .io_timeout
+            .map(|t| limit::StatementLimit::install(&conn, t));
+        Ok(Box::new(SqliteConnection {
+            conn,
+            sqls: StatementTexts::default(),
+            prepared: self.prepared,
+            text: String::new(),
+            limit,
         }))
     }
 
@@ -361,6 +381,18 @@ pub struct SqliteConnection {
     sqls: StatementTexts,
     prepared: bool,
     text: String,
+    /// `--statement-timeout` (connections opened with an I/O timeout), else `None`.
+    limit: Option<limit::StatementLimit>,
+}
+
+impl SqliteConnection {
+    /// A statement starts: its time limit, if any, starts too.
+    #[inline]
+    fn tick(&self) {
+        if let Some(l) = &self.limit {
+            l.tick();
+        }
+    }
 }
 
 fn bind(stmt: &mut rusqlite::Statement<'_>, params: &[Value<'_>]) -> Result<(), EngineError> {
@@ -446,6 +478,7 @@ impl SqliteConnection {
         params: &[Value<'_>],
         keep: Option<&mut dbdelta_engine::Rows>,
     ) -> Result<Outcome, EngineError> {
+        self.tick();
         let sql = self.sqls.get(stmt)?;
         let conn = &self.conn;
         if self.prepared {
@@ -464,6 +497,7 @@ impl SqliteConnection {
         sql: &str,
         keep: Option<&mut dbdelta_engine::Rows>,
     ) -> Result<Outcome, EngineError> {
+        self.tick();
         let conn = &self.conn;
         let mut st = conn.prepare(sql).map_err(sql_err)?;
         run(&mut st, || conn.changes(), keep)
@@ -509,6 +543,7 @@ impl Connection for SqliteConnection {
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), EngineError> {
+        self.tick();
         self.conn.execute_batch(sql).map_err(sql_err)
     }
 
@@ -518,6 +553,7 @@ impl Connection for SqliteConnection {
         &mut self,
         table: &str,
     ) -> Result<Option<dbdelta_engine::TableSize>, EngineError> {
+        self.tick();
         let kind: Option<String> = self
             .conn
             .query_row(
@@ -563,6 +599,7 @@ impl Connection for SqliteConnection {
     }
 
     fn query_scalar(&mut self, sql: &str) -> Result<Option<String>, EngineError> {
+        self.tick();
         let mut st = self.conn.prepare(sql).map_err(sql_err)?;
         let mut rows = st.raw_query();
         match rows.next().map_err(sql_err)? {
@@ -597,6 +634,9 @@ impl Connection for SqliteConnection {
                 }
                 let vals: Vec<Value<'_>> = row.iter().map(OwnedValue::as_value).collect();
                 bind(&mut st, &vals)?;
+                if let Some(l) = &self.limit {
+                    l.tick();
+                }
                 st.raw_execute().map_err(sql_err)?;
                 n += 1;
             }

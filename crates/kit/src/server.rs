@@ -226,19 +226,37 @@ pub fn wait_ready<T, E>(
 /// privileges: `setns`, then the service user, then the death signal (which a change of
 /// user would clear).
 pub fn prepare_command_in(cmd: &mut Command, owner: Option<(u32, u32)>, netns: Option<i32>) {
-    let Some(fd) = netns else {
-        prepare_command(cmd, owner);
-        return;
-    };
+    prepare(cmd, owner, netns, libc::SIGTERM);
+}
+
+/// Makes `cmd` run as `owner` (when given), in a process group of its own (so a stop can
+/// reach its whole tree and a terminal's Ctrl-C reaches dbdelta alone), and die with
+/// SIGTERM when the spawning thread of dbdelta dies, so a killed dbdelta leaves no orphan
+/// server. Spawn from the main thread.
+pub fn prepare_command(cmd: &mut Command, owner: Option<(u32, u32)>) {
+    prepare(cmd, owner, None, libc::SIGTERM);
+}
+
+/// The child side of [`prepare_command_in`], with `death` as the signal it gets when
+/// dbdelta dies: a server's own fast-shutdown signal, so that PostgreSQL (SIGINT) ends its
+/// sessions, a long query included, instead of waiting for them as SIGTERM's smart
+/// shutdown does.
+fn prepare(cmd: &mut Command, owner: Option<(u32, u32)>, netns: Option<i32>, death: i32) {
     if owner.is_some() {
         cmd.env("HOME", "/tmp");
     }
-    // SAFETY: setns, setgroups, setgid, setuid and prctl are plain system calls, safe
-    // between fork and exec; nothing else runs in the child.
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: setpgid, setns, setgroups, setgid, setuid, prctl, getppid and raise are plain
+    // system calls, safe between fork and exec; nothing else runs in the child.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+            if libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if let Some(fd) = netns {
+                if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             if let Some((uid, gid)) = owner {
                 if libc::setgroups(0, std::ptr::null()) != 0
@@ -248,23 +266,11 @@ pub fn prepare_command_in(cmd: &mut Command, owner: Option<(u32, u32)>, netns: O
                     return Err(std::io::Error::last_os_error());
                 }
             }
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            Ok(())
-        });
-    }
-}
-
-/// Makes `cmd` run as `owner` (when given) and die with SIGTERM when the spawning thread
-/// of dbdelta dies, so a killed dbdelta leaves no orphan server. Spawn from the main thread.
-pub fn prepare_command(cmd: &mut Command, owner: Option<(u32, u32)>) {
-    if let Some((uid, gid)) = owner {
-        cmd.uid(uid).gid(gid);
-        cmd.env("HOME", "/tmp");
-    }
-    // SAFETY: prctl and getppid are async-signal-safe; nothing else runs in the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            libc::prctl(libc::PR_SET_PDEATHSIG, death);
+            // The parent may have died before the death signal was armed.
+            if libc::getppid() != parent {
+                libc::raise(death);
+            }
             Ok(())
         });
     }
@@ -311,8 +317,10 @@ pub enum LaunchError {
     },
 }
 
-/// Starts a managed server: output to the log, the service user, the namespace and the
-/// death signal set up ([`prepare_command_in`]), and the guard that stops it on drop.
+/// Starts a managed server: output to the log, the service user, the namespace, its own
+/// process group and its stop signal as the death signal set up ([`prepare_command_in`]),
+/// the guard that stops it on drop, and its entry in [`crate::running`] for an exit that
+/// does not unwind.
 pub fn launch(l: Launch<'_>) -> Result<ServerProcess, LaunchError> {
     let Launch {
         mut command,
@@ -339,7 +347,7 @@ pub fn launch(l: Launch<'_>) -> Result<ServerProcess, LaunchError> {
         .stdin(std::process::Stdio::null())
         .stdout(out)
         .stderr(err);
-    prepare_command_in(&mut command, owner, netns);
+    prepare(&mut command, owner, netns, stop_signal);
     let child = command.spawn().map_err(|source| LaunchError::Spawn {
         program: PathBuf::from(command.get_program()),
         source,
@@ -359,6 +367,7 @@ impl ServerProcess {
     /// Guards `child`; `stop_signal` is the server's fast-shutdown signal (SIGINT for
     /// PostgreSQL, SIGTERM for mysqld); after `grace` it is killed.
     pub fn new(child: Child, stop_signal: i32, grace: Duration) -> Self {
+        crate::running::register(child.id(), stop_signal);
         ServerProcess {
             child: Some(child),
             stop_signal,
@@ -378,11 +387,18 @@ impl ServerProcess {
             .and_then(|c| c.try_wait().ok().flatten())
     }
 
-    /// Stops the server: the stop signal, then SIGKILL after the grace period. Idempotent.
+    /// Stops the server: the stop signal, then SIGKILL to its process group after the grace
+    /// period. Idempotent.
     pub fn stop(&mut self) -> Result<(), EngineError> {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
+        let stopped = self.stop_child(&mut child);
+        crate::running::forget(child.id());
+        stopped
+    }
+
+    fn stop_child(&self, child: &mut Child) -> Result<(), EngineError> {
         if child.try_wait().ok().flatten().is_some() {
             return Ok(());
         }
@@ -400,6 +416,11 @@ impl ServerProcess {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        // The whole group (PostgreSQL's backends with their postmaster), then the child.
+        // SAFETY: killpg on the process group our own child leads (`prepare_command`).
+        unsafe {
+            libc::killpg(child.id() as i32, libc::SIGKILL);
+        }
         let _ = child.kill();
         let _ = child.wait();
         Err(EngineError::connection(format!(
@@ -412,30 +433,11 @@ impl ServerProcess {
 
 /// Sends SIGCONT to `pid` and all its descendants (harmless to running processes).
 fn continue_tree(pid: u32) {
-    let mut todo = vec![pid];
-    let mut seen = std::collections::HashSet::new();
-    let parents: Vec<(u32, u32)> = fs::read_dir("/proc")
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| {
-                    let p: u32 = e.file_name().to_str()?.parse().ok()?;
-                    let stat = fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
-                    let rest = stat.get(stat.rfind(')')? + 2..)?;
-                    let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
-                    Some((p, ppid))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    while let Some(p) = todo.pop() {
-        if !seen.insert(p) {
-            continue;
-        }
+    for p in crate::running::process_tree(pid) {
         // SAFETY: SIGCONT to a process of our own server's tree.
         unsafe {
             libc::kill(p as i32, libc::SIGCONT);
         }
-        todo.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
     }
 }
 

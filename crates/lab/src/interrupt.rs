@@ -7,7 +7,9 @@
 //! build inside one server statement, a settle, a server that stopped answering — are cut when
 //! the deadline passes: the registered closer marks the run directory interrupted and writes
 //! the reports, then the process exits with 130 (SIGINT) or 143 (SIGTERM). Managed servers
-//! die with dbdelta (`PR_SET_PDEATHSIG`); one frozen with SIGSTOP is sent SIGCONT so it can.
+//! still up are stopped first ([`dbdelta_kit::running::stop_all`]: their fast shutdown, then
+//! SIGKILL to their process groups), and would die with dbdelta anyway (`PR_SET_PDEATHSIG`
+//! with their fast-shutdown signal); one frozen with SIGSTOP is sent SIGCONT so it can.
 //! The network namespaces of emulated links (`net=`) are deleted before the exit.
 //! A second signal closes at once.
 
@@ -18,6 +20,11 @@ use std::time::{Duration, Instant};
 
 /// How long the run may wind down by itself after the first signal.
 const GRACE: Duration = Duration::from_millis(600);
+/// How long managed servers may take for their fast shutdown when the deadline cuts the
+/// run (while the reports are written), before their process groups are killed: short, so
+/// the run still ends within about a second of the deadline. A server killed here (one
+/// still writing its shutdown checkpoint) only held the run's scratch data.
+const SERVER_GRACE: Duration = Duration::from_millis(500);
 /// How long an orderly close that already began (reports being written) may still take.
 const CLOSING_GRACE: Duration = Duration::from_secs(5);
 
@@ -25,6 +32,9 @@ const CLOSING_GRACE: Duration = Duration::from_secs(5);
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// Set when the main thread began its own orderly close, so the deadline waits for it.
 static CLOSING: AtomicBool = AtomicBool::new(false);
+/// Set when the deadline's close of the run directory began: from then on the main thread
+/// (which may wake up when its server is stopped) must not write the manifest over it.
+static CUT: AtomicBool = AtomicBool::new(false);
 /// Closes the run directory as interrupted; registered once the directory exists.
 type Closer = Box<dyn FnOnce() + Send>;
 static CLOSER: Mutex<Option<Closer>> = Mutex::new(None);
@@ -75,6 +85,12 @@ pub fn on_signal(sig: i32, stop: &StopFlag, tell: fn(Interruption)) {
         });
 }
 
+/// True once the interrupt deadline is closing the run directory itself; the main thread's
+/// manifest writes are then skipped (the close marks it interrupted).
+pub(crate) fn cut() -> bool {
+    CUT.load(Ordering::SeqCst)
+}
+
 /// The exit code for the signal received, if any: 130 for SIGINT, 143 for SIGTERM.
 pub fn exit_code() -> Option<u8> {
     match SIGNAL.load(Ordering::SeqCst) {
@@ -104,11 +120,19 @@ pub(crate) fn closing() -> MutexGuard<'static, ()> {
     guard
 }
 
-/// After an error of the main thread: when a signal came, the exit code it asks for, once a
-/// closer under way has finished (it ends the process itself); `None` without a signal.
+/// After an error of the main thread: when a signal came, the exit code it asks for, once
+/// the run directory is closed as interrupted — by a closer under way (which ends the
+/// process itself), or here when none ran yet (the signal made a phase fail before the
+/// deadline); `None` without a signal.
 pub fn exit_code_after_error() -> Option<u8> {
     let code = exit_code()?;
-    drop(CLOSE.lock());
+    let _held = CLOSE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let closer = CLOSER.lock().ok().and_then(|mut slot| slot.take());
+    if let Some(close) = closer {
+        close();
+    }
     Some(code)
 }
 
@@ -127,39 +151,38 @@ fn close_and_exit() -> ! {
             Err(TryLockError::WouldBlock) => break None,
         }
     };
+    CUT.store(true, Ordering::SeqCst);
+    // The engines are not dropped on this path: stop every managed server still up (its
+    // fast shutdown, then SIGKILL to its process group) while the run directory is closed.
+    // Only now, with the close held: a main thread whose server went away ends with an
+    // error, and waits for this close (`exit_code_after_error`) instead of racing it.
+    let servers = std::thread::Builder::new()
+        .name("stop-servers".into())
+        .spawn(|| dbdelta_kit::running::stop_all(SERVER_GRACE))
+        .ok();
     if guard.is_some() {
         let closer = CLOSER.lock().ok().and_then(|mut slot| slot.take());
         if let Some(close) = closer {
             close();
         }
     }
-    // The engines are not dropped on this path: delete the emulated links' namespaces
-    // (their servers die with dbdelta, and the veth pairs with the namespaces).
+    match servers {
+        Some(stopping) => drop(stopping.join()),
+        None => drop(dbdelta_kit::running::stop_all(SERVER_GRACE)),
+    }
+    // Delete the emulated links' namespaces (the veth pairs go with them).
     dbdelta_kit::netns::remove_all();
     std::process::exit(i32::from(exit_code().unwrap_or(130)));
 }
 
 /// A managed server frozen with SIGSTOP would keep its pending death signal until woken.
 fn wake_children() {
-    let me = std::process::id().to_string();
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    for p in procs.flatten() {
-        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(p.path().join("stat")) else {
-            continue;
-        };
-        // Fields after the command (which may hold spaces): state, ppid, …
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1));
-        if ppid == Some(me.as_str()) {
-            // SAFETY: kill(2) with a valid signal on a child's pid has no memory effects.
+    let me = std::process::id();
+    for p in dbdelta_kit::running::process_tree(me) {
+        if p != me {
+            // SAFETY: kill(2) with SIGCONT on a descendant's pid has no memory effects.
             unsafe {
-                libc::kill(pid, libc::SIGCONT);
+                libc::kill(p as i32, libc::SIGCONT);
             }
         }
     }

@@ -9,7 +9,7 @@ use crate::outcome::{Ending, RunOutcome};
 use crate::plan::{History, OutDir, RunPlan};
 use crate::profiling::Profiling;
 use crate::progress::LabProgress;
-use crate::rundir::RunDir;
+use crate::rundir::{Claim, RunDir};
 use crate::sequential::{run_one_target, Bench, Repeat};
 use dbdelta_engine::Engine;
 use dbdelta_model::{RunManifest, RunStatus, TargetManifest};
@@ -20,6 +20,8 @@ use std::sync::Arc;
 pub struct Lab<P: LabProgress + 'static> {
     plan: RunPlan,
     dir: RunDir,
+    /// The run directory's lock, held until the run returns.
+    claim: Claim,
     manifest: RunManifest,
     profiling: Option<Profiling>,
     progress: Arc<P>,
@@ -65,7 +67,7 @@ impl<P: LabProgress + 'static> Lab<P> {
         {
             crate::capacity::ensure_threads(u64::from(most))?;
         }
-        let dir = match &plan.out {
+        let (dir, claim) = match &plan.out {
             OutDir::Exact(p) => RunDir::create(p.clone())?,
             OutDir::Under(parent) => RunDir::create_unique(
                 parent,
@@ -108,6 +110,7 @@ impl<P: LabProgress + 'static> Lab<P> {
         Ok(Lab {
             plan,
             dir,
+            claim,
             manifest,
             profiling,
             progress,
@@ -126,6 +129,7 @@ impl<P: LabProgress + 'static> Lab<P> {
         let Lab {
             plan,
             dir,
+            claim: _claim,
             mut manifest,
             profiling,
             progress,
@@ -153,8 +157,11 @@ impl<P: LabProgress + 'static> Lab<P> {
             _closing: closing,
         };
         if let Some(qs) = &plan.queryset {
-            let (result, problems) = crate::queryset::run(&bench, qs, &mut manifest)?;
-            return Ok(outcome(Ending::QuerySet { result, problems }, None));
+            let (result, problems, closing) = crate::queryset::run(&bench, qs, &mut manifest)?;
+            return Ok(outcome(
+                Ending::QuerySet { result, problems },
+                Some(closing),
+            ));
         }
         let mut failures = Vec::new();
         let schedule = plan.schedule;

@@ -73,6 +73,9 @@ impl RunOutcome {
     /// How the run ended: reads the run directory back for the gate and failed steps.
     pub fn conclude(&self) -> Result<Conclusion, LabError> {
         if let Some(exit_code) = crate::interrupt::exit_code() {
+            // The signal may have come after the manifest was closed as complete (while the
+            // reports were written): an exit as interrupted says so in run.json too.
+            crate::reports::mark_interrupted(&self.dir)?;
             return Ok(Conclusion {
                 gate: None,
                 end: End::Interrupted { exit_code },

@@ -42,9 +42,9 @@ pub fn setup(
         Ok(perf) => {
             std::fs::create_dir_all(&profiles)
                 .map_err(|e| LabError::io(format!("creating {}", profiles.display()), e))?;
-            let _ = std::fs::write(
-                profiles.join("settings.json"),
-                serde_json::to_vec_pretty(&settings).unwrap_or_default(),
+            let _ = crate::rundir::write_atomic(
+                &profiles.join("settings.json"),
+                &serde_json::to_vec_pretty(&settings).unwrap_or_default(),
             );
             progress.note(&format!(
                 "profiling with {} at {} Hz ({} call graphs); profiled steps run slower than unprofiled ones",
@@ -75,7 +75,7 @@ pub fn finish(plan: &RunPlan, run_dir: &Path, progress: &dyn LabProgress) {
             text.push('\n');
         }
     }
-    let _ = std::fs::write(profiles.join("explain.txt"), &text);
+    let _ = crate::rundir::write_atomic(&profiles.join("explain.txt"), text.as_bytes());
     progress.note(&format!(
         "profiles: {} ({} differential flamegraph(s)); explain a step with `dbdelta explain {} --step STEP`",
         profiles.display(),

@@ -19,14 +19,16 @@ use dbdelta_model::{RunManifest, RunStatus};
 use dbdelta_report::queryset::{self, QuerySetReport};
 use dbdelta_runner::queryset::{run_query_set, QsTargetUnderTest};
 use std::path::{Path, PathBuf};
+use std::sync::MutexGuard;
 
-/// Runs the query set of the plan and writes its reports: the result and the messages of
-/// targets that could not run.
+/// Runs the query set of the plan and writes its reports: the result, the messages of
+/// targets that could not run, and the guard of the run's orderly close (see
+/// [`crate::interrupt::closing`]).
 pub(crate) fn run(
     b: &Bench<'_>,
     qs: &QuerySetPlan,
     manifest: &mut RunManifest,
-) -> Result<(QuerySetResult, Vec<String>), LabError> {
+) -> Result<(QuerySetResult, Vec<String>, MutexGuard<'static, ()>), LabError> {
     let (plan, dir, stop, progress) = (b.plan, b.dir, b.stop, b.progress);
     let mut problems = Vec::new();
     let mut engines: Vec<(usize, Box<dyn Engine>, PathBuf, PathBuf)> = Vec::new();
@@ -58,7 +60,17 @@ pub(crate) fn run(
             source,
         })
     };
-    let outcome = run_query_set(&qs.set, &under_test, qs.repeat, stop, progress, &mut sink);
+    let limit = std::time::Duration::try_from_secs_f64(plan.options.client.statement_timeout_secs)
+        .unwrap_or(std::time::Duration::MAX);
+    let outcome = run_query_set(
+        &qs.set,
+        &under_test,
+        qs.repeat,
+        limit,
+        stop,
+        progress,
+        &mut sink,
+    );
     drop(under_test);
     for (i, engine, scratch, tdir) in engines {
         retire(
@@ -70,6 +82,8 @@ pub(crate) fn run(
             progress,
         );
     }
+    // From here the main thread closes the run itself; a deadline waits for it.
+    let closing = crate::interrupt::closing();
     let result = outcome
         .map_err(|e| LabError::Results(format!("cannot keep the query-set results: {e}")))?;
     manifest.finished = Some(crate::time::rfc3339_now());
@@ -80,7 +94,7 @@ pub(crate) fn run(
     };
     dir.write_manifest(manifest)?;
     write_reports(dir.path(), Some(&plan.base), progress)?;
-    Ok((result, problems))
+    Ok((result, problems, closing))
 }
 
 /// Reads a query-set result from a run directory; `None` when the run is not a query set.

@@ -86,6 +86,24 @@ pub(crate) fn failed_steps(run: &Path) -> Vec<String> {
     out
 }
 
+/// Marks the manifest of `dir` interrupted (and finished now) unless it already is: for a
+/// run cut by the deadline, and for one whose signal came while its reports were written.
+pub(crate) fn mark_interrupted(dir: &Path) -> Result<(), LabError> {
+    let path = dir.join("run.json");
+    let bytes =
+        std::fs::read(&path).map_err(|e| LabError::io(format!("reading {}", path.display()), e))?;
+    let mut m: RunManifest = serde_json::from_slice(&bytes).map_err(LabError::Json)?;
+    if m.status != RunStatus::Interrupted {
+        m.status = RunStatus::Interrupted;
+        m.finished = Some(crate::time::rfc3339_now());
+        let mut text = serde_json::to_vec_pretty(&m).map_err(LabError::Json)?;
+        text.push(b'\n');
+        crate::rundir::write_atomic(&path, &text)
+            .map_err(|e| LabError::io(format!("writing {}", path.display()), e))?;
+    }
+    Ok(())
+}
+
 /// Closes a run cut by the interrupt deadline: the manifest says interrupted, the reports
 /// show what finished, and the scratch data goes unless `keep_data`.
 pub(crate) fn close_interrupted(
@@ -95,14 +113,7 @@ pub(crate) fn close_interrupted(
     keep_data: bool,
     progress: &dyn LabProgress,
 ) {
-    let manifest = std::fs::read(dir.path().join("run.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<RunManifest>(&b).ok());
-    if let Some(mut m) = manifest {
-        m.status = RunStatus::Interrupted;
-        m.finished = Some(crate::time::rfc3339_now());
-        let _ = dir.write_manifest(&m);
-    }
+    let _ = mark_interrupted(dir.path());
     if let Err(e) = write_reports(dir, base, ibench, progress) {
         progress.warning(&format!("no report for the interrupted run: {}", chain(&e)));
     }

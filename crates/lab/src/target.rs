@@ -70,15 +70,18 @@ pub(crate) fn provision(
     };
     match engine.info() {
         Ok(info) => {
-            let _ = std::fs::write(tdir.join("version.txt"), format!("{}\n", info.version));
+            let _ = crate::rundir::write_atomic(
+                &tdir.join("version.txt"),
+                format!("{}\n", info.version).as_bytes(),
+            );
             let mut settings = info.settings;
             // A server built by dbdelta: how it was built (source, recipe, flags, compiler).
             settings.extend(crate::build::build_settings(spec));
             // Fetched binaries: which package, version and checksum.
             settings.extend(crate::dist::dist_settings(spec));
-            let _ = std::fs::write(
-                tdir.join("settings.json"),
-                serde_json::to_vec_pretty(&settings).unwrap_or_default(),
+            let _ = crate::rundir::write_atomic(
+                &tdir.join("settings.json"),
+                &serde_json::to_vec_pretty(&settings).unwrap_or_default(),
             );
             let e = &mut manifest.targets[entry_idx];
             e.version = Some(info.version);

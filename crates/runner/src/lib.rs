@@ -23,6 +23,7 @@ pub mod recorder;
 pub mod schedule;
 pub mod sequence;
 mod shared;
+mod statement_limit;
 pub mod turns;
 
 pub use connect::ConnectPlan;

@@ -8,6 +8,7 @@
 //! The result goes to the sink after setup and after every query: what was measured is
 //! kept even if the run is cut short.
 
+use crate::statement_limit::{connect_options, describe, limit_session};
 use crate::{Progress, StopFlag};
 use dbdelta_engine::{Connection, Engine, Op, Rows};
 use dbdelta_model::queryset::{
@@ -17,7 +18,7 @@ use dbdelta_model::queryset::{
 use dbdelta_workload::queryset::checksum::checksum;
 use dbdelta_workload::queryset::corpus::Corpus;
 use dbdelta_workload::queryset::{QuerySet, SqlFile};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One target of a query-set run.
 pub struct QsTargetUnderTest<'a> {
@@ -33,11 +34,15 @@ pub struct QsTargetUnderTest<'a> {
 /// run and is returned as it was.
 pub type QsSink<'a, E> = dyn FnMut(&QuerySetResult) -> Result<(), E> + 'a;
 
-/// Runs `set` on `targets` with `repeat` runs per query (cold run included).
+/// Runs `set` on `targets` with `repeat` runs per query (cold run included); every setup
+/// statement, loader and query is bounded by `statement_timeout` (`--statement-timeout`:
+/// the server cancels it, the client stops waiting just after), and one that runs past it
+/// is recorded as timed out.
 pub fn run_query_set<E>(
     set: &QuerySet,
     targets: &[QsTargetUnderTest<'_>],
     repeat: u32,
+    statement_timeout: Duration,
     stop: &StopFlag,
     progress: &dyn Progress,
     sink: &mut QsSink<'_, E>,
@@ -80,7 +85,7 @@ pub fn run_query_set<E>(
             continue;
         }
         progress.message(&format!("[{}] setup of {}", t.name, set.name));
-        conns.push(setup_target(set, t, r, stop));
+        conns.push(setup_target(set, t, r, statement_timeout, stop));
     }
     sink(&result)?;
     for (qi, q) in set.queries.iter().enumerate() {
@@ -140,7 +145,12 @@ pub fn run_query_set<E>(
                         r.rows = Some(outcome.rows);
                     }
                     Err(e) => {
-                        r.error = Some(format!("{} (run {}): {e}", v.file, round + 1));
+                        r.error = Some(format!(
+                            "{} (run {}): {}",
+                            v.file,
+                            round + 1,
+                            describe(&e, statement_timeout)
+                        ));
                         let _ = conn.rollback();
                     }
                 }
@@ -160,7 +170,13 @@ pub fn run_query_set<E>(
             }
             match conn.run_rows(&Op::Query(v.text.trim().trim_end_matches(';')), &mut rows) {
                 Ok(_) => r.checksum = checksum(&rows, q.checksum),
-                Err(e) => r.error = Some(format!("{} (checksum run): {e}", v.file)),
+                Err(e) => {
+                    r.error = Some(format!(
+                        "{} (checksum run): {}",
+                        v.file,
+                        describe(&e, statement_timeout)
+                    ))
+                }
             }
         }
         for (t, r) in result.targets.iter_mut().zip(runs) {
@@ -186,21 +202,28 @@ fn setup_target(
     set: &QuerySet,
     t: &QsTargetUnderTest<'_>,
     r: &mut QsTarget,
+    limit: Duration,
     stop: &StopFlag,
 ) -> Option<Box<dyn Connection>> {
-    let mut conn = match t.engine.connect() {
+    let mut conn = match t.engine.connect_with(&connect_options(limit)) {
         Ok(c) => c,
         Err(e) => {
             r.error = Some(format!("cannot connect: {e}"));
             return None;
         }
     };
+    if let Err(e) = limit_session(conn.as_mut(), limit) {
+        r.error = Some(format!(
+            "cannot set the --statement-timeout on the session: {e}"
+        ));
+        return None;
+    }
     for file in &set.setup {
         if stop.requested() {
             r.error = Some("interrupted during setup".to_string());
             return None;
         }
-        if let Some(step) = run_setup_file(conn.as_mut(), file, t.engine_name) {
+        if let Some(step) = run_setup_file(conn.as_mut(), file, t.engine_name, limit) {
             let failed = step.error.clone();
             r.setup.push(step);
             if let Some(e) = failed {
@@ -221,8 +244,10 @@ fn setup_target(
                     name: format!("loader:{}", l.spec.table),
                     secs: None,
                     error: Some(format!(
-                        "loading {} documents into {}: {e}",
-                        l.spec.docs, l.spec.table
+                        "loading {} documents into {}: {}",
+                        l.spec.docs,
+                        l.spec.table,
+                        describe(&e, limit)
                     )),
                 },
             };
@@ -258,7 +283,12 @@ fn setup_target(
 }
 
 /// Runs one setup file's statements for `engine`; `None` when the file has no variant for it.
-fn run_setup_file(conn: &mut dyn Connection, file: &SqlFile, engine: &str) -> Option<SetupStep> {
+fn run_setup_file(
+    conn: &mut dyn Connection,
+    file: &SqlFile,
+    engine: &str,
+    limit: Duration,
+) -> Option<SetupStep> {
     let v = file.for_engine(engine)?;
     let started = Instant::now();
     for st in QuerySet::statements(v) {
@@ -267,7 +297,7 @@ fn run_setup_file(conn: &mut dyn Connection, file: &SqlFile, engine: &str) -> Op
             return Some(SetupStep {
                 name: v.file.clone(),
                 secs: None,
-                error: Some(format!("{}:{}: {e}", v.file, st.line)),
+                error: Some(format!("{}:{}: {}", v.file, st.line, describe(&e, limit))),
             });
         }
     }

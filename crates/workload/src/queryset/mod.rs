@@ -60,6 +60,22 @@ pub enum QuerySetError {
     },
 }
 
+/// Reads a suite's SQL file; anything but a regular file (or a link to one) is refused
+/// before it is opened, because reading a FIFO or a device would block or never end.
+fn read_regular(p: &Path) -> Result<String, QuerySetError> {
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => {
+            return Err(file_err(
+                p,
+                "is not a regular file (a FIFO, device, socket or directory); a suite's SQL files must be regular files",
+            ))
+        }
+        Err(e) => return Err(file_err(p, format!("cannot read it: {e}"))),
+    }
+    std::fs::read_to_string(p).map_err(|e| file_err(p, format!("cannot read it: {e}")))
+}
+
 fn file_err(path: &Path, message: impl Into<String>) -> QuerySetError {
     QuerySetError::File {
         path: path.display().to_string(),
@@ -465,8 +481,7 @@ fn read_files(dir: &Path, sub: &str, required: bool) -> Result<Vec<SqlFile>, Que
             }
             None => (stem.to_string(), None),
         };
-        let text = std::fs::read_to_string(&p)
-            .map_err(|e| file_err(&p, format!("cannot read it: {e}")))?;
+        let text = read_regular(&p)?;
         let entry = files.entry(name.clone()).or_insert_with(|| SqlFile {
             name,
             variants: Vec::new(),
