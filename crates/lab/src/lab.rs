@@ -32,9 +32,13 @@ impl<P: LabProgress + 'static> Lab<P> {
     pub fn prepare(mut plan: RunPlan, progress: Arc<P>) -> Result<Self, LabError> {
         // postgres-build: targets are built (or found in the cache) before anything runs.
         crate::build::materialize(&mut plan.targets, &*progress)?;
-        let most = plan.options.threads.iter().copied().max().unwrap_or(1);
+        let (most, flag) = crate::capacity::most_clients(&plan);
         let active = plan.options.client.active.map_or(most, |k| k.min(most));
-        crate::capacity::ensure_capacity(u64::from(most), u64::from(active))?;
+        crate::capacity::ensure_capacity(
+            flag.unwrap_or("--connections"),
+            u64::from(most),
+            u64::from(active),
+        )?;
         crate::disk::ensure_room(&plan)?;
         // TLS and compressed connections have no session form either.
         if plan.open.tls
@@ -44,7 +48,7 @@ impl<P: LabProgress + 'static> Lab<P> {
                 .iter()
                 .any(crate::plan::Target::thread_per_connection)
         {
-            crate::capacity::ensure_threads(u64::from(most))?;
+            crate::capacity::ensure_threads(flag.unwrap_or("--threads"), u64::from(most))?;
         }
         let dir = match &plan.out {
             OutDir::Exact(p) => RunDir::create(p.clone())?,
