@@ -229,7 +229,7 @@ pub fn argv(data: &[u8]) -> Vec<String> {
     let mut argv = vec!["dbdelta".to_string(), sub.get_name().to_string()];
     // A subcommand of the subcommand (`suites show`).
     let nested: Vec<&clap::Command> = sub.get_subcommands().collect();
-    if !nested.is_empty() && b.byte() % 4 != 0 {
+    if !nested.is_empty() && !b.byte().is_multiple_of(4) {
         sub = nested[usize::from(b.byte()) % nested.len()];
         argv.push(sub.get_name().to_string());
     }
@@ -239,7 +239,7 @@ pub fn argv(data: &[u8]) -> Vec<String> {
         .collect();
     // A run gets a mock target and one cheap step unless the bytes choose otherwise, so most
     // inputs reach resolution rather than stopping at a missing piece.
-    if sub.get_name() == "run" && b.byte() % 4 != 0 {
+    if sub.get_name() == "run" && !b.byte().is_multiple_of(4) {
         argv.extend(["-t".to_string(), "m=mock".to_string()]);
     }
     while b.more() && argv.len() < 40 {

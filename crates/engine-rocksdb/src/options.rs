@@ -140,6 +140,10 @@ const MAX_BACKGROUND_JOBS: i32 = 1024;
 /// Largest `target_file_size_base`, `max_bytes_for_level_base` and `bytes_per_sync`:
 /// 1 TiB (RocksDB multiplies the level base by 10 per level in 64 bits).
 const MAX_FILE: u64 = 1 << 40;
+/// Smallest `max_bytes_for_level_base`: RocksDB's dynamic level sizing divides it by the
+/// level multiplier per level and asserts the base level's size is above 0 (a value of 1
+/// aborted the process in its first compaction: `CalculateBaseBytes`).
+const MIN_LEVEL_BASE: u64 = 64 << 10;
 /// Largest `block_size`: 256 MiB (RocksDB refuses 4 GiB and more; each read decodes a
 /// whole block).
 const MAX_BLOCK: u64 = 256 << 20;
@@ -147,7 +151,7 @@ const MAX_BLOCK: u64 = 256 << 20;
 /// `bytes` in the largest binary unit that divides it.
 fn show_bytes(bytes: u64) -> String {
     for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }
@@ -251,7 +255,13 @@ impl RocksOptions {
                 }
                 "max_bytes_for_level_base" => {
                     o.max_bytes_for_level_base =
-                        bytes_up_to(MAX_FILE, "level 1; deeper levels multiply it")?.max(1)
+                        bytes_up_to(MAX_FILE, "level 1; deeper levels multiply it")?;
+                    if o.max_bytes_for_level_base < MIN_LEVEL_BASE {
+                        return Err(bad(
+                            "use at least 64K (RocksDB divides it by 10 per level and aborts \
+                             the process when a level's target size reaches 0)",
+                        ));
+                    }
                 }
                 "max_background_jobs" => {
                     o.max_background_jobs =
@@ -394,6 +404,10 @@ mod tests {
             assert!(e.contains(&format!("{k}={v}")) && e.contains(limit), "{e}");
         }
         assert!(RocksOptions::from_params("r", &params(&[("block_size", "256M")])).is_ok());
+        let e = RocksOptions::from_params("r", &params(&[("max_bytes_for_level_base", "0")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at least 64K"), "{e}");
     }
 
     #[test]

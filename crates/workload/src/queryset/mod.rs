@@ -468,7 +468,7 @@ fn loader(
         return Err(file_err(
             toml_path,
             format!(
-                "[loader] exponent = {} is invalid: give a number above 0 and at most \
+                "[loader] exponent = {:?} is invalid: give a number above 0 and at most \
                  {MAX_EXPONENT} (1.0 is the classic Zipf; past {MAX_EXPONENT} every word is \
                  rank 1 and the sampler's arithmetic underflows)",
                 l.exponent
