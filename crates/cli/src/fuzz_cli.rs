@@ -90,6 +90,28 @@ const VALUES: &[&str] = &[
     "é%2",
 ];
 
+/// Whole numbers from 0 to `u32::MAX`, which every integer flag parses.
+const WHOLE: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "3",
+    "10",
+    "100",
+    "1000",
+    "4096",
+    "4097",
+    "10000",
+    "10001",
+    "65535",
+    "100000",
+    "100001",
+    "1000000",
+    "1000001",
+    "2147483647",
+    "4294967295",
+];
+
 /// Engines and locations for `--target NAME=SPEC`.
 const ENGINES: &[&str] = &[
     "mock",
@@ -156,9 +178,12 @@ impl Bytes<'_> {
     fn pick<'s>(&mut self, from: &[&'s str]) -> &'s str {
         from[usize::from(self.byte()) % from.len()]
     }
-    /// A value: mostly from the dictionary, sometimes raw bytes, a target spec or a list.
+    /// A value: mostly from the dictionary, sometimes raw bytes, a target spec or a list;
+    /// often a whole number every integer flag parses (so that clap lets the argv through
+    /// and the resolution behind it is reached).
     fn value(&mut self) -> String {
         match self.byte() % 8 {
+            3..=5 => self.pick(WHOLE).to_string(),
             0 => {
                 let n = usize::from(self.byte() % 16);
                 let end = (self.at + n).min(self.data.len());
@@ -318,7 +343,8 @@ mod tests {
         let (mut execs, mut crashes) = (0u64, 0u64);
         let (mut refused, mut parsed, mut resolved) = (0u64, 0u64, 0u64);
         while start.elapsed() < Duration::from_secs(secs) {
-            let len = (next(&mut state) % 64) as usize;
+            // Up to about ten flags: more, and nearly every argv has one value clap refuses.
+            let len = (next(&mut state) % 28) as usize;
             let data: Vec<u8> = (0..len).map(|_| next(&mut state) as u8).collect();
             execs += 1;
             match std::panic::catch_unwind(|| cli_args(&data)) {
