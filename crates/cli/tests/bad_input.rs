@@ -453,6 +453,31 @@ fn query_set_mistakes_name_the_file_and_what_is_allowed() {
     assert!(
         err.contains(&format!("{}: cannot be read", qs.join("setup").display())),
         "{err}"
+    ); // A loader whose documents cannot fit on this disk: refused with the estimate.
+    std::fs::remove_file(qs.join("setup")).unwrap();
+    std::fs::create_dir(qs.join("setup")).unwrap();
+    std::fs::write(
+        qs.join("setup/01-schema.sql"),
+        "CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT)",
+    )
+    .unwrap();
+    std::fs::write(
+        qs.join("suite.toml"),
+        "name = \"t\"\n[loader]\nkind = \"zipf-corpus\"\ntable = \"docs\"\ndocs = 10000000000\n",
+    )
+    .unwrap();
+    let (code, err) = refused(
+        dbdelta()
+            .args(["run", "--no-store", "-t", "l=sqlite", "--suite"])
+            .arg(&qs)
+            .arg("--run-dir")
+            .arg(dir.path().join("run")),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("[loader] docs = 10000000000 × words_per_doc = 60")
+            && err.contains("target l needs about 9200.0 GB"),
+        "{err}"
     );
 }
 
