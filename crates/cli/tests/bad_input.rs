@@ -426,13 +426,16 @@ fn query_set(dir: &std::path::Path, suite_toml: &str) -> std::path::PathBuf {
 fn query_set_mistakes_name_the_file_and_what_is_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let qs = query_set(dir.path(), "[params]\nrows = [1, 2]\n");
-    let (code, err) = refused(
-        dbdelta()
-            .args(["run", "--no-store", "-t", "l=sqlite", "--suite"])
-            .arg(&qs)
-            .arg("--run-dir")
-            .arg(dir.path().join("run")),
-    );
+    let run = || {
+        refused(
+            dbdelta()
+                .args(["run", "--no-store", "-t", "l=sqlite", "--suite"])
+                .arg(&qs)
+                .arg("--run-dir")
+                .arg(dir.path().join("run")),
+        )
+    };
+    let (code, err) = run();
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("suite.toml:2") && err.contains("a array is not allowed"),
@@ -442,13 +445,7 @@ fn query_set_mistakes_name_the_file_and_what_is_allowed() {
     // setup/ a symlink to itself: named, not skipped.
     std::fs::write(qs.join("suite.toml"), "name = \"t\"\n").unwrap();
     std::os::unix::fs::symlink(qs.join("setup"), qs.join("setup")).unwrap();
-    let (code, err) = refused(
-        dbdelta()
-            .args(["run", "--no-store", "-t", "l=sqlite", "--suite"])
-            .arg(&qs)
-            .arg("--run-dir")
-            .arg(dir.path().join("run")),
-    );
+    let (code, err) = run();
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains(&format!("{}: cannot be read", qs.join("setup").display())),
@@ -466,13 +463,7 @@ fn query_set_mistakes_name_the_file_and_what_is_allowed() {
         "name = \"t\"\n[loader]\nkind = \"zipf-corpus\"\ntable = \"docs\"\ndocs = 10000000000\n",
     )
     .unwrap();
-    let (code, err) = refused(
-        dbdelta()
-            .args(["run", "--no-store", "-t", "l=sqlite", "--suite"])
-            .arg(&qs)
-            .arg("--run-dir")
-            .arg(dir.path().join("run")),
-    );
+    let (code, err) = run();
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("[loader] docs = 10000000000 × words_per_doc = 60")
