@@ -124,6 +124,19 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
         }
         runs.push(load_run(dir)?);
     }
+    // A report of nothing would exit 0 with empty tables: say what is missing instead.
+    if runs.iter().all(|r| r.results.is_empty()) {
+        eprintln!(
+            "error: nothing measured: {} holds no step results (the run ended before its first \
+             step did; see its run.json and logs)",
+            args.runs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return Ok(ExitCode::from(EXIT_STEP_FAILED));
+    }
     let renames = args
         .rename
         .iter()

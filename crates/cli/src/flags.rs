@@ -289,7 +289,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, help_heading = "Scale")]
     pub scale: Option<ScaleArg>,
 
-    /// Number of sbtest tables.
+    /// Number of sbtest tables (at most 4096: the warm-up runs a thread per table).
     #[arg(long, help_heading = "Scale")]
     pub tables: Option<u32>,
 
@@ -297,7 +297,8 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Scale")]
     pub table_size: Option<u64>,
 
-    /// Client thread counts, comma-separated; every step runs once per count (e.g. 1,4).
+    /// Client thread counts, comma-separated; every step runs once per count (e.g. 1,4);
+    /// at most 4096 each.
     #[arg(long, value_delimiter = ',', help_heading = "Scale")]
     pub threads: Option<Vec<u32>>,
 
@@ -328,7 +329,8 @@ pub struct RunArgs {
     pub settle_secs: Option<f64>,
 
     /// Run only the steps whose name or label matches one of these globs (comma-separated),
-    /// e.g. 'point-query*,update-*'. Load and settle always run.
+    /// e.g. 'point-query*,update-*'. Load and settle always run, and so does a step that
+    /// fills the data the selected ones read (kv's fillseq).
     #[arg(long, value_delimiter = ',', help_heading = "Workload")]
     pub steps: Option<Vec<String>>,
 
@@ -350,7 +352,7 @@ pub struct RunArgs {
 
     /// Client connections, comma-separated like --threads (which it replaces): every step
     /// runs once per count. Server engines multiplex them on a few event-loop threads, so
-    /// 100000 connections fit in one process.
+    /// 100000 connections fit in one process (at most 1000000).
     #[arg(
         long,
         value_delimiter = ',',
@@ -361,7 +363,8 @@ pub struct RunArgs {
     pub connections: Option<Vec<u32>>,
 
     /// Of the connections at each level, this many run the workload; the others stay open and
-    /// idle (the production shape of many mostly idle clients). Default: all.
+    /// idle (the production shape of many mostly idle clients); at most the smallest
+    /// level. Default: all.
     #[arg(long, value_name = "K", help_heading = "Connections")]
     pub active: Option<u32>,
 
@@ -388,7 +391,7 @@ pub struct RunArgs {
     pub max_error_rate: Option<String>,
 
     /// pgbench (--suite tpcb): the scale factor (pgbench's -s): branches; 10 tellers and
-    /// 100,000 accounts per branch (default 1).
+    /// 100,000 accounts per branch (default 1, at most 100000).
     #[arg(long, value_name = "N", help_heading = "TPC-B and TPC-C")]
     pub scale_factor: Option<u32>,
 
@@ -408,11 +411,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", help_heading = "TPC-B and TPC-C")]
     pub transactions: Option<u64>,
 
-    /// TPC-C (--suite tpcc): warehouses to load and run on (default 1).
+    /// TPC-C (--suite tpcc): warehouses to load and run on (default 1, at most 10000).
     #[arg(long, value_name = "N", help_heading = "TPC-B and TPC-C")]
     pub warehouses: Option<u32>,
 
-    /// TPC-C terminals, each bound to a warehouse and district (default 10 per warehouse).
+    /// TPC-C terminals, each bound to a warehouse and district (default 10 per warehouse,
+    /// at most 100000).
     #[arg(long, value_name = "N", help_heading = "TPC-B and TPC-C")]
     pub terminals: Option<u32>,
 
@@ -427,7 +431,7 @@ pub struct RunArgs {
     pub tpcc_mode: Option<String>,
 
     /// Insert Benchmark (--suite ibench): clients, each with its own table pi<n> and its own
-    /// insert, delete and query connections (default 1).
+    /// insert, delete and query connections (default 1, at most 1024).
     #[arg(long, help_heading = "Insert Benchmark")]
     pub clients: Option<u32>,
 

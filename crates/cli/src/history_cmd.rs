@@ -14,7 +14,14 @@ use std::process::ExitCode;
 pub fn repeats(args: &RunArgs) -> Result<Option<u32>> {
     match args.repeat {
         Some(0) => bail!("--repeat 0 is invalid: give the number of runs per target, 1 or more"),
-        other => Ok(other),
+        Some(n) => crate::bounds::at_most(
+            "--repeat",
+            n,
+            crate::bounds::MAX_REPEAT,
+            "rounds of every step on every target",
+        )
+        .map(Some),
+        None => Ok(None),
     }
 }
 
@@ -123,9 +130,21 @@ pub fn detect(args: &DetectArgs) -> Result<ExitCode> {
             args.pvalue
         );
     }
-    if args.window < 2 {
-        bail!("--window {} is invalid: give 2 or more points", args.window);
+    // Series are runs of one step: a million is more than any history holds, and keeps
+    // window and segment arithmetic far from overflow.
+    const MAX_POINTS: usize = 1_000_000;
+    if !(2..=MAX_POINTS).contains(&args.window) {
+        bail!(
+            "--window {} is invalid: give 2 to {MAX_POINTS} points",
+            args.window
+        );
     }
+    crate::bounds::at_most(
+        "--min-segment",
+        args.min_segment,
+        MAX_POINTS,
+        "runs on each side of a change",
+    )?;
     if args.magnitude.is_nan() || args.magnitude < 0.0 {
         bail!(
             "-M {} is invalid: give a relative magnitude >= 0, e.g. 0.05",

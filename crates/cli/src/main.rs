@@ -8,11 +8,14 @@
 #![deny(missing_docs)]
 
 mod app;
+mod bounds;
 mod build_cmd;
 mod config;
 mod connections;
 mod fetch_cmd;
 mod flags;
+#[cfg(test)]
+mod fuzz_cli;
 #[cfg(test)]
 mod fuzz_corpus;
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Stage 2 of configuration: flags + config file → a validated, resolved run plan. After
 //! this, nothing reads the flags again.
 
+use crate::bounds;
 use crate::config::{self, ConfigFile};
 use crate::flags::{RunArgs, ScaleArg};
 use anyhow::{bail, Result};
@@ -114,6 +115,14 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
     if args.repeat_query == Some(0) {
         bail!("--repeat-query 0 is invalid: give 1 or more runs per query (the first is the cold run)");
     }
+    if let Some(n) = args.repeat_query {
+        bounds::at_most(
+            "--repeat-query",
+            n,
+            bounds::MAX_REPEAT_QUERY,
+            "runs of each query per target",
+        )?;
+    }
     let suite = match (&ibench, &queryset) {
         (None, Some(qs)) => Suite {
             name: qs.name.clone(),
@@ -154,6 +163,34 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
     if threads.is_empty() || threads.contains(&0) {
         bail!("--threads {threads:?} is invalid: give positive counts, e.g. --threads 1,4");
     }
+    let (flag, max, why) = match (&ibench, &args.connections) {
+        (Some(_), _) => (
+            "--clients",
+            bounds::MAX_CLIENTS,
+            "three connections and a table each",
+        ),
+        (None, Some(_)) => (
+            "--connections",
+            bounds::MAX_CONNECTIONS,
+            "a socket each; Linux allows about a million files per process",
+        ),
+        (None, None) => (
+            "--threads",
+            bounds::MAX_THREADS,
+            "each can be an OS thread; use --connections for more clients",
+        ),
+    };
+    for n in &threads {
+        bounds::at_most(flag, *n, max, why)?;
+    }
+    if let (Some(active), Some(&fewest)) = (args.active, threads.iter().min()) {
+        if active > fewest {
+            bail!(
+                "--active {active} is more than the {fewest} connections of the smallest level: \
+                 give --active at most {fewest}, or more --connections (the others stay idle)"
+            );
+        }
+    }
     let mut sorted = threads.clone();
     sorted.sort_unstable();
     sorted.dedup();
@@ -163,6 +200,15 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
     let tables = args.tables.or(cfg.tables).unwrap_or(d.tables);
     if tables == 0 {
         bail!("--tables 0 is invalid: give at least 1");
+    }
+    bounds::at_most(
+        "--tables",
+        tables,
+        bounds::MAX_TABLES,
+        "the warm-up step runs one thread per table",
+    )?;
+    if queryset.is_none() {
+        suite_flags(args, &suite)?;
     }
     let table_size = args
         .table_size
@@ -198,6 +244,16 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
                 suite_name
             );
         }
+    }
+    // A selection that leaves out the step filling the data its steps read (kv's fillseq)
+    // gets it back, as a load would run: without it they would measure an empty store.
+    let mut steps = steps;
+    for s in suite.prerequisites(&steps) {
+        eprintln!(
+            "note: --steps: {} runs too: it fills the data the selected steps read",
+            s.name
+        );
+        steps.push(s.name.clone());
     }
     let options = RunOptions {
         suite: suite.name.clone(),
@@ -264,7 +320,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         let t = TargetSpec::parse(text).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
         let t = dbdelta_lab::registry::check(&t)?;
         if queryset.is_none() {
-            dbdelta_lab::registry::check_suite(&t, &suite.name)?;
+            dbdelta_lab::registry::check_suite(&t, &suite.name, &suite.families)?;
         }
         if targets
             .iter()
@@ -437,6 +493,20 @@ fn resolve_ibench(args: &RunArgs, scale: Option<ScaleArg>) -> Result<IbenchOptio
     if clients == 0 {
         bail!("--clients 0 is invalid: give at least 1");
     }
+    bounds::at_most(
+        "--clients",
+        clients,
+        bounds::MAX_CLIENTS,
+        "three connections and a table each",
+    )?;
+    for (flag, rows) in [
+        ("--rows-load", args.rows_load),
+        ("--rows-write", args.rows_write),
+    ] {
+        if let Some(n) = rows {
+            bounds::at_most(flag, n, bounds::MAX_IBENCH_ROWS, "rows per client")?;
+        }
+    }
     let mut o = match scale {
         Some(ScaleArg::Quick) => IbenchOptions::quick(clients),
         Some(ScaleArg::Full) | None => IbenchOptions::published(clients),
@@ -454,8 +524,8 @@ fn resolve_ibench(args: &RunArgs, scale: Option<ScaleArg>) -> Result<IbenchOptio
         o.rows_write = n;
     }
     if let Some(s) = args.query_secs {
-        if !(s.is_finite() && s > 0.0) {
-            bail!("--query-secs {s} is invalid: give a number of seconds > 0");
+        if !(s.is_finite() && s > 0.0 && s <= MAX_SECS) {
+            bail!("--query-secs {s} is invalid: give a number of seconds above 0 and at most {MAX_SECS} (a week)");
         }
         o.query_secs = s;
     }
@@ -493,6 +563,48 @@ fn checked_device(device: Option<String>) -> Result<Option<String>> {
     )
 }
 
+/// Refuses a flag of one suite's dataset given with another suite (it would be ignored and
+/// the run would measure something else than asked): `--warehouses` with sysbench,
+/// `--tables` with TPC-C, … Config-file values are not refused: one file may serve several
+/// suites.
+fn suite_flags(args: &RunArgs, suite: &Suite) -> Result<()> {
+    use dbdelta_workload::suite::Dataset;
+    let d = suite.dataset;
+    let sbtest = matches!(d, Dataset::Sbtest);
+    let sized = matches!(d, Dataset::Sbtest | Dataset::Usertable | Dataset::Keys);
+    let tpcb = matches!(d, Dataset::Pgbench);
+    let tpcc = matches!(d, Dataset::Tpcc);
+    for (given, flag, applies, suites) in [
+        (args.tables.is_some(), "--tables", sbtest, "sysbench"),
+        (
+            args.table_size.is_some(),
+            "--table-size",
+            sized,
+            "sysbench, kv and ycsb",
+        ),
+        (args.scale_factor.is_some(), "--scale-factor", tpcb, "tpcb"),
+        (args.warehouses.is_some(), "--warehouses", tpcc, "tpcc"),
+        (args.terminals.is_some(), "--terminals", tpcc, "tpcc"),
+        (args.all_warehouses, "--all-warehouses", tpcc, "tpcc"),
+        (args.tpcc_mode.is_some(), "--tpcc-mode", tpcc, "tpcc"),
+        (
+            args.transactions.is_some(),
+            "--transactions",
+            tpcb || tpcc,
+            "tpcb and tpcc",
+        ),
+    ] {
+        if given && !applies {
+            bail!(
+                "{flag} does not apply to the {} suite (it would be ignored): it applies to \
+                 {suites}; drop {flag} or choose one of those with --suite",
+                suite.name
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The TPC-B and TPC-C flags, checked.
 fn tpc_options(args: &RunArgs) -> Result<dbdelta_model::TpcOptions> {
     let d = dbdelta_model::TpcOptions::default();
@@ -504,13 +616,57 @@ fn tpc_options(args: &RunArgs) -> Result<dbdelta_model::TpcOptions> {
         }
     };
     let latency_limit_ms = match args.latency_limit {
-        Some(ms) if !(ms.is_finite() && ms > 0.0) => {
-            bail!("--latency-limit {ms} is invalid: give milliseconds above 0, e.g. 50")
+        Some(ms) if !(ms.is_finite() && ms > 0.0 && ms <= bounds::MAX_LATENCY_LIMIT_MS) => {
+            bail!(
+                "--latency-limit {ms} is invalid: give milliseconds above 0 and at most {} \
+                 (a day), e.g. 50",
+                bounds::MAX_LATENCY_LIMIT_MS
+            )
         }
         other => other,
     };
     if args.transactions == Some(0) {
         bail!("--transactions 0 is invalid: give at least 1 transaction per terminal");
+    }
+    if let Some(n) = args.transactions {
+        bounds::at_most(
+            "--transactions",
+            n,
+            bounds::MAX_TRANSACTIONS,
+            "per terminal",
+        )?;
+    }
+    if let Some(n) = args.max_tries {
+        bounds::at_most(
+            "--max-tries",
+            n,
+            bounds::MAX_TRIES,
+            "tries of one transaction",
+        )?;
+    }
+    if let Some(n) = args.scale_factor {
+        bounds::at_most(
+            "--scale-factor",
+            n,
+            bounds::MAX_SCALE_FACTOR,
+            "100,000 accounts per branch: about 1.3 TB at the limit",
+        )?;
+    }
+    if let Some(n) = args.warehouses {
+        bounds::at_most(
+            "--warehouses",
+            n,
+            bounds::MAX_WAREHOUSES,
+            "about 100 MB each: a terabyte at the limit",
+        )?;
+    }
+    if let Some(n) = args.terminals {
+        bounds::at_most(
+            "--terminals",
+            n,
+            bounds::MAX_TERMINALS,
+            "one connection each",
+        )?;
     }
     let tpcc_mode = match args.tpcc_mode.as_deref() {
         None | Some("throughput") => dbdelta_model::TpccMode::Throughput,

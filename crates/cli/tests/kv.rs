@@ -199,3 +199,64 @@ fn sql_engines_report_the_kv_suite_as_not_supported() {
         );
     }
 }
+
+/// `--steps readrandom` alone: fillseq (the step that writes the keys) runs too, said on
+/// stderr, so readrandom finds every key instead of measuring an empty store; and a
+/// fillseq that cannot write every key in its window fails (exit 3) naming the shortfall
+/// instead of leaving the reads to measure misses.
+#[test]
+fn a_kv_selection_gets_its_fillseq_and_an_unfinished_fillseq_fails() {
+    if !require(
+        &["/usr/lib/x86_64-linux-gnu/librocksdb.so"],
+        "apt-get install librocksdb-dev",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let base = [
+        "run",
+        "--quiet",
+        "--no-store",
+        "--suite",
+        "kv",
+        "-t",
+        "r=rocksdb",
+        "--read-secs",
+        "0.3",
+        "--warmup-secs",
+        "0",
+    ];
+    let out = dbdelta()
+        .args(base)
+        .args(["--steps", "readrandom", "--table-size", "2000"])
+        .args(["--write-secs", "60", "--run-dir"])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("fillseq runs too"), "{err}");
+    let all = step_results(&rd, "r");
+    assert_eq!(step(&all, "fillseq").events, 2000);
+    let read = step(&all, "readrandom");
+    assert!(read.is_ok() && read.events > 0, "{:?}", read.status);
+    assert!(read.rows_returned > 0, "readrandom found the keys");
+
+    // 20 million keys (8.8 GB estimated: the disk check lets it start) cannot be written in
+    // 0.2 s on any machine.
+    let rd = dir.path().join("short");
+    let out = dbdelta()
+        .args(base)
+        .args(["--steps", "fillseq", "--table-size", "20000000"])
+        .args(["--write-secs", "0.2", "--run-dir"])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("fillseq wrote") && err.contains("of the 20000000 keys"),
+        "{err}"
+    );
+}

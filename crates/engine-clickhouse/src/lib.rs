@@ -150,12 +150,13 @@ fn connect_timeout(spec: &TargetSpec) -> Result<Duration, EngineError> {
         Some(v) => v
             .parse::<u64>()
             .ok()
-            .filter(|s| *s > 0)
+            // At most a day: `Instant + Duration` past the clock's range panics.
+            .filter(|s| (1..=86_400).contains(s))
             .map(Duration::from_secs)
             .ok_or_else(|| {
                 config_err(
                     spec,
-                    format!("connect_timeout={v} must be a whole number of seconds above 0"),
+                    format!("connect_timeout={v} must be a whole number of seconds from 1 to 86400 (a day)"),
                 )
             }),
     }

@@ -71,7 +71,10 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
         return None;
     };
     let v: f64 = num.trim().parse().ok()?;
-    (v.is_finite() && v >= 0.0).then(|| Duration::from_secs_f64(v * mult))
+    // At most a day: beyond it a typo, and a duration the runner's clock arithmetic (and
+    // `Duration::from_secs_f64`) would overflow.
+    let secs = v * mult;
+    (v.is_finite() && (0.0..=86_400.0).contains(&secs)).then(|| Duration::from_secs_f64(secs))
 }
 
 impl MockConfig {
@@ -93,7 +96,7 @@ impl MockConfig {
             match k.as_str() {
                 "latency" => {
                     cfg.latency = parse_duration(v)
-                        .ok_or_else(|| bad(k, v, "write a duration such as 250us, 1ms or 0"))?
+                        .ok_or_else(|| bad(k, v, "write a duration up to a day, such as 250us, 1ms or 0"))?
                 }
                 "dist" => {
                     cfg.dist = match v.as_str() {

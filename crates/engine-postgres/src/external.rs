@@ -19,6 +19,26 @@ const KNOWN: &[&str] = &[
     "connect_timeout",
 ];
 
+/// `connect_timeout=SECS` of an external target (default 10): 1 to 86400 (a day), since
+/// `Instant + Duration` past the clock's range panics.
+pub(crate) fn connect_timeout(spec: &TargetSpec) -> Result<Duration, EngineError> {
+    match spec.param("connect_timeout") {
+        None => Ok(Duration::from_secs(10)),
+        Some(v) => v
+            .parse::<u64>()
+            .ok()
+            .filter(|s| (1..=86_400).contains(s))
+            .map(Duration::from_secs)
+            .ok_or_else(|| {
+                EngineError::config(format!(
+                    "target '{}': connect_timeout={v} must be a number of seconds from 1 to \
+                     86400 (a day)",
+                    spec.name
+                ))
+            }),
+    }
+}
+
 /// Connection parameters for an external target.
 pub(crate) fn params(
     spec: &TargetSpec,
@@ -48,17 +68,7 @@ pub(crate) fn params(
             )));
         }
     }
-    let connect_timeout = match spec.param("connect_timeout") {
-        None => Duration::from_secs(10),
-        Some(v) => {
-            Duration::from_secs(v.parse::<u64>().ok().filter(|s| *s > 0).ok_or_else(|| {
-                EngineError::config(format!(
-                    "target '{}': connect_timeout={v} must be a number of seconds",
-                    spec.name
-                ))
-            })?)
-        }
-    };
+    let connect_timeout = connect_timeout(spec)?;
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let user = user
         .clone()

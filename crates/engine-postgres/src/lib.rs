@@ -124,6 +124,7 @@ impl EngineConfig for PostgresConfig {
 /// them).
 pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
     auth::channel_binding(spec)?;
+    external::connect_timeout(spec)?;
     if let Some(v) = spec.param("sslmode") {
         TlsMode::parse(&spec.name, "sslmode", v, PG_MODES)?;
     }

@@ -67,6 +67,11 @@ impl EngineKind for RocksdbKind {
     fn thread_per_connection(&self) -> bool {
         true
     }
+
+    /// A key-value store: the SQL suites' statements have nothing to run on.
+    fn serves_sql(&self) -> bool {
+        false
+    }
 }
 
 /// A validated `rocksdb` target: its directory and its options.
@@ -93,6 +98,15 @@ impl RocksdbConfig {
             Location::Path { path } => Some(path.clone()),
             Location::Default => None,
         };
+        // The database is a directory: a file there would fail later as "File exists".
+        if let Some(p) = dir.as_ref().filter(|p| p.exists() && !p.is_dir()) {
+            return Err(config(format!(
+                "target '{}': {} is a file, not a directory: rocksdb:PATH names the directory \
+                 that holds (or will hold) the database; give a directory",
+                spec.name,
+                p.display()
+            )));
+        }
         Ok(RocksdbConfig {
             name: spec.name.clone(),
             dir,
@@ -104,6 +118,11 @@ impl RocksdbConfig {
 impl EngineConfig for RocksdbConfig {
     fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
         Ok(Box::new(RocksdbEngine::open_config(self, scratch, opts)?))
+    }
+
+    /// The given directory, else the run's (the disk check walks up to what exists).
+    fn data_parent(&self, runs: &Path) -> Option<PathBuf> {
+        Some(self.dir.clone().unwrap_or_else(|| runs.to_path_buf()))
     }
 }
 

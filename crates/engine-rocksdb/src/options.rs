@@ -127,6 +127,37 @@ pub const NAMES: &[&str] = &[
     "statistics",
 ];
 
+/// Largest `cache_size`: 1 TiB, more memory than a host this runs on has (the cache is
+/// allocated as it fills, so the limit only catches typos).
+const MAX_CACHE: u64 = 1 << 40;
+/// Largest `write_buffer_size`: RocksDB's own ceiling for a memtable (64 GiB; it clips
+/// larger values).
+const MAX_WRITE_BUFFER: u64 = 64 << 30;
+/// Largest `max_write_buffer_number`: memtables held in memory at once.
+const MAX_WRITE_BUFFERS: i32 = 256;
+/// Largest `max_background_jobs`: each is a thread of RocksDB's flush and compaction pools.
+const MAX_BACKGROUND_JOBS: i32 = 1024;
+/// Largest `target_file_size_base`, `max_bytes_for_level_base` and `bytes_per_sync`:
+/// 1 TiB (RocksDB multiplies the level base by 10 per level in 64 bits).
+const MAX_FILE: u64 = 1 << 40;
+/// Smallest `max_bytes_for_level_base`: RocksDB's dynamic level sizing divides it by the
+/// level multiplier per level and asserts the base level's size is above 0 (a value of 1
+/// aborted the process in its first compaction: `CalculateBaseBytes`).
+const MIN_LEVEL_BASE: u64 = 64 << 10;
+/// Largest `block_size`: 256 MiB (RocksDB refuses 4 GiB and more; each read decodes a
+/// whole block).
+const MAX_BLOCK: u64 = 256 << 20;
+
+/// `bytes` in the largest binary unit that divides it.
+fn show_bytes(bytes: u64) -> String {
+    for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
 /// Bytes with an optional K/M/G suffix (binary: `64M` = 64 MiB; `KB`, `MiB`, … accepted).
 pub fn parse_bytes(v: &str) -> Option<u64> {
     let v = v.trim();
@@ -163,17 +194,26 @@ impl RocksOptions {
                     "target '{target}': RocksDB option {k}={v} is invalid: {want}"
                 ))
             };
-            let bytes = || parse_bytes(v).ok_or_else(|| bad("give bytes, e.g. 64M or 1G"));
+            let bytes_up_to = |max: u64, why: &str| {
+                parse_bytes(v).filter(|n| *n <= max).ok_or_else(|| {
+                    bad(&format!(
+                        "give bytes up to {} ({why}), e.g. 64M or 1G",
+                        show_bytes(max)
+                    ))
+                })
+            };
             let flag = || parse_bool(v).ok_or_else(|| bad("give true or false"));
-            let small = |min: i32| {
+            let small = |min: i32, max: i32, why: &str| {
                 v.parse::<i32>()
                     .ok()
-                    .filter(|n| *n >= min)
-                    .ok_or_else(|| bad(&format!("give an integer of at least {min}")))
+                    .filter(|n| (min..=max).contains(n))
+                    .ok_or_else(|| bad(&format!("give an integer from {min} to {max} ({why})")))
             };
             match k.as_str() {
                 "lib" => o.lib = Some(PathBuf::from(v)),
-                "cache_size" => o.cache_size = bytes()?,
+                "cache_size" => {
+                    o.cache_size = bytes_up_to(MAX_CACHE, "more memory than a host has")?
+                }
                 "cache_type" => {
                     o.cache_type =
                         match v.as_str() {
@@ -198,19 +238,37 @@ impl RocksOptions {
                 "use_direct_io_for_flush_and_compaction" => {
                     o.use_direct_io_for_flush_and_compaction = flag()?
                 }
-                "bytes_per_sync" => o.bytes_per_sync = bytes()?,
+                "bytes_per_sync" => o.bytes_per_sync = bytes_up_to(MAX_FILE, "a file's size")?,
                 "write_buffer_size" => {
-                    o.write_buffer_size = bytes()?;
+                    o.write_buffer_size =
+                        bytes_up_to(MAX_WRITE_BUFFER, "RocksDB's own ceiling for a memtable")?;
                     if o.write_buffer_size < 64 << 10 {
                         return Err(bad("use at least 64K"));
                     }
                 }
-                "max_write_buffer_number" => o.max_write_buffer_number = small(2)?,
-                "target_file_size_base" => o.target_file_size_base = bytes()?.max(1),
-                "max_bytes_for_level_base" => o.max_bytes_for_level_base = bytes()?.max(1),
-                "max_background_jobs" => o.max_background_jobs = small(1)?,
+                "max_write_buffer_number" => {
+                    o.max_write_buffer_number =
+                        small(2, MAX_WRITE_BUFFERS, "memtables kept in memory")?
+                }
+                "target_file_size_base" => {
+                    o.target_file_size_base = bytes_up_to(MAX_FILE, "one SST file")?.max(1)
+                }
+                "max_bytes_for_level_base" => {
+                    o.max_bytes_for_level_base =
+                        bytes_up_to(MAX_FILE, "level 1; deeper levels multiply it")?;
+                    if o.max_bytes_for_level_base < MIN_LEVEL_BASE {
+                        return Err(bad(
+                            "use at least 64K (RocksDB divides it by 10 per level and aborts \
+                             the process when a level's target size reaches 0)",
+                        ));
+                    }
+                }
+                "max_background_jobs" => {
+                    o.max_background_jobs =
+                        small(1, MAX_BACKGROUND_JOBS, "a thread each in RocksDB's pools")?
+                }
                 "block_size" => {
-                    o.block_size = bytes()?;
+                    o.block_size = bytes_up_to(MAX_BLOCK, "every read reads a whole block")?;
                     if o.block_size == 0 {
                         return Err(bad("use at least 1"));
                     }
@@ -326,6 +384,30 @@ mod tests {
         assert!(e.to_string().contains("C API"), "{e}");
         let e = RocksOptions::from_params("r", &params(&[("compression", "brotli")])).unwrap_err();
         assert!(e.to_string().contains("zstd"), "{e}");
+    }
+
+    #[test]
+    fn options_past_their_limits_name_the_option_and_the_limit() {
+        for (k, v, limit) in [
+            ("cache_size", "16383T", "up to 1T"),
+            ("write_buffer_size", "1T", "up to 64G"),
+            ("block_size", "4G", "up to 256M"),
+            ("bytes_per_sync", "2T", "up to 1T"),
+            ("target_file_size_base", "18446744073709551615", "up to 1T"),
+            ("max_bytes_for_level_base", "2T", "up to 1T"),
+            ("max_background_jobs", "2147483647", "from 1 to 1024"),
+            ("max_write_buffer_number", "100000", "from 2 to 256"),
+        ] {
+            let e = RocksOptions::from_params("r", &params(&[(k, v)]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("{k}={v}")) && e.contains(limit), "{e}");
+        }
+        assert!(RocksOptions::from_params("r", &params(&[("block_size", "256M")])).is_ok());
+        let e = RocksOptions::from_params("r", &params(&[("max_bytes_for_level_base", "0")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at least 64K"), "{e}");
     }
 
     #[test]

@@ -33,6 +33,12 @@ pub trait EngineKind: Send + Sync + std::fmt::Debug {
     fn analytic_only(&self) -> bool {
         false
     }
+
+    /// False for a native key-value store that has no SQL at all: it runs the key-value
+    /// suites (their operations natively), never a suite whose steps are SQL statements.
+    fn serves_sql(&self) -> bool {
+        true
+    }
 }
 
 /// Why a spec was refused.

@@ -15,7 +15,8 @@ const ACTIVE_CONNECTION_BYTES: u64 = 64 * 1024;
 /// Raises this process's open-file limit so `connections` sockets fit, or explains which
 /// limit stops them (exit 2 through the caller). Needs no root unless the hard limit is
 /// too low.
-pub fn ensure_capacity(connections: u64, active: u64) -> Result<(), LabError> {
+/// `flag` is the flag that asked for them (`--connections`, `--terminals`, …).
+pub fn ensure_capacity(flag: &str, connections: u64, active: u64) -> Result<(), LabError> {
     let need = connections + RESERVED_FDS;
     let (soft, hard) = nofile()?;
     if soft < need {
@@ -24,7 +25,7 @@ pub fn ensure_capacity(connections: u64, active: u64) -> Result<(), LabError> {
         let nr_open = read_u64("/proc/sys/fs/nr_open").unwrap_or(hard);
         if nr_open < need {
             return Err(input!(
-                "--connections {connections}: needs {need} open files but the kernel allows at \
+                "{flag} {connections}: needs {need} open files but the kernel allows at \
                  most {nr_open} per process (fs.nr_open); raise it with `sysctl fs.nr_open={need}` \
                  or open fewer connections"
             ));
@@ -32,7 +33,7 @@ pub fn ensure_capacity(connections: u64, active: u64) -> Result<(), LabError> {
         if need <= hard {
             // Children inherit the soft limit: give them all we may.
             set_nofile(hard, hard).map_err(|e| {
-                input!("--connections {connections}: raising the open-file limit to {hard}: {e}")
+                input!("{flag} {connections}: raising the open-file limit to {hard}: {e}")
             })?;
         } else {
             let want = (need * 2).min(nr_open);
@@ -44,7 +45,7 @@ pub fn ensure_capacity(connections: u64, active: u64) -> Result<(), LabError> {
                     e.to_string()
                 };
                 input!(
-                    "--connections {connections}: needs {need} open files but the hard limit is \
+                    "{flag} {connections}: needs {need} open files but the hard limit is \
                      {hard} and {why}; at most {} connections fit: open fewer, or raise the hard \
                      limit (`ulimit -Hn {need}` as root, LimitNOFILE= in a systemd unit)",
                     hard.saturating_sub(RESERVED_FDS)
@@ -57,7 +58,7 @@ pub fn ensure_capacity(connections: u64, active: u64) -> Result<(), LabError> {
         // Leave at least half of the memory to the servers and the page cache.
         if est > avail / 2 {
             return Err(input!(
-                "--connections {connections}: the client alone needs about {} MiB \
+                "{flag} {connections}: the client alone needs about {} MiB \
                  ({active} active × {} KiB + {} idle × {} KiB), more than half of the {} MiB \
                  available; open fewer connections or fewer active ones (--active)",
                 est >> 20,
@@ -86,9 +87,10 @@ const MAPS_PER_THREAD: u64 = 4;
 
 /// Refuses, before anything starts, a thread-per-connection run that this machine cannot
 /// start: each limit that would make thread creation fail halfway is checked and named.
-pub fn ensure_threads(threads: u64) -> Result<(), LabError> {
+/// `flag` is the flag that asked for them (`--threads`, `--terminals`, …).
+pub fn ensure_threads(flag: &str, threads: u64) -> Result<(), LabError> {
     let need = threads + RESERVED_THREADS;
-    let flag = format!("--threads {threads}");
+    let flag = format!("{flag} {threads}");
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -173,6 +175,29 @@ pub fn ensure_threads(threads: u64) -> Result<(), LabError> {
     Ok(())
 }
 
+/// The most clients one step of the run opens at once: the largest `--threads` or
+/// `--connections` level, or a step's own rule (TPC-C's terminals, one thread per sysbench
+/// table), whichever is larger; with the flag of the rule (`None`: the levels).
+pub fn most_clients(plan: &RunPlan) -> (u32, Option<&'static str>) {
+    use dbdelta_workload::suite::ThreadsRule;
+    let levels = plan.options.threads.iter().copied().max().unwrap_or(1);
+    let tpc = &plan.options.tpc;
+    plan.suite
+        .steps()
+        .filter_map(|s| match s.threads? {
+            ThreadsRule::Tables => Some((plan.options.tables, Some("--tables"))),
+            ThreadsRule::One => None,
+            ThreadsRule::Terminals => Some(match tpc.terminals {
+                Some(n) => (n, Some("--terminals")),
+                None => (
+                    tpc.warehouses.saturating_mul(10),
+                    Some("--warehouses × 10 terminals ="),
+                ),
+            }),
+        })
+        .fold((levels, None), |a, b| if b.0 > a.0 { b } else { a })
+}
+
 /// The refusal when the target accepts fewer connections than the run's largest level.
 pub fn over_server_limit(engine: &dyn dbdelta_engine::Engine, plan: &RunPlan) -> Option<String> {
     let most = u64::from(plan.options.threads.iter().copied().max().unwrap_or(1));
@@ -240,14 +265,14 @@ mod tests {
 
     #[test]
     fn raises_the_open_file_limit_for_a_few_thousand_connections() {
-        ensure_capacity(4000, 10).expect("4000 connections fit this machine");
+        ensure_capacity("--connections", 4000, 10).expect("4000 connections fit this machine");
         let (soft, _) = nofile().unwrap();
         assert!(soft >= 4000 + RESERVED_FDS);
     }
 
     #[test]
     fn refuses_more_connections_than_memory_holds() {
-        let err = ensure_capacity(u64::from(u32::MAX), u64::from(u32::MAX))
+        let err = ensure_capacity("--connections", u64::from(u32::MAX), u64::from(u32::MAX))
             .unwrap_err()
             .to_string();
         assert!(err.contains("--connections"), "{err}");

@@ -22,8 +22,34 @@ pub fn store_spec(flag: Option<&str>) -> Result<String, LabError> {
 }
 
 /// Opens the store of [`store_spec`].
+/// A SQLite file named by `--store` or `$DBDELTA_STORE` must be in a directory that exists:
+/// a typo is refused (naming the flag), not created; only the default file's directory is.
 pub fn open(flag: Option<&str>) -> Result<Box<dyn Store>, LabError> {
     let spec = store_spec(flag)?;
+    let is_url = spec.starts_with("postgres://") || spec.starts_with("postgresql://");
+    if !is_url {
+        let chosen = flag.is_some()
+            || std::env::var("DBDELTA_STORE")
+                .ok()
+                .is_some_and(|s| !s.is_empty());
+        if let Some(dir) = Path::new(&spec)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            if chosen && !dir.is_dir() {
+                let from = if flag.is_some() {
+                    "--store"
+                } else {
+                    "$DBDELTA_STORE"
+                };
+                return Err(crate::error::input!(
+                    "{from} {spec}: directory {} does not exist; give a file in an existing \
+                     directory (or create it first)",
+                    dir.display()
+                ));
+            }
+        }
+    }
     open_store(&spec, &crate::registry::history_connection)
         .map_err(|e| LabError::HistoryOpen(Box::new(e.into())))
 }

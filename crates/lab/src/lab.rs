@@ -50,9 +50,13 @@ impl<P: LabProgress + 'static> Lab<P> {
                 )
             });
         }
-        let most = plan.options.threads.iter().copied().max().unwrap_or(1);
+        let (most, flag) = crate::capacity::most_clients(&plan);
         let active = plan.options.client.active.map_or(most, |k| k.min(most));
-        crate::capacity::ensure_capacity(u64::from(most), u64::from(active))?;
+        crate::capacity::ensure_capacity(
+            flag.unwrap_or("--connections"),
+            u64::from(most),
+            u64::from(active),
+        )?;
         // Prepared data is loaded already: a run on it needs no room for a load.
         if plan.existing.is_none() {
             crate::disk::ensure_room(&plan)?;
@@ -65,7 +69,7 @@ impl<P: LabProgress + 'static> Lab<P> {
                 .iter()
                 .any(crate::plan::Target::thread_per_connection)
         {
-            crate::capacity::ensure_threads(u64::from(most))?;
+            crate::capacity::ensure_threads(flag.unwrap_or("--threads"), u64::from(most))?;
         }
         let (dir, claim) = match &plan.out {
             OutDir::Exact(p) => RunDir::create(p.clone())?,

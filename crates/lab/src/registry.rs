@@ -55,7 +55,20 @@ pub fn history_connection(t: &TargetSpec) -> Result<Box<dyn Connection>, EngineE
 
 /// Refuses a target whose engine cannot run `suite`: ClickHouse (server or chDB) runs
 /// query-set suites only, not the OLTP suites built into dbdelta.
-pub fn check_suite(t: &Target, suite: &str) -> Result<(), LabError> {
+/// A key-value store (RocksDB) runs only suites whose `families` do not need SQL.
+pub fn check_suite(
+    t: &Target,
+    suite: &str,
+    families: &[dbdelta_engine::Family],
+) -> Result<(), LabError> {
+    if !t.kind().serves_sql() && families.contains(&dbdelta_engine::Family::Sql) {
+        return Err(input!(
+            "--target {}: {} is a key-value store and cannot run the {suite} suite (its steps \
+             are SQL statements); run --suite kv or --suite ycsb on it, or drop this target",
+            t.name,
+            t.engine
+        ));
+    }
     if t.kind().analytic_only() {
         return Err(input!(
             "--target {}: {} is an analytic engine and cannot run the {suite} suite (its OLTP statements: \
@@ -138,9 +151,17 @@ mod tests {
         assert_eq!(data("p=postgres://u@127.0.0.1:5432/db"), None);
         assert_eq!(data("m=mock"), None);
         let c = check(&TargetSpec::parse("c=chdb").unwrap()).unwrap();
-        assert!(check_suite(&c, "sysbench")
+        let sql = [dbdelta_engine::Family::Sql];
+        assert!(check_suite(&c, "sysbench", &sql)
             .unwrap_err()
             .to_string()
             .contains("analytic engine"));
+        let r = check(&TargetSpec::parse("r=rocksdb").unwrap()).unwrap();
+        assert!(check_suite(&r, "tpcc", &sql)
+            .unwrap_err()
+            .to_string()
+            .contains("rocksdb is a key-value store and cannot run the tpcc suite"));
+        let kv = [dbdelta_engine::Family::RawKeyValue];
+        assert!(check_suite(&r, "kv", &kv).is_ok());
     }
 }

@@ -586,6 +586,11 @@ fn run_jobs(
         cpu_used,
         interrupted,
     );
+    // A counted step that ran out of its window before its operations were done (db_bench's
+    // fillseq): what it left undone is what the later steps would miss.
+    if let (false, true, Some(why)) = (interrupted, result.is_ok(), plan.workload.shortfall()) {
+        result.status = StepStatus::Failed { reason: why };
+    }
     if let Some(p) = &plan.window_probe {
         match (probe_at_window, probe_at_end) {
             (Some(Ok(a)), Some(Ok(b))) => {

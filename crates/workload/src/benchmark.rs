@@ -132,6 +132,12 @@ pub trait StepWorkload: std::fmt::Debug + Send + Sync {
     fn counted(&self) -> bool {
         false
     }
+    /// After the measured window: what the step was asked to do and did not (db_bench's
+    /// fillseq that ran out of its window before every key was written), as the reason the
+    /// step fails; `None` when nothing is missing.
+    fn shortfall(&self) -> Option<String> {
+        None
+    }
     /// Hands on what the target's next step continues from (YCSB's insert sequence).
     fn carry_on(&self, carry: &mut Carry) {
         let _ = carry;

@@ -426,6 +426,20 @@ impl StepWorkload for DbBenchStep {
     fn counted(&self) -> bool {
         self.shared.config().bench.counted()
     }
+
+    fn shortfall(&self) -> Option<String> {
+        let c = self.shared.config();
+        let written = self.shared.fill_next.load(Ordering::Relaxed).min(c.num);
+        (c.bench == Bench::FillSeq && written < c.num).then(|| {
+            format!(
+                "fillseq wrote {written} of the {} keys of --table-size before its window \
+                 (--write-secs) ended: the steps after it would read keys that are not there; \
+                 give a longer --write-secs or a smaller --table-size (db_bench's fillseq \
+                 writes every key, however long it takes)",
+                c.num
+            )
+        })
+    }
 }
 
 #[cfg(test)]
@@ -468,6 +482,24 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 50);
+    }
+
+    #[test]
+    fn a_fillseq_that_did_not_write_every_key_says_how_many_it_wrote() {
+        let step = DbBenchStep {
+            shared: DbBenchShared::new(DbBenchConfig::new(Bench::FillSeq, 10, 1)),
+            threads: 1,
+        };
+        step.shared.fill_next.store(4, Ordering::Relaxed);
+        let why = step.shortfall().unwrap();
+        assert!(why.contains("wrote 4 of the 10 keys"), "{why}");
+        step.shared.fill_next.store(11, Ordering::Relaxed);
+        assert_eq!(step.shortfall(), None);
+        let read = DbBenchStep {
+            shared: DbBenchShared::new(DbBenchConfig::new(Bench::ReadRandom, 10, 1)),
+            threads: 1,
+        };
+        assert_eq!(read.shortfall(), None);
     }
 
     #[test]

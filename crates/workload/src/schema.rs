@@ -60,6 +60,35 @@ pub fn ensure_ledger(conn: &mut dyn Connection) -> Result<(), EngineError> {
     .map(|_| ())
 }
 
+/// Refuses `table` when it exists and dbdelta's ledger does not say dbdelta created it,
+/// unless the user passed `--i-own-this-database`: an error that names the table and the
+/// flag. Reads only, and a database without the ledger has nothing of dbdelta's, so a
+/// refused database is left as it was. True when the table exists (and may be dropped).
+pub fn check_owned(
+    conn: &mut dyn Connection,
+    table: &str,
+    i_own_this_database: bool,
+) -> Result<bool, EngineError> {
+    if conn.dialect() == Dialect::Mock || !table_exists(conn, table)? {
+        return Ok(false);
+    }
+    let ours = table_exists(conn, LEDGER)?
+        && conn
+            .query_scalar(&format!(
+                "SELECT count(*) FROM {LEDGER} WHERE name = '{table}'"
+            ))?
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(0)
+            > 0;
+    if !ours && !i_own_this_database {
+        return Err(EngineError::config(format!(
+            "table {table} already exists and was not created by dbdelta; refusing to drop it. \
+             Use another database, or pass --i-own-this-database to allow dbdelta to drop it"
+        )));
+    }
+    Ok(true)
+}
+
 /// Drops `table` if it exists — only when dbdelta's ledger says dbdelta created it, or the
 /// user passed `--i-own-this-database`. Otherwise an error that names the table and the flag.
 pub fn drop_if_owned(
@@ -67,23 +96,9 @@ pub fn drop_if_owned(
     table: &str,
     i_own_this_database: bool,
 ) -> Result<(), EngineError> {
-    if conn.dialect() == Dialect::Mock || !table_exists(conn, table)? {
-        return Ok(());
+    if check_owned(conn, table, i_own_this_database)? {
+        conn.query(&format!("DROP TABLE {table}"))?;
     }
-    let ours = conn
-        .query_scalar(&format!(
-            "SELECT count(*) FROM {LEDGER} WHERE name = '{table}'"
-        ))?
-        .and_then(|v| v.parse::<i64>().ok())
-        .unwrap_or(0)
-        > 0;
-    if !ours && !i_own_this_database {
-        return Err(EngineError::config(format!(
-            "table {table} already exists and was not created by dbdelta; refusing to drop it. \
-             Use another database, or pass --i-own-this-database to allow dbdelta to drop it"
-        )));
-    }
-    conn.query(&format!("DROP TABLE {table}"))?;
     Ok(())
 }
 

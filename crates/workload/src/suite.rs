@@ -148,6 +148,12 @@ pub enum WorkloadKind {
 }
 
 impl WorkloadKind {
+    /// Whether a step of this kind writes the data the later steps read, with no load
+    /// before it (db_bench's fillseq): a selection of later steps needs it.
+    pub fn fills(self) -> bool {
+        matches!(self, WorkloadKind::Fillseq)
+    }
+
     /// The data set the kind works on (the benchmark it belongs to).
     pub fn dataset(self) -> Dataset {
         use WorkloadKind::*;
@@ -532,11 +538,31 @@ enum StepDefError {
     NoDuration,
     #[error("rand = \"{0}\" is unknown: use uniform or zipfian")]
     UnknownRand(String),
-    #[error("rate must be a positive number of events per second")]
+    #[error("rate must be a positive number of events per second, at most 1e9")]
     BadRate,
     #[error("range, points and table_size must be at least 1")]
     ZeroSize,
+    #[error("{key} = {value} is too large: give at most {max} ({why})")]
+    TooLarge {
+        /// The key.
+        key: &'static str,
+        /// Its value.
+        value: u64,
+        /// The largest accepted.
+        max: u64,
+        /// Why the limit.
+        why: &'static str,
+    },
 }
+
+/// Largest `points`: an IN-list or a batch of this many ids is one statement (sysbench's
+/// published in-list steps use 10 to 100).
+pub const MAX_POINTS: u32 = 100_000;
+/// Largest statement count of one transaction kind (`point_selects`, `*_ranges`): one
+/// event runs them all, so a step's window ends only after the last.
+pub const MAX_PER_TRANSACTION: u32 = 10_000;
+/// Largest `rate` of a step, as `--rate`.
+pub const MAX_RATE: f64 = 1e9;
 
 fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, StepDefError> {
     if def.name.is_empty() {
@@ -549,8 +575,30 @@ fn resolve(def: &StepDef, kind: WorkloadKind, order: u32) -> Result<Step, StepDe
         Some("zipfian") => true,
         Some(other) => return Err(StepDefError::UnknownRand(other.to_string())),
     };
-    if def.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+    if def
+        .rate
+        .is_some_and(|r| !(r.is_finite() && r > 0.0 && r <= MAX_RATE))
+    {
         return Err(StepDefError::BadRate);
+    }
+    let too_large = |key: &'static str, v: Option<u32>, max: u32, why: &'static str| match v {
+        Some(v) if v > max => Err(StepDefError::TooLarge {
+            key,
+            value: u64::from(v),
+            max: u64::from(max),
+            why,
+        }),
+        _ => Ok(()),
+    };
+    too_large("points", def.points, MAX_POINTS, "ids in one statement")?;
+    for (key, v) in [
+        ("point_selects", def.point_selects),
+        ("simple_ranges", def.simple_ranges),
+        ("sum_ranges", def.sum_ranges),
+        ("order_ranges", def.order_ranges),
+        ("distinct_ranges", def.distinct_ranges),
+    ] {
+        too_large(key, v, MAX_PER_TRANSACTION, "statements in one transaction")?;
     }
     if range == 0 || def.points == Some(0) || def.table_size == Some(0) {
         return Err(StepDefError::ZeroSize);
@@ -598,9 +646,73 @@ impl Step {
     }
 }
 
+impl Suite {
+    /// The steps a `--steps` selection (`globs`) leaves out but needs: the first step that
+    /// fills the data ([`WorkloadKind::fills`]) when a selected step comes after it and no
+    /// selected filling step does. Loads are actions and always run; they are not here.
+    pub fn prerequisites(&self, globs: &[String]) -> Vec<&Step> {
+        if globs.is_empty() {
+            return Vec::new();
+        }
+        let mut filler: Option<&Step> = None;
+        let mut filled = false;
+        for s in self.steps() {
+            let selected = globs.iter().any(|g| s.matches(g));
+            if s.params.kind.fills() {
+                filled |= selected;
+                if !selected && filler.is_none() {
+                    filler = Some(s);
+                }
+            } else if selected && !filled {
+                if let Some(f) = filler {
+                    return vec![f];
+                }
+            }
+        }
+        Vec::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kv_selection_after_fillseq_needs_fillseq_and_others_need_nothing() {
+        let kv = Suite::load("kv").unwrap();
+        let names = |g: &[&str]| -> Vec<String> {
+            let globs: Vec<String> = g.iter().map(|s| s.to_string()).collect();
+            kv.prerequisites(&globs)
+                .iter()
+                .map(|s| s.name.clone())
+                .collect()
+        };
+        assert_eq!(names(&["readrandom"]), ["fillseq"]);
+        assert_eq!(names(&["overwrite", "fwdrange"]), ["fillseq"]);
+        assert!(names(&["fillseq", "readrandom"]).is_empty());
+        assert!(names(&[]).is_empty());
+        // The other built-in suites fill their data with a load action, which always runs.
+        for suite in ["sysbench", "ycsb", "tpcb", "tpcc"] {
+            let s = Suite::load(suite).unwrap();
+            let every: Vec<String> = s.steps().map(|st| st.name.clone()).collect();
+            for one in &every {
+                assert!(
+                    s.prerequisites(std::slice::from_ref(one)).is_empty(),
+                    "{suite} {one}"
+                );
+            }
+            assert!(
+                s.items.iter().any(|i| matches!(
+                    i,
+                    SuiteItem::Action {
+                        action: Action::Load,
+                        ..
+                    }
+                )),
+                "{suite} has a load action"
+            );
+        }
+    }
 
     #[test]
     fn builtin_sysbench_has_42_reported_steps() {
@@ -644,6 +756,28 @@ mod tests {
             })
             .count();
         assert_eq!(settles, 2);
+    }
+
+    #[test]
+    fn step_counts_past_their_limits_are_named() {
+        for (key, value) in [
+            ("points", "4294967295"),
+            ("point_selects", "4294967295"),
+            ("distinct_ranges", "10001"),
+        ] {
+            let text = format!(
+                "name='x'\n[[step]]\nname='a'\nworkload='read-only'\nduration='read'\n{key}={value}\n"
+            );
+            let e = Suite::parse(&text, "t").unwrap_err().to_string();
+            assert!(e.contains(&format!("{key} = {value} is too large")), "{e}");
+        }
+        let e = Suite::parse(
+            "name='x'\n[[step]]\nname='a'\nworkload='read-only'\nduration='read'\nrate=1e300\n",
+            "t",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("rate"), "{e}");
     }
 
     #[test]

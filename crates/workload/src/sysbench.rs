@@ -7,7 +7,7 @@ use crate::benchmark::{
     load_parallel, Benchmark, Carry, LoadError, StepSetup, StepWorkload, TerminalSetup,
 };
 use crate::rng::{KeyDist, Rng, Zipf, C_TEMPLATE, PAD_TEMPLATE, ZIPF_EXPONENT};
-use crate::schema::{ensure_ledger, load_table};
+use crate::schema::{check_owned, ensure_ledger, load_table};
 use crate::suite::{Dataset, WorkloadKind, WorkloadParams};
 use crate::Workload;
 use dbdelta_engine::{Connection, Dialect, Engine, EngineError, OpBatch, StmtId};
@@ -510,6 +510,11 @@ impl Benchmark for SysbenchBenchmark {
     fn load(&self, engine: &dyn Engine, opts: &RunOptions) -> Result<u64, LoadError> {
         {
             let mut conn = engine.connect()?;
+            // Every table is checked before the ledger is written: a refused database
+            // keeps no trace of dbdelta.
+            for t in 1..=opts.tables {
+                check_owned(&mut *conn, &format!("sbtest{t}"), opts.i_own_this_database)?;
+            }
             ensure_ledger(&mut *conn)?;
         }
         load_parallel(engine, u64::from(opts.tables), &|c, part| {

@@ -265,10 +265,12 @@ pub fn create_and_load_small(
             "--scale-factor must be at least 1 (pgbench's -s)",
         ));
     }
-    ensure_ledger(conn)?;
+    // Every table is checked (and dropped) before the ledger is written: a refused
+    // database keeps no trace of dbdelta.
     for t in TABLES {
         drop_if_owned(conn, t, i_own_this_database)?;
     }
+    ensure_ledger(conn)?;
     let dialect = conn.dialect();
     for t in TABLES {
         conn.query(&create_table_sql(dialect, t, scale))?;

@@ -250,6 +250,19 @@ pub struct ChdbConfig {
 impl ChdbConfig {
     /// Reads a target spec without loading anything ([`ChdbOptions::from_spec`]).
     pub fn from_spec(spec: &TargetSpec) -> Result<Self, EngineError> {
+        // The database is a directory: a file there would fail later as "File exists".
+        if let Location::Path { path } = &spec.location {
+            if path.exists() && !path.is_dir() {
+                return Err(config_err(
+                    spec,
+                    format!(
+                        "{} is a file, not a directory: chdb:PATH names the directory that \
+                         holds (or will hold) the database; give a directory",
+                        path.display()
+                    ),
+                ));
+            }
+        }
         Ok(ChdbConfig {
             spec: spec.clone(),
             options: ChdbOptions::from_spec(spec)?,

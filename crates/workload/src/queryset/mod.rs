@@ -172,8 +172,11 @@ struct SuiteToml {
     queries: BTreeMap<String, QueryToml>,
 }
 
+/// A parameter or loader value: a number, a string, or `{ quick = …, full = … }`. Read
+/// from the TOML value by hand so that anything else (a list, a bool, a date) is refused
+/// with what is allowed, not serde's "did not match any variant of untagged enum".
 #[derive(Deserialize, Clone)]
-#[serde(untagged)]
+#[serde(try_from = "toml::Value")]
 enum Scaled {
     Int(i64),
     Float(f64),
@@ -182,6 +185,44 @@ enum Scaled {
         quick: Box<Scaled>,
         full: Box<Scaled>,
     },
+}
+
+impl TryFrom<toml::Value> for Scaled {
+    type Error = String;
+
+    fn try_from(v: toml::Value) -> Result<Self, String> {
+        const WANT: &str = "give a number, a string, or a table { quick = …, full = … } \
+                            with one value per --scale";
+        match v {
+            toml::Value::Integer(i) => Ok(Scaled::Int(i)),
+            toml::Value::Float(f) => Ok(Scaled::Float(f)),
+            toml::Value::String(t) => Ok(Scaled::Text(t)),
+            toml::Value::Table(mut t) => {
+                let mut take = |k: &str| -> Result<Box<Scaled>, String> {
+                    let v = t
+                        .remove(k)
+                        .ok_or_else(|| format!("a per-scale value needs `{k}`: {WANT}"))?;
+                    match v {
+                        toml::Value::Table(_) => Err(format!(
+                            "`{k}` holds another table: {WANT} (one level only)"
+                        )),
+                        v => Ok(Box::new(Scaled::try_from(v)?)),
+                    }
+                };
+                let (quick, full) = (take("quick")?, take("full")?);
+                if let Some(k) = t.keys().next() {
+                    return Err(format!(
+                        "`{k}` is not a scale: a per-scale value has only `quick` and `full`"
+                    ));
+                }
+                Ok(Scaled::PerScale { quick, full })
+            }
+            other => Err(format!(
+                "a {} is not allowed here: {WANT}",
+                other.type_str()
+            )),
+        }
+    }
 }
 
 impl Scaled {
@@ -378,6 +419,17 @@ impl QuerySet {
     }
 }
 
+/// Most documents a loader writes: 10^10 (at the default 60 words of about 6 bytes, some
+/// 4 TB of text): past it a typo, and the disk check (`dbdelta_lab::disk`) refuses far less.
+pub const MAX_DOCS: u64 = 10_000_000_000;
+/// Most words per document: a document is built in memory before it is written, so this
+/// bounds one row at about 1 MB.
+pub const MAX_WORDS_PER_DOC: u32 = 100_000;
+/// Most distinct words: ranks past it only lengthen the words.
+pub const MAX_VOCABULARY: u64 = 1_000_000_000;
+/// Largest Zipf exponent: natural text is near 1; past 10 the sampler's powers underflow.
+pub const MAX_EXPONENT: f64 = 10.0;
+
 fn loader(
     l: LoaderToml,
     params: &BTreeMap<String, String>,
@@ -394,17 +446,20 @@ fn loader(
             ),
         ));
     }
-    let number = |field: &str, v: &Scaled| -> Result<u64, QuerySetError> {
+    let number = |field: &str, v: &Scaled, max: u64, why: &str| -> Result<u64, QuerySetError> {
         let text = v.at(scale);
         let text = substitute(&text, params, &|_| None).unwrap_or(text);
         text.trim()
             .parse::<u64>()
             .ok()
-            .filter(|n| *n > 0)
+            .filter(|n| (1..=max).contains(n))
             .ok_or_else(|| {
                 file_err(
                     toml_path,
-                    format!("[loader] {field} = {text} is invalid: give a positive integer"),
+                    format!(
+                        "[loader] {field} = {text} is invalid: give an integer from 1 to {max} \
+                         ({why})"
+                    ),
                 )
             })
     };
@@ -425,20 +480,35 @@ fn loader(
             )
         })?,
     };
-    if !(l.exponent > 0.0 && l.exponent.is_finite()) {
+    if !(l.exponent > 0.0 && l.exponent <= MAX_EXPONENT) {
         return Err(file_err(
             toml_path,
-            "[loader] exponent must be a positive number (1.0 is the classic Zipf)",
+            format!(
+                "[loader] exponent = {:?} is invalid: give a number above 0 and at most \
+                 {MAX_EXPONENT} (1.0 is the classic Zipf; past {MAX_EXPONENT} every word is \
+                 rank 1 and the sampler's arithmetic underflows)",
+                l.exponent
+            ),
         ));
     }
     Ok(Loader {
         after,
         spec: CorpusSpec {
             table: l.table,
-            docs: number("docs", &l.docs)?,
-            words_per_doc: u32::try_from(number("words_per_doc", &l.words_per_doc)?)
-                .unwrap_or(u32::MAX),
-            vocabulary: number("vocabulary", &l.vocabulary)?,
+            docs: number("docs", &l.docs, MAX_DOCS, "about 5 TB of text at 60 words")?,
+            words_per_doc: u32::try_from(number(
+                "words_per_doc",
+                &l.words_per_doc,
+                u64::from(MAX_WORDS_PER_DOC),
+                "each document is built in memory before it is written",
+            )?)
+            .unwrap_or(MAX_WORDS_PER_DOC),
+            vocabulary: number(
+                "vocabulary",
+                &l.vocabulary,
+                MAX_VOCABULARY,
+                "more distinct words than any language",
+            )?,
             exponent: l.exponent,
             seed: l.seed,
         },
@@ -448,6 +518,26 @@ fn loader(
 /// Reads `dir/sub/*.sql` grouped by name, sorted by name.
 fn read_files(dir: &Path, sub: &str, required: bool) -> Result<Vec<SqlFile>, QuerySetError> {
     let path = dir.join(sub);
+    // A path that exists but cannot be followed (a symlink loop, a dangling link, no
+    // permission) is an error naming it, not a suite without setup.
+    match std::fs::metadata(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(file_err(&path, format!("cannot be read: {e}")));
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(file_err(
+                &path,
+                format!("is not a directory: {sub}/ holds the suite's .sql files"),
+            ));
+        }
+        _ if std::fs::symlink_metadata(&path).is_ok() && std::fs::metadata(&path).is_err() => {
+            return Err(file_err(
+                &path,
+                "is a symbolic link to nothing: point it at a directory or remove it",
+            ));
+        }
+        _ => {}
+    }
     if !path.is_dir() {
         if required {
             return Err(file_err(
@@ -460,7 +550,8 @@ fn read_files(dir: &Path, sub: &str, required: bool) -> Result<Vec<SqlFile>, Que
     let entries =
         std::fs::read_dir(&path).map_err(|e| file_err(&path, format!("cannot list it: {e}")))?;
     let mut files: BTreeMap<String, SqlFile> = BTreeMap::new();
-    for entry in entries.flatten() {
+    for entry in entries {
+        let entry = entry.map_err(|e| file_err(&path, format!("cannot list it: {e}")))?;
         let p = entry.path();
         let fname = entry.file_name().to_string_lossy().into_owned();
         let Some(stem) = fname.strip_suffix(".sql") else {
@@ -571,6 +662,69 @@ mod tests {
         assert_eq!((l.after.as_str(), l.spec.docs), ("01-schema", 10));
         let full = QuerySet::load(d.path(), Scale::Full).unwrap();
         assert_eq!(full.params["rows"], "1000");
+    }
+
+    #[test]
+    fn a_list_valued_parameter_says_what_a_parameter_may_be() {
+        let d = suite();
+        write(d.path(), "suite.toml", "[params]\nrows = [1, 2]\n");
+        let e = QuerySet::load(d.path(), Scale::Quick)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("suite.toml:2"), "{e}");
+        assert!(e.contains("a array is not allowed here"), "{e}");
+        assert!(!e.contains("untagged"), "{e}");
+        write(d.path(), "suite.toml", "[params]\nrows = { quick = 1 }\n");
+        let e = QuerySet::load(d.path(), Scale::Quick)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("needs `full`"), "{e}");
+    }
+
+    #[test]
+    fn loader_numbers_are_bounded_naming_the_field() {
+        for (field, value) in [
+            ("words_per_doc", "4294967295"),
+            ("docs", "18446744073709551615"),
+            ("vocabulary", "0"),
+            ("exponent", "1e300"),
+        ] {
+            let d = suite();
+            let text = std::fs::read_to_string(d.path().join("suite.toml")).unwrap();
+            let line = if field == "exponent" {
+                format!("{field} = {value}\n")
+            } else {
+                format!("{field} = \"{value}\"\n")
+            };
+            let text = text.replace("[queries.b]", &format!("{line}[queries.b]"));
+            let text = if field == "docs" {
+                text.replace("docs = \"{{rows}}\"\n", "")
+            } else {
+                text
+            };
+            write(d.path(), "suite.toml", &text);
+            let e = QuerySet::load(d.path(), Scale::Quick)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("[loader] {field} = {value}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_setup_directory_that_is_a_symlink_loop_is_named() {
+        let d = suite();
+        std::fs::remove_dir_all(d.path().join("setup")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("setup"), d.path().join("setup")).unwrap();
+        let e = QuerySet::load(d.path(), Scale::Quick)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("setup: cannot be read"), "{e}");
+        std::fs::remove_file(d.path().join("setup")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("nowhere"), d.path().join("setup")).unwrap();
+        let e = QuerySet::load(d.path(), Scale::Quick)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("symbolic link to nothing"), "{e}");
     }
 
     #[test]

@@ -245,10 +245,12 @@ pub fn create_tables(
             "TPC-C needs an SQL engine; RocksDB serves key-value workloads only",
         ));
     }
-    ensure_ledger(conn)?;
+    // Every table is checked (and dropped) before the ledger is written: a refused
+    // database keeps no trace of dbdelta.
     for t in TABLES {
         drop_if_owned(conn, t, i_own_this_database)?;
     }
+    ensure_ledger(conn)?;
     for t in TABLES {
         conn.query(&create_table_sql(dialect, t)?)?;
         record_owned(conn, t)?;

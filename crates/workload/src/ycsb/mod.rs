@@ -379,8 +379,8 @@ pub fn load(
     if conn.families().contains(&Family::KeyValue) {
         conn.kv_clear()?;
     } else {
-        crate::schema::ensure_ledger(conn)?;
         crate::schema::drop_if_owned(conn, usertable::TABLE, i_own_this_database)?;
+        crate::schema::ensure_ledger(conn)?;
         conn.query(&usertable::create_sql(config.field_count))?;
         crate::schema::record_owned(conn, usertable::TABLE)?;
     }
