@@ -258,15 +258,15 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', help_heading = "Scale")]
     pub threads: Option<Vec<u32>>,
 
-    /// Seconds per read-heavy step (published runs: 300).
+    /// Seconds per read-heavy step (published runs: 300; at least 0.05).
     #[arg(long, help_heading = "Scale")]
     pub read_secs: Option<f64>,
 
-    /// Seconds per write-heavy step (published runs: 600).
+    /// Seconds per write-heavy step (published runs: 600; at least 0.05).
     #[arg(long, help_heading = "Scale")]
     pub write_secs: Option<f64>,
 
-    /// Seconds for the insert and scan steps (published runs: 600).
+    /// Seconds for the insert and scan steps (published runs: 600; at least 0.05).
     #[arg(long, help_heading = "Scale")]
     pub insert_secs: Option<f64>,
 
@@ -455,7 +455,7 @@ pub struct RunArgs {
     /// Interleaved rounds after the first measure the targets in one window, taking turns of
     /// this many milliseconds (A B B A …), so the fast and slow phases of a shared host land
     /// on every target alike; 0 = one window per target. Closed-loop steps on embedded
-    /// engines (server engines keep one window per target). Default 10.
+    /// engines (server engines keep one window per target). Default 10; at least 1.
     #[arg(long, value_name = "MS", help_heading = "Verdicts")]
     pub turn_ms: Option<f64>,
 

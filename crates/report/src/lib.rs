@@ -20,6 +20,7 @@
 //! the writers of [`markup`] lay them out as text, Markdown or HTML.
 #![deny(missing_docs)]
 
+pub mod contention;
 pub mod csv;
 mod data;
 pub mod dbbench;
@@ -195,7 +196,8 @@ pub fn render(
             let cells = verdict::verdicts(data);
             let floor =
                 verdict::noise_floor(data, &cells).map_or(String::new(), |l| format!("{l}.\n\n"));
-            floor + &text::render(data, opts) + &verdict::render_text(data, &cells)
+            let contention = contention::line(data).map_or(String::new(), |l| format!("{l}.\n\n"));
+            floor + &contention + &text::render(data, opts) + &verdict::render_text(data, &cells)
         }
         Format::Markdown => {
             let cells = verdict::verdicts(data);

@@ -9,9 +9,12 @@
 //!
 //! Only the owner of the current turn starts events. A turn ends when its time is up and the
 //! owner's last event finished, so events never overlap between targets and each target is
-//! charged exactly the time its own turns took: its throughput is its events over that time.
+//! charged the time its own turns took, less the time its workers were ready to run but
+//! waited for a CPU that another process held (crate::runqueue): its throughput is its events
+//! over the time it could run. On a busy host a turn is otherwise charged for the competitor.
 
 use crate::gate::Gate;
+use crate::runqueue::{lost_in_turn, ThreadClock};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -30,12 +33,11 @@ pub struct Turns {
     changed: Condvar,
 }
 
-/// The common start and the measured window, fixed when the coordinators met.
+/// The common start and the measured window's start, fixed when the coordinators met.
 #[derive(Debug, Clone, Copy)]
 struct Clock {
     epoch: Instant,
     window_start: Instant,
-    end: Instant,
 }
 
 struct State {
@@ -46,8 +48,39 @@ struct State {
     /// When the owner's latest event of this turn ended.
     last_end: Option<Instant>,
     in_flight: Vec<u32>,
-    /// Time of each target's turns inside the measured window.
-    active: Vec<Duration>,
+    /// Each target's closed turns that reached into the measured window.
+    spans: Vec<Vec<Span>>,
+    /// Each target's window end: the common one, or later for a target whose window was
+    /// stretched to its first event (no event of it had started in the window).
+    ends: Vec<Instant>,
+    /// Each target's registered workers ([`Turns::register`]).
+    workers: Vec<Vec<ThreadClock>>,
+    /// The run-queue waits of the owner's workers when its turn began.
+    marks: Vec<Option<u64>>,
+}
+
+/// One closed turn: when it ran, and how much of it its owner could not run.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    from: Instant,
+    to: Instant,
+    lost: Duration,
+}
+
+/// What a target's turns inside its window come to.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Charge {
+    /// The time of its turns inside the window.
+    pub turns: Duration,
+    /// Of it, the time its workers waited for a CPU (not charged).
+    pub lost: Duration,
+}
+
+impl Charge {
+    /// The time charged to the target: its turns less what it could not run.
+    pub fn charged(&self) -> Duration {
+        self.turns.saturating_sub(self.lost)
+    }
 }
 
 impl Turns {
@@ -67,7 +100,10 @@ impl Turns {
                 started: now,
                 last_end: None,
                 in_flight: vec![0; n],
-                active: vec![Duration::ZERO; n],
+                spans: vec![Vec::new(); n],
+                ends: vec![now; n],
+                workers: (0..n).map(|_| Vec::new()).collect(),
+                marks: Vec::new(),
             }),
             changed: Condvar::new(),
         }
@@ -102,11 +138,13 @@ impl Turns {
             let epoch = Instant::now();
             if let Ok(mut s) = self.state.lock() {
                 s.started = epoch;
+                s.ends = vec![epoch + warmup + window; self.n];
+                let owner = s.owner;
+                s.marks = waits(&s.workers[owner]);
             }
             Clock {
                 epoch,
                 window_start: epoch + warmup,
-                end: epoch + warmup + window,
             }
         });
         clock.epoch
@@ -193,37 +231,118 @@ impl Turns {
                 .last_end
                 .map_or(s.started + self.slice, |e| e.max(s.started + self.slice));
             let ended = ended.min(now);
+            let owner = s.owner;
             if let Some(clock) = self.clock.get() {
-                let from = s.started.max(clock.window_start);
-                let to = ended.min(clock.end);
-                let owner = s.owner;
-                s.active[owner] += to.saturating_duration_since(from);
+                if ended > clock.window_start {
+                    let turn = ended.saturating_duration_since(s.started);
+                    let lost = lost_in_turn(turn, turn, &waited(&*s));
+                    s.spans[owner].push(Span {
+                        from: s.started,
+                        to: ended,
+                        lost,
+                    });
+                }
             }
             s.turn += 1;
             s.owner = self.owner_of(s.turn);
             s.started = ended;
             s.last_end = None;
+            let next = s.owner;
+            s.marks = waits(&s.workers[next]);
         }
         s.owner != before
+    }
+
+    /// Registers worker thread `tid` of target `me`, so the time it waits for a CPU in its
+    /// target's turns is not charged; a thread whose statistics cannot be read is charged
+    /// its turns whole.
+    pub fn register(&self, me: usize, tid: u32) {
+        let Some(clock) = ThreadClock::open(tid) else {
+            return;
+        };
+        let mut s = self.lock();
+        if me >= self.n {
+            return;
+        }
+        if s.owner == me {
+            // Its turn is under way: its wait counts from now.
+            let mark = clock.wait_ns();
+            let k = s.workers[me].len();
+            s.marks.resize(k, None);
+            s.marks.push(mark);
+        }
+        s.workers[me].push(clock);
+    }
+
+    /// Target `me`'s window lasts until `until` at least: no event of it had started in
+    /// the window, and one starts now (crate::measure's stretched window).
+    pub fn extend(&self, me: usize, until: Instant) {
+        let mut s = self.lock();
+        if let Some(end) = s.ends.get_mut(me) {
+            *end = (*end).max(until);
+        }
     }
 
     /// Time target `me`'s turns took inside the measured window; call after the window,
     /// when every worker is done.
     pub fn active(&self, me: usize) -> Duration {
+        self.charge(me).turns
+    }
+
+    /// Target `me`'s turns inside its window and what of them it could not run; call after
+    /// the window, when every worker is done.
+    pub fn charge(&self, me: usize) -> Charge {
         let s = self.lock();
         let Some(clock) = self.clock.get().copied() else {
-            return Duration::ZERO;
+            return Charge::default();
         };
+        let Some(&end) = s.ends.get(me) else {
+            return Charge::default();
+        };
+        let mut c = Charge::default();
+        let mut add = |from: Instant, to: Instant, lost: Duration| {
+            let (a, b) = (from.max(clock.window_start), to.min(end));
+            let inside = b.saturating_duration_since(a);
+            let len = to.saturating_duration_since(from);
+            if inside.is_zero() || len.is_zero() {
+                return;
+            }
+            c.turns += inside;
+            c.lost += lost.mul_f64(inside.as_secs_f64() / len.as_secs_f64());
+        };
+        for span in &s.spans[me] {
+            add(span.from, span.to, span.lost);
+        }
         // The turn still open at the window's end counts up to the end.
-        let open = if s.owner == me {
-            clock
-                .end
-                .saturating_duration_since(s.started.max(clock.window_start))
-        } else {
-            Duration::ZERO
-        };
-        s.active[me] + open
+        if s.owner == me {
+            let now = Instant::now().max(s.started);
+            let turn = now.saturating_duration_since(s.started);
+            let counted = end
+                .min(now)
+                .saturating_duration_since(s.started.max(clock.window_start));
+            let lost = lost_in_turn(turn, counted, &waited(&s));
+            let (a, b) = (s.started.max(clock.window_start), end);
+            let inside = b.saturating_duration_since(a);
+            c.turns += inside;
+            c.lost += lost.min(inside);
+        }
+        c.lost = c.lost.min(c.turns);
+        c
     }
+}
+
+/// The run-queue waits of `workers` now (`None` for one that cannot be read).
+fn waits(workers: &[ThreadClock]) -> Vec<Option<u64>> {
+    workers.iter().map(ThreadClock::wait_ns).collect()
+}
+
+/// How long each of the owner's workers waited for a CPU since its turn began, ns.
+fn waited(s: &State) -> Vec<u64> {
+    s.workers[s.owner]
+        .iter()
+        .zip(&s.marks)
+        .filter_map(|(w, mark)| Some(w.wait_ns()?.saturating_sub((*mark)?)))
+        .collect()
 }
 
 /// Pins the calling thread to the `k`-th CPU this process may use (wrapping around), so

@@ -214,6 +214,7 @@ pub fn result(
         workload_stats: Default::default(),
         actions: Vec::new(),
         turns: None,
+        extended_secs: None,
     }
 }
 

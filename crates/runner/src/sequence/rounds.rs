@@ -78,7 +78,9 @@ pub(super) fn run_step<E>(
                 sink(&finished)
             };
             if let Some(ms) = opts.turn_ms.filter(|_| in_turns) {
-                for (i, plan, r) in measure_in_turns(targets, plans, ms, stop, progress) {
+                for (i, plan, r) in
+                    measure_turns_until_run(targets, plans, ms, round, stop, progress)
+                {
                     keep(i, &plan, r)?;
                 }
             } else {
@@ -147,6 +149,65 @@ fn finish_round(
         result.repeat = round;
     }
     result
+}
+
+/// Times a round in turns is measured again when a target could not run enough of it.
+const MAX_TURN_RETRIES: u32 = 3;
+
+/// The least share of its turns a target must have been able to run (not waiting for a CPU
+/// another process held) for the round to count.
+const MIN_COULD_RUN: f64 = 0.5;
+
+/// Why a target's result of a round in turns does not count and the round is measured
+/// again: the host took more than half its turns' time away, or it completed no event in
+/// its turns without an error to say why (its workers were held off the CPU). A target whose
+/// server stalls fails with its error instead, and is not measured again.
+fn starved(r: &StepResult) -> Option<String> {
+    let t = r.turns.as_ref()?;
+    let could_run = t.could_run();
+    if could_run < MIN_COULD_RUN {
+        return Some(format!(
+            "{} could run {:.0} % of its turns",
+            r.target,
+            could_run * 100.0
+        ));
+    }
+    let no_event = matches!(r.status, dbdelta_model::StepStatus::Failed { .. }) && r.events == 0;
+    no_event.then(|| format!("{} completed no event in its turns", r.target))
+}
+
+/// [`measure_in_turns`], measured again (at most [`MAX_TURN_RETRIES`] times) while a target
+/// was starved ([`starved`]): a busy host makes a round slower, not a failure. Every result
+/// of the round says how often it was measured again.
+fn measure_turns_until_run(
+    targets: &[TargetUnderTest<'_>],
+    plans: Vec<(usize, StepPlan)>,
+    turn_ms: f64,
+    round: u32,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+) -> Vec<(usize, StepPlan, StepResult)> {
+    let mut retries = 0;
+    loop {
+        let mut results = measure_in_turns(targets, plans.clone(), turn_ms, stop, progress);
+        let why: Vec<String> = results.iter().filter_map(|(_, _, r)| starved(r)).collect();
+        if why.is_empty() || retries >= MAX_TURN_RETRIES || stop.requested() {
+            for (_, _, r) in &mut results {
+                if let Some(t) = r.turns.as_mut() {
+                    t.retries = retries;
+                }
+            }
+            return results;
+        }
+        retries += 1;
+        if let Some((_, _, r)) = results.first() {
+            progress.message(&format!(
+                "{} round {round}: measured again in turns ({retries} of {MAX_TURN_RETRIES}): {}",
+                r.label,
+                why.join("; ")
+            ));
+        }
+    }
 }
 
 /// Measures every target's plan of one round in one window, in turns of `turn_ms`
