@@ -88,3 +88,50 @@ fn rounds_after_the_first_share_one_window_and_count_only_their_own_turns() {
         "{text}"
     );
 }
+
+/// One event longer than the whole window (a slow link, a busy host) holds its target's turn
+/// through the window in turns, so neither target starts an event in it: each window is
+/// extended to the target's next event instead of failing the step, the result says so, and
+/// the rate comes from the time the target's turns took, not from nothing.
+#[test]
+fn a_slow_event_in_turns_extends_the_window_instead_of_failing() {
+    let (_dir, rd) = run_ok(&[
+        "-t",
+        "a=mock?latency=300ms",
+        "-t",
+        "b=mock?latency=300ms",
+        "--steps",
+        "point-query",
+        "--table-size",
+        "100",
+        "--repeat",
+        "2",
+        "--read-secs",
+        "0.1",
+        "--warmup-secs",
+        "0.05",
+    ]);
+    for target in ["a", "b"] {
+        let rs = measured(&rd, target);
+        assert_eq!(rs.len(), 2, "{target}");
+        for r in &rs {
+            assert!(r.is_ok(), "{target} round {}: {:?}", r.repeat, r.status);
+            assert!(r.events >= 1, "{target} round {}", r.repeat);
+        }
+        let r = &rs[1];
+        assert!(r.turns.is_some(), "{target}: round 2 not in turns");
+        assert!(
+            r.extended_secs.is_some_and(|s| s > 0.0),
+            "{target}: the window was not marked extended: {:?}",
+            r.extended_secs
+        );
+        // One 300 ms event per turn it held: a few per second, never the millions a window
+        // charged (almost) nothing would give.
+        assert!(
+            (0.5..=20.0).contains(&r.qps),
+            "{target}: {} qps over {} s",
+            r.qps,
+            r.seconds
+        );
+    }
+}

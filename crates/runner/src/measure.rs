@@ -797,6 +797,12 @@ fn worker(
         );
         let outcome = run.result;
         drop(turn);
+        if let (Some(t), true) = (&plan.turn, !paced && start >= end) {
+            // The event that ends a window no event had started in: in turns, the target's
+            // window holds the turn it ran in (else a target the other's slow event kept
+            // from its turns would be charged nothing for its event).
+            t.turns.extend(t.index, Instant::now());
+        }
         if background {
             if counts.latency && outcome.is_ok() {
                 op_types.completed(&*workload, intended.elapsed());

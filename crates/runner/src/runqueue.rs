@@ -88,6 +88,9 @@ mod tests {
     fn a_busy_thread_beside_a_competitor_on_its_cpu_waits() {
         // Two threads spinning on one CPU: each waits for the other about as long as it
         // runs. The bound is wide: other processes share the CPU too.
+        let _cpu = crate::turns::ONE_CPU
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let spin = || {
             crate::turns::pin_worker(0);
             let clock = ThreadClock::open(crate::cpu::gettid());

@@ -312,6 +312,11 @@ impl Loop<'_, '_> {
         // Its previous event (if any) is over.
         self.release_turn(conns, i);
         let now = Instant::now();
+        if let (Some(t), true) = (self.cfg.turn, conns[i].stretched) {
+            // The event that ended a window no event had started in: in turns, the target's
+            // window holds the turn it ran in.
+            t.turns.extend(t.index, now);
+        }
         let paced = self.cfg.schedule.paced();
         if paced {
             self.pacer.ended(now);
