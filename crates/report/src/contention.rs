@@ -32,7 +32,8 @@ pub struct TurnsCost {
     /// Share of its turns' time its workers waited for a CPU other processes held (taken
     /// off the time it is charged).
     pub lost_share: f64,
-    /// Rounds measured again because a target could not run enough of its turns.
+    /// Rounds measured again because a target could not run enough of its turns (the
+    /// same rounds for every target of the step).
     pub retries: u32,
     /// Windows extended past their planned end to their first event.
     pub extended: usize,
@@ -117,7 +118,13 @@ pub fn line(data: &ReportData) -> Option<String> {
              {max_lost:.1} %), time not charged to them"
         ));
     }
-    let retries: u32 = costs.iter().map(|c| c.retries).sum();
+    // A round measured again is in every target's result of it: count it once per step.
+    let mut per_step: BTreeMap<(u32, &str), u32> = BTreeMap::new();
+    for c in &costs {
+        let n = per_step.entry((c.threads, c.label.as_str())).or_default();
+        *n = (*n).max(c.retries);
+    }
+    let retries: u32 = per_step.values().sum();
     if retries > 0 {
         parts.push(format!(
             "{retries} round(s) measured again because a target could not run enough of its turns"
