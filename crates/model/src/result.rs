@@ -286,6 +286,12 @@ pub struct StepResult {
     /// step is a slow measurement rather than an empty one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extended_secs: Option<f64>,
+    /// A closed-loop window of its own: the share of it the step's workers could run (not
+    /// waiting for a CPU another process held; the kernel's per-thread run-queue wait,
+    /// averaged over the workers). Its rates are over the whole window; this says how much
+    /// a busy host slowed them (rounds in turns take that time off instead: `turns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub could_run: Option<f64>,
 }
 
 /// How a step measured in turns shared its window.
@@ -492,6 +498,7 @@ impl StepResult {
             actions: Vec::new(),
             turns: None,
             extended_secs: None,
+            could_run: None,
         }
     }
 

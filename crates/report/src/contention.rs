@@ -25,7 +25,7 @@ pub struct TurnsCost {
     /// Target.
     pub target: String,
     /// Geometric mean rate of its rounds in turns over its rate in its window(s) of its
-    /// own; `None` without both.
+    /// own, both over the time the target could run; `None` without both.
     pub ratio: Option<f64>,
     /// Rounds in turns.
     pub rounds: usize,
@@ -60,11 +60,13 @@ pub fn costs(data: &ReportData) -> Vec<TurnsCost> {
         .filter(|(_, rs)| rs.iter().any(|r| r.turns.is_some()))
         .map(|((threads, _, label, target), rs)| {
             let ok = |r: &&&StepResult| r.is_ok() && r.is_complete() && r.throughput.value > 0.0;
+            // A window of its own at the rate of the time it could run, as the turns are
+            // charged: else a busy host would slow one side of the ratio only.
             let rate = |turns: bool| -> Vec<f64> {
                 rs.iter()
                     .filter(ok)
                     .filter(|r| r.turns.is_some() == turns)
-                    .map(|r| r.throughput.value)
+                    .map(|r| r.throughput.value / r.could_run.unwrap_or(1.0).max(0.25))
                     .collect()
             };
             let ratio = geomean(&rate(true))

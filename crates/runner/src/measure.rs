@@ -363,6 +363,8 @@ fn run_jobs(
         turn: plan.turn.as_ref(),
     };
     let (mut cpu_at_window, mut cpu_at_end) = (None, None);
+    // A closed-loop window of its own: its workers' run-queue waits at its edges.
+    let (mut waits_at_window, mut waits_at_end) = (Vec::new(), Vec::new());
     let (mut counters_at_window, mut counters_at_end) = (None, None);
     // The probe's connection is opened before the step so reading it costs one query.
     let mut probe = plan
@@ -436,6 +438,7 @@ fn run_jobs(
             let now = Instant::now();
             if cpu_at_window.is_none() && now >= window_start {
                 cpu_at_window = Some(process_cpu_secs());
+                waits_at_window = window_waits(&shared);
                 if !(shared_host && engine.embedded()) {
                     counters_at_window = engine_counters(engine, plan, "start", progress);
                 }
@@ -486,6 +489,7 @@ fn run_jobs(
         }
         // The client's CPU of the window, not of a paced step's drain after it.
         cpu_at_end = Some(process_cpu_secs());
+        waits_at_end = window_waits(&shared);
         let os = sampler.take().map(SamplerHandle::stop);
         // A failed or interrupted step is not compared, and its server may be the reason
         // (stalled): do not wait on it for counters.
@@ -557,6 +561,9 @@ fn run_jobs(
     let extended = (stretched > 0 && !stop.requested())
         .then(|| Duration::from_nanos(stretched).saturating_sub(plan.warmup + plan.window));
     let interrupted = stop.requested();
+    let could_run = (plan.turn.is_none() && plan.rate.is_none() && !interrupted)
+        .then(|| could_run(&waits_at_window, &waits_at_end, wall_window))
+        .flatten();
     let merged = std::mem::take(
         &mut *shared
             .recording
@@ -577,6 +584,7 @@ fn run_jobs(
         cpu_used,
         interrupted,
     );
+    result.could_run = could_run;
     if let Some(p) = &plan.window_probe {
         match (probe_at_window, probe_at_end) {
             (Some(Ok(a)), Some(Ok(b))) => {
@@ -969,6 +977,34 @@ struct Windows {
     extended: Option<Duration>,
 }
 
+/// The run-queue waits (ns) of the step's worker threads now, by thread id.
+fn window_waits(shared: &Shared<'_>) -> Vec<(u32, u64)> {
+    let tids = shared.tids.lock().map(|t| t.clone()).unwrap_or_default();
+    tids.into_iter()
+        .filter_map(|tid| {
+            let w = crate::runqueue::ThreadClock::open(tid)?.wait_ns()?;
+            Some((tid, w))
+        })
+        .collect()
+}
+
+/// The share of a `window` the workers could run: one less their mean run-queue wait over
+/// it (each at most the window); `None` without readings at both edges.
+fn could_run(start: &[(u32, u64)], end: &[(u32, u64)], window: Duration) -> Option<f64> {
+    let waits: Vec<u64> = start
+        .iter()
+        .filter_map(|(tid, a)| {
+            let (_, b) = end.iter().find(|(t, _)| t == tid)?;
+            Some(b.saturating_sub(*a))
+        })
+        .collect();
+    if waits.is_empty() || window.is_zero() {
+        return None;
+    }
+    let lost = crate::runqueue::lost_in_turn(window, window, &waits);
+    Some(1.0 - lost.as_secs_f64() / window.as_secs_f64())
+}
+
 /// The most of a target's turns taken off as time it could not run: a target that ran a
 /// quarter of its turns or less is not measured (crate::sequence::rounds measures the round
 /// again), and its rate is not blown up beyond 4x meanwhile.
@@ -1182,6 +1218,7 @@ fn assemble(
             }
         }),
         extended_secs: window.extended.map(|d| d.as_secs_f64()),
+        could_run: None,
     }
 }
 

@@ -215,6 +215,7 @@ pub fn result(
         actions: Vec::new(),
         turns: None,
         extended_secs: None,
+        could_run: None,
     }
 }
 
