@@ -561,9 +561,11 @@ fn run_jobs(
     let extended = (stretched > 0 && !stop.requested())
         .then(|| Duration::from_nanos(stretched).saturating_sub(plan.warmup + plan.window));
     let interrupted = stop.requested();
-    let could_run = (plan.turn.is_none() && plan.rate.is_none() && !interrupted)
-        .then(|| could_run(&waits_at_window, &waits_at_end, wall_window))
-        .flatten();
+    // Embedded engines only, as in turns: a server's time is its server processes'.
+    let could_run =
+        (engine.embedded() && plan.turn.is_none() && plan.rate.is_none() && !interrupted)
+            .then(|| could_run(&waits_at_window, &waits_at_end, wall_window))
+            .flatten();
     let merged = std::mem::take(
         &mut *shared
             .recording
@@ -685,7 +687,11 @@ fn worker(
     if let Some(t) = &plan.turn {
         // Worker w of every target on one CPU: the turns then share that CPU's phases.
         crate::turns::pin_worker(w as usize);
-        t.turns.register(t.index, crate::cpu::gettid());
+        // An embedded engine's workers are the engine: the time they wait for a CPU is
+        // time the target could not run (a server's is mostly its processes', unread).
+        if engine.embedded() {
+            t.turns.register(t.index, crate::cpu::gettid());
+        }
     }
     // Always meet the barrier, even after a setup error, so the others are not stuck.
     shared.barrier.wait();
