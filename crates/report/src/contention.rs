@@ -4,7 +4,6 @@
 //! extended; one line beside the noise floor, and a warning when the rates in turns fall
 //! well below the windows of their own.
 
-use crate::data::ReportData;
 use dbdelta_model::{StepKind, StepResult};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -44,11 +43,12 @@ fn geomean(v: &[f64]) -> Option<f64> {
         .then(|| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
 }
 
-/// Every step and target with at least one round in turns.
-pub fn costs(data: &ReportData) -> Vec<TurnsCost> {
+/// Every step and target of `results` (a report's: `ReportData::results`) with at least
+/// one round in turns.
+pub fn costs<'a>(results: impl IntoIterator<Item = &'a StepResult>) -> Vec<TurnsCost> {
     type Key = (u32, u32, String, String); // threads, order, label, target
     let mut by: BTreeMap<Key, Vec<&StepResult>> = BTreeMap::new();
-    for r in data.runs.iter().flat_map(|r| &r.results) {
+    for r in results {
         if r.kind != StepKind::Measured {
             continue;
         }
@@ -94,14 +94,24 @@ pub fn costs(data: &ReportData) -> Vec<TurnsCost> {
 fn median_ratio(costs: &[TurnsCost]) -> Option<(f64, usize)> {
     let mut r: Vec<f64> = costs.iter().filter_map(|c| c.ratio).collect();
     let n = r.len();
-    crate::summary::median(&mut r).map(|m| (m, n))
+    median(&mut r).map(|m| (m, n))
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
 }
 
 /// The line beside the noise floor: what the turns cost (rates against windows of their
 /// own, time taken by other processes, rounds measured again, windows extended); `None`
 /// without rounds in turns.
-pub fn line(data: &ReportData) -> Option<String> {
-    let costs = costs(data);
+pub fn line<'a>(results: impl IntoIterator<Item = &'a StepResult>) -> Option<String> {
+    let costs = costs(results);
     if costs.is_empty() {
         return None;
     }
@@ -114,7 +124,7 @@ pub fn line(data: &ReportData) -> Option<String> {
     }
     let mut lost: Vec<f64> = costs.iter().map(|c| c.lost_share * 100.0).collect();
     let max_lost = lost.iter().copied().fold(0.0, f64::max);
-    if let Some(m) = crate::summary::median(&mut lost) {
+    if let Some(m) = median(&mut lost) {
         parts.push(format!(
             "other processes held the CPU for {m:.1} % of the targets' turns (median; at most \
              {max_lost:.1} %), time not charged to them"
@@ -143,8 +153,8 @@ pub fn line(data: &ReportData) -> Option<String> {
 
 /// A warning when the targets' rates in turns fell below [`LOW_RATIO`] of their windows of
 /// their own: the host was too busy for the absolute rates to be what the targets do alone.
-pub fn warning(data: &ReportData) -> Option<String> {
-    let (m, n) = median_ratio(&costs(data))?;
+pub fn warning<'a>(results: impl IntoIterator<Item = &'a StepResult>) -> Option<String> {
+    let (m, n) = median_ratio(&costs(results))?;
     (m < LOW_RATIO).then(|| {
         format!(
             "in turns the targets ran at {m:.2}× their own windows' rates (median of {n} \

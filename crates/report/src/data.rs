@@ -81,8 +81,14 @@ impl ReportData {
             runs,
             warnings,
         };
-        data.warnings.extend(crate::contention::warning(&data));
+        data.warnings
+            .extend(crate::contention::warning(data.results()));
         Ok(data)
+    }
+
+    /// Every stored result of every run, in run order.
+    pub fn results(&self) -> impl Iterator<Item = &StepResult> {
+        self.runs.iter().flat_map(|r| &r.results)
     }
 
     /// The base target's name (every relative value is target/base).

@@ -107,8 +107,8 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
         tables: data.tables.iter().map(|t| table(data, t)).collect(),
         results: data.runs.iter().flat_map(|r| &r.results).collect(),
         noise_floor: crate::verdict::noise_floor(data, &cells),
-        contention: crate::contention::line(data),
-        turns: crate::contention::costs(data),
+        contention: crate::contention::line(data.results()),
+        turns: crate::contention::costs(data.results()),
         verdicts: verdicts(cells),
         noise: crate::verdict::noise(data)
             .into_iter()

@@ -196,7 +196,8 @@ pub fn render(
             let cells = verdict::verdicts(data);
             let floor =
                 verdict::noise_floor(data, &cells).map_or(String::new(), |l| format!("{l}.\n\n"));
-            let contention = contention::line(data).map_or(String::new(), |l| format!("{l}.\n\n"));
+            let contention =
+                contention::line(data.results()).map_or(String::new(), |l| format!("{l}.\n\n"));
             floor + &contention + &text::render(data, opts) + &verdict::render_text(data, &cells)
         }
         Format::Markdown => {

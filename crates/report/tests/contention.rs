@@ -42,14 +42,14 @@ fn rounds(in_turns: f64) -> ReportData {
 #[test]
 fn the_line_beside_the_noise_floor_says_what_turns_cost() {
     let data = rounds(700.0);
-    let costs = contention::costs(&data);
+    let costs = contention::costs(data.results());
     assert_eq!(costs.len(), 2, "{costs:?}");
     for c in &costs {
         assert!((c.ratio.unwrap() - 0.7).abs() < 1e-9, "{c:?}");
         assert!((c.lost_share - 0.25).abs() < 1e-9, "{c:?}");
         assert_eq!((c.rounds, c.retries), (3, 1), "{c:?}");
     }
-    let line = contention::line(&data).unwrap();
+    let line = contention::line(data.results()).unwrap();
     for part in [
         "rates in turns 0.70× those of a window of their own (median of 2",
         "other processes held the CPU for 25.0 % of the targets' turns",
@@ -77,9 +77,9 @@ fn the_line_beside_the_noise_floor_says_what_turns_cost() {
 #[test]
 fn rates_in_turns_near_their_own_windows_raise_no_warning() {
     let data = rounds(950.0);
-    assert!(contention::warning(&data).is_none());
+    assert!(contention::warning(data.results()).is_none());
     assert!(data.warnings.iter().all(|w| !w.contains("in turns")));
-    assert!(contention::line(&data)
+    assert!(contention::line(data.results())
         .unwrap()
         .contains("rates in turns 0.95×"));
 }
@@ -95,7 +95,7 @@ fn without_turns_there_is_no_line() {
         warnings: Vec::new(),
     };
     let data = ReportData::from_runs(vec![run], None).unwrap();
-    assert!(contention::line(&data).is_none());
+    assert!(contention::line(data.results()).is_none());
     let json = render(&data, Format::Json, &ReportOptions::default()).unwrap();
     assert!(!json.contains("\"contention\""), "{json}");
 }
