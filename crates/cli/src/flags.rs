@@ -302,15 +302,15 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', help_heading = "Scale")]
     pub threads: Option<Vec<u32>>,
 
-    /// Seconds per read-heavy step.
+    /// Seconds per read-heavy step (published runs: 300; at least 0.05).
     #[arg(long, help_heading = "Scale")]
     pub read_secs: Option<f64>,
 
-    /// Seconds per write-heavy step.
+    /// Seconds per write-heavy step (published runs: 600; at least 0.05).
     #[arg(long, help_heading = "Scale")]
     pub write_secs: Option<f64>,
 
-    /// Seconds for the insert and scan steps.
+    /// Seconds for the insert and scan steps (published runs: 600; at least 0.05).
     #[arg(long, help_heading = "Scale")]
     pub insert_secs: Option<f64>,
 

@@ -33,19 +33,40 @@ fn positive(flag: &str, v: f64) -> Result<f64> {
     Ok(v)
 }
 
+/// The shortest measured window accepted: below it a window holds a handful of events (or
+/// one, or none) and its rate says more about the clock than about the engine (`--read-secs
+/// 0` once reported 18.9M QPS from one event).
+const MIN_WINDOW_SECS: f64 = 0.05;
+
+/// A measured window's length (`--read-secs`, `--write-secs`, `--insert-secs`).
+fn window_secs(flag: &str, v: f64) -> Result<f64> {
+    let v = positive(flag, v)?;
+    if v < MIN_WINDOW_SECS {
+        bail!(
+            "{flag} {v} is too short: give at least {MIN_WINDOW_SECS} seconds (a shorter \
+             window holds too few events to measure a rate)"
+        );
+    }
+    Ok(v)
+}
+
 /// Turns of interleaved rounds (`--turn-ms`): 10 ms unless chosen, `None` when 0.
 fn turn_ms(chosen: Option<f64>) -> Result<Option<f64>> {
     const MAX_MS: f64 = 60_000.0;
     match chosen {
         None => Ok(Some(DEFAULT_TURN_MS)),
         Some(0.0) => Ok(None),
-        Some(v) if v.is_finite() && (0.1..=MAX_MS).contains(&v) => Ok(Some(v)),
+        Some(v) if v.is_finite() && (MIN_TURN_MS..=MAX_MS).contains(&v) => Ok(Some(v)),
         Some(v) => bail!(
-            "--turn-ms {v} is invalid: give milliseconds from 0.1 to {MAX_MS}, or 0 for one \
-             window per target"
+            "--turn-ms {v} is invalid: give milliseconds from {MIN_TURN_MS} to {MAX_MS}, or 0 \
+             for one window per target"
         ),
     }
 }
+
+/// The shortest turn accepted: a handover (a thread woken, the CPU's caches refilled) costs
+/// tens of microseconds, so a shorter turn would measure mostly handovers.
+const MIN_TURN_MS: f64 = 1.0;
 
 /// Turn length of interleaved rounds: short against the tens of milliseconds a shared
 /// host's fast and slow phases last, long against a handover (bench/turns.sh).
@@ -261,15 +282,15 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         tables,
         table_size,
         threads,
-        read_secs: positive(
+        read_secs: window_secs(
             "--read-secs",
             args.read_secs.or(cfg.read_secs).unwrap_or(d.read_secs),
         )?,
-        write_secs: positive(
+        write_secs: window_secs(
             "--write-secs",
             args.write_secs.or(cfg.write_secs).unwrap_or(d.write_secs),
         )?,
-        insert_secs: positive(
+        insert_secs: window_secs(
             "--insert-secs",
             args.insert_secs
                 .or(cfg.insert_secs)

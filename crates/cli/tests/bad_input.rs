@@ -16,6 +16,22 @@ const CASES: &[(&[&str], &str)] = &[
     (&["--turn-ms", "-1"], "--turn-ms"),
     (&["--turn-ms", "nan"], "--turn-ms"),
     (&["--turn-ms", "0.01"], "--turn-ms"),
+    (&["--turn-ms", "0.5"], "from 1 to"),
+    (
+        &["--read-secs", "0"],
+        "--read-secs 0 is too short: give at least 0.05",
+    ),
+    (
+        &["--write-secs", "0"],
+        "--write-secs 0 is too short: give at least 0.05",
+    ),
+    (
+        &["--insert-secs", "0"],
+        "--insert-secs 0 is too short: give at least 0.05",
+    ),
+    (&["--read-secs", "0.001"], "--read-secs 0.001 is too short"),
+    (&["--round-warmup-secs", "-1"], "--round-warmup-secs"),
+    (&["--warmup-secs", "inf"], "--warmup-secs"),
     (&["--turn-ms", "1e9"], "--turn-ms"),
     (&["--rate", "0"], "--rate"),
     (&["--steps", ""], "--steps"),

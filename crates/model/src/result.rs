@@ -284,6 +284,18 @@ pub struct StepResult {
     /// when its rounds stopped and why they stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved: Option<Resolved>,
+    /// Seconds the measured window ran past its planned end because no event of the target
+    /// had started in it (events in flight through the whole window: a slow event, a busy
+    /// host): it was extended until one started, for at most the statement timeout, so the
+    /// step is a slow measurement rather than an empty one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended_secs: Option<f64>,
+    /// A closed-loop window of its own: the share of it the step's workers could run (not
+    /// waiting for a CPU another process held; the kernel's per-thread run-queue wait,
+    /// averaged over the workers). Its rates are over the whole window; this says how much
+    /// a busy host slowed them (rounds in turns take that time off instead: `turns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub could_run: Option<f64>,
 }
 
 /// What `--resolve` reached on one step at one thread count.
@@ -327,7 +339,7 @@ impl ResolveStop {
 }
 
 /// How a step measured in turns shared its window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct TurnsInfo {
     /// The planned length of one turn, milliseconds.
     pub slice_ms: f64,
@@ -335,6 +347,30 @@ pub struct TurnsInfo {
     pub targets: u32,
     /// The wall-clock window the turns shared, seconds (`seconds` is this target's part).
     pub wall_secs: f64,
+    /// Seconds of this target's own turns inside the window, before the time its workers
+    /// could not run is taken off (`seconds` = `turn_secs` − `lost_secs`).
+    #[serde(default)]
+    pub turn_secs: f64,
+    /// Seconds of its turns in which this target's workers were ready to run but waited for
+    /// a CPU another process held (the kernel's per-thread run-queue wait, averaged over its
+    /// workers): not charged to the target.
+    #[serde(default)]
+    pub lost_secs: f64,
+    /// Times this round was measured again because a target could not run for enough of
+    /// its turns (a busy host); the result is the last try.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+}
+
+impl TurnsInfo {
+    /// The share of its turns' time this target could run (1 when nothing was lost).
+    pub fn could_run(&self) -> f64 {
+        if self.turn_secs > 0.0 {
+            ((self.turn_secs - self.lost_secs) / self.turn_secs).clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
+    }
 }
 
 /// pgbench's transaction rules of a step and what they counted.
@@ -506,6 +542,8 @@ impl StepResult {
             actions: Vec::new(),
             turns: None,
             resolved: None,
+            extended_secs: None,
+            could_run: None,
         }
     }
 

@@ -75,12 +75,20 @@ impl ReportData {
         warnings.extend(crate::merge::cross_run_warnings(&runs));
         let names: Vec<&str> = columns.iter().map(Column::name).collect();
         let tables = build_tables(&names, runs.iter().flat_map(|r| &r.results), &mut warnings);
-        Ok(ReportData {
+        let mut data = ReportData {
             columns,
             tables,
             runs,
             warnings,
-        })
+        };
+        data.warnings
+            .extend(crate::contention::warning(data.results()));
+        Ok(data)
+    }
+
+    /// Every stored result of every run, in run order.
+    pub fn results(&self) -> impl Iterator<Item = &StepResult> {
+        self.runs.iter().flat_map(|r| &r.results)
     }
 
     /// The base target's name (every relative value is target/base).

@@ -105,6 +105,9 @@ fn intro(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
         if let Some(line) = crate::verdict::noise_floor(data, verdicts) {
             let _ = writeln!(o, "<p><b>{}</b></p>", esc(&line));
         }
+        if let Some(line) = crate::contention::line(data.results()) {
+            let _ = writeln!(o, "<p>{}</p>", esc(&line));
+        }
         let missing = verdicts.iter().filter(|v| v.comparison.is_none()).count();
         if missing > 0 {
             let _ = writeln!(

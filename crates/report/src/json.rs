@@ -23,6 +23,13 @@ struct Doc<'a> {
     noise: Vec<NoiseDoc>,
     /// The median 95 % half-width per step group, as the reports' first line says it.
     noise_floor: Option<String>,
+    /// What sharing the host in turns cost, as the reports' line beside the noise floor
+    /// says it, and per step and target (rate in turns over the rate alone, time taken by
+    /// other processes, rounds measured again, windows extended).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    contention: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    turns: Vec<crate::contention::TurnsCost>,
     warnings: &'a [String],
 }
 
@@ -125,6 +132,8 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
                 })
             })
             .collect(),
+        contention: crate::contention::line(data.results()),
+        turns: crate::contention::costs(data.results()),
         verdicts: verdicts(cells),
         noise: crate::verdict::noise(data)
             .into_iter()

@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 mod across;
+pub mod contention;
 pub mod csv;
 mod data;
 pub mod dbbench;
@@ -201,7 +202,10 @@ pub fn render(
             let cells = verdict::verdicts(data);
             let floor =
                 verdict::noise_floor(data, &cells).map_or(String::new(), |l| format!("{l}.\n\n"));
+            let contention =
+                contention::line(data.results()).map_or(String::new(), |l| format!("{l}.\n\n"));
             floor
+                + &contention
                 + &text::render(data, opts)
                 + &verdict::render_text(data, &cells)
                 + &resolved::text(data)

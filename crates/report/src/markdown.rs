@@ -22,6 +22,9 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
     if let Some(line) = crate::verdict::noise_floor(data, verdicts) {
         let _ = writeln!(out, "**{line}.**\n");
     }
+    if let Some(line) = crate::contention::line(data.results()) {
+        let _ = writeln!(out, "{line}.\n");
+    }
     legend(&mut out, data);
     let w = Markdown { opts };
     for table in &data.tables {

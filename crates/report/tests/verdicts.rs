@@ -468,6 +468,7 @@ fn rounds_in_turns_are_the_evidence_and_the_first_round_is_left_out() {
         slice_ms: 10.0,
         targets: 2,
         wall_secs: 0.4,
+        ..Default::default()
     };
     let mut rs = Vec::new();
     for (k, (a, b)) in [

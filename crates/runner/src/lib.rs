@@ -20,6 +20,7 @@ mod probe;
 pub mod progress;
 pub mod queryset;
 pub mod recorder;
+mod runqueue;
 pub mod schedule;
 pub mod sequence;
 mod shared;

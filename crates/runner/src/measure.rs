@@ -334,12 +334,9 @@ fn run_jobs(
         window_used: AtomicBool::new(false),
         stretched_end_ns: AtomicU64::new(0),
     };
-    // Only blocking workers of a closed loop stretch a window a stall covered (paced steps
-    // measure by intended time; event loops end on their own clock).
-    // Turns end on their own clock: no stretching.
-    let stretchable = plan.rate.is_none()
-        && plan.turn.is_none()
-        && jobs.iter().all(|j| matches!(j, Job::Thread { .. }));
+    // A closed loop stretches a window no event started in (a stall or one slow event
+    // covered it) to its first event after the end; paced steps measure by intended time.
+    let stretchable = plan.rate.is_none();
     // In turns, the machine and this process are shared with the other targets for the
     // whole window: their CPU and OS counters are not this target's, only its own
     // server's counters are (an embedded engine's are the process's).
@@ -366,6 +363,8 @@ fn run_jobs(
         turn: plan.turn.as_ref(),
     };
     let (mut cpu_at_window, mut cpu_at_end) = (None, None);
+    // A closed-loop window of its own: its workers' run-queue waits at its edges.
+    let (mut waits_at_window, mut waits_at_end) = (Vec::new(), Vec::new());
     let (mut counters_at_window, mut counters_at_end) = (None, None);
     // The probe's connection is opened before the step so reading it costs one query.
     let mut probe = plan
@@ -451,6 +450,7 @@ fn run_jobs(
             let now = Instant::now();
             if !window_begun && now >= window_start {
                 window_begun = true;
+                waits_at_window = window_waits(&shared);
                 if !sample_before {
                     cpu_at_window = Some(process_cpu_secs());
                     if !(shared_host && engine.embedded()) {
@@ -504,6 +504,7 @@ fn run_jobs(
         }
         // The client's CPU of the window, not of a paced step's drain after it.
         cpu_at_end = Some(process_cpu_secs());
+        waits_at_end = window_waits(&shared);
         let os = sampler.take().map(SamplerHandle::stop);
         // A failed or interrupted step is not compared, and its server may be the reason
         // (stalled): do not wait on it for counters.
@@ -562,12 +563,24 @@ fn run_jobs(
         .zip(cpu_at_end)
         .map(|(start, end)| end - start)
         .filter(|_| !shared_host);
-    // In turns, the rates are over this target's own turns inside the window.
+    // In turns, the rates are over the time this target could run in its own turns inside
+    // the window.
     let wall_window = actual_window;
+    let mut charge = None;
     if let (Some(t), false) = (&plan.turn, stop.requested()) {
-        actual_window = t.turns.active(t.index);
+        let c = t.turns.charge(t.index);
+        actual_window = charged(c);
+        charge = Some(c);
     }
+    let stretched = shared.stretched_end_ns.load(Ordering::SeqCst);
+    let extended = (stretched > 0 && !stop.requested())
+        .then(|| Duration::from_nanos(stretched).saturating_sub(plan.warmup + plan.window));
     let interrupted = stop.requested();
+    // Embedded engines only, as in turns: a server's time is its server processes'.
+    let could_run =
+        (engine.embedded() && plan.turn.is_none() && plan.rate.is_none() && !interrupted)
+            .then(|| could_run(&waits_at_window, &waits_at_end, wall_window))
+            .flatten();
     let merged = std::mem::take(
         &mut *shared
             .recording
@@ -581,6 +594,8 @@ fn run_jobs(
         Windows {
             counted: actual_window,
             wall: wall_window,
+            charge,
+            extended,
         },
         started_unix,
         cpu_used,
@@ -591,6 +606,7 @@ fn run_jobs(
     if let (false, true, Some(why)) = (interrupted, result.is_ok(), plan.workload.shortfall()) {
         result.status = StepStatus::Failed { reason: why };
     }
+    result.could_run = could_run;
     if let Some(p) = &plan.window_probe {
         match (probe_at_window, probe_at_end) {
             (Some(Ok(a)), Some(Ok(b))) => {
@@ -670,31 +686,6 @@ fn engine_counters(
     Some(c)
 }
 
-/// Whether the worker runs one more event after the window's end: only the first event
-/// after a stall that covered the whole window (no event started in it), within the
-/// statement timeout; that event's start becomes the window's end.
-fn stretch_window(
-    shared: &Shared<'_>,
-    plan: &StepPlan,
-    t0: Instant,
-    end: Instant,
-    now: Instant,
-) -> bool {
-    if now >= end + plan.statement_timeout || shared.window_used.load(Ordering::SeqCst) {
-        return false;
-    }
-    let ns = u64::try_from(now.saturating_duration_since(t0).as_nanos()).unwrap_or(u64::MAX);
-    // The end is stored before the window counts as used: the coordinator reads it then.
-    let claimed = shared
-        .stretched_end_ns
-        .compare_exchange(0, ns.max(1), Ordering::SeqCst, Ordering::SeqCst)
-        .is_ok();
-    if claimed {
-        shared.window_used.store(true, Ordering::SeqCst);
-    }
-    claimed
-}
-
 fn worker(
     engine: &dyn Engine,
     plan: &StepPlan,
@@ -713,9 +704,14 @@ fn worker(
         Ok::<_, EngineError>((conn, workload))
     }))
     .unwrap_or_else(|_| Err(EngineError::statement("worker setup panicked")));
-    if plan.turn.is_some() {
+    if let Some(t) = &plan.turn {
         // Worker w of every target on one CPU: the turns then share that CPU's phases.
         crate::turns::pin_worker(w as usize);
+        // An embedded engine's workers are the engine: the time they wait for a CPU is
+        // time the target could not run (a server's is mostly its processes', unread).
+        if engine.embedded() {
+            t.turns.register(t.index, crate::cpu::gettid());
+        }
     }
     // Always meet the barrier, even after a setup error, so the others are not stuck.
     shared.barrier.wait();
@@ -783,7 +779,14 @@ fn worker(
         let turn = match &plan.turn {
             Some(t) if !paced => {
                 let stopped = || stop.requested() || shared.abort.load(Ordering::Relaxed);
-                match t.turns.begin(t.index, end, &stopped) {
+                // A window no event started in yet waits for this target's next turn past
+                // its end (the stretch below), for at most the statement timeout.
+                let until = if shared.window_used.load(Ordering::Relaxed) {
+                    end
+                } else {
+                    end + plan.statement_timeout
+                };
+                match t.turns.begin(t.index, until, &stopped) {
                     Some(g) => Some(g),
                     None => break,
                 }
@@ -803,11 +806,12 @@ fn worker(
         } else {
             // Closed loop: the event starts when it is due (one clock read an event).
             let now = Instant::now();
-            if now >= end && !stretch_window(shared, plan, t0, end, now) {
+            let timeout = plan.statement_timeout;
+            if now >= end && !shared.stretch(t0, end, now, timeout, plan.turn.as_ref()) {
                 break;
             }
-            if now >= window_start && !background && !shared.window_used.load(Ordering::Relaxed) {
-                shared.window_used.store(true, Ordering::SeqCst);
+            if !background {
+                shared.event_started(now, window_start);
             }
             (now, now)
         };
@@ -827,6 +831,12 @@ fn worker(
         );
         let outcome = run.result;
         drop(turn);
+        if let (Some(t), true) = (&plan.turn, !paced && start >= end) {
+            // The event that ends a window no event had started in: in turns, the target's
+            // window holds the turn it ran in (else a target the other's slow event kept
+            // from its turns would be charged nothing for its event).
+            t.turns.extend(t.index, Instant::now());
+        }
         if background {
             if counts.latency && outcome.is_ok() {
                 op_types.completed(&*workload, intended.elapsed());
@@ -987,6 +997,49 @@ pub fn failed_result(plan: &StepPlan, kind: StepKind, reason: String) -> StepRes
 struct Windows {
     counted: Duration,
     wall: Duration,
+    /// In turns: this target's turns and what of them it could not run.
+    charge: Option<crate::turns::Charge>,
+    /// How far the window ran past its planned end (stretched to its first event).
+    extended: Option<Duration>,
+}
+
+/// The run-queue waits (ns) of the step's worker threads now, by thread id.
+fn window_waits(shared: &Shared<'_>) -> Vec<(u32, u64)> {
+    let tids = shared.tids.lock().map(|t| t.clone()).unwrap_or_default();
+    tids.into_iter()
+        .filter_map(|tid| {
+            let w = crate::runqueue::ThreadClock::open(tid)?.wait_ns()?;
+            Some((tid, w))
+        })
+        .collect()
+}
+
+/// The share of a `window` the workers could run: one less their mean run-queue wait over
+/// it (each at most the window); `None` without readings at both edges.
+fn could_run(start: &[(u32, u64)], end: &[(u32, u64)], window: Duration) -> Option<f64> {
+    let waits: Vec<u64> = start
+        .iter()
+        .filter_map(|(tid, a)| {
+            let (_, b) = end.iter().find(|(t, _)| t == tid)?;
+            Some(b.saturating_sub(*a))
+        })
+        .collect();
+    if waits.is_empty() || window.is_zero() {
+        return None;
+    }
+    let lost = crate::runqueue::lost_in_turn(window, window, &waits);
+    Some(1.0 - lost.as_secs_f64() / window.as_secs_f64())
+}
+
+/// The most of a target's turns taken off as time it could not run: a target that ran a
+/// quarter of its turns or less is not measured (crate::sequence::rounds measures the round
+/// again), and its rate is not blown up beyond 4x meanwhile.
+const MAX_LOST_SHARE: f64 = 0.75;
+
+/// The time a target in turns is charged: its turns less the time it waited for a CPU.
+fn charged(c: crate::turns::Charge) -> Duration {
+    c.turns
+        .saturating_sub(c.lost.min(c.turns.mul_f64(MAX_LOST_SHARE)))
 }
 
 fn assemble(
@@ -1179,12 +1232,20 @@ fn assemble(
         }),
         workload_stats: Default::default(),
         actions: Vec::new(),
-        turns: plan.turn.as_ref().map(|t| dbdelta_model::TurnsInfo {
-            slice_ms: t.turns.slice().as_secs_f64() * 1000.0,
-            targets: t.turns.targets() as u32,
-            wall_secs,
+        turns: plan.turn.as_ref().map(|t| {
+            let c = window.charge.unwrap_or_default();
+            dbdelta_model::TurnsInfo {
+                slice_ms: t.turns.slice().as_secs_f64() * 1000.0,
+                targets: t.turns.targets() as u32,
+                wall_secs,
+                turn_secs: c.turns.as_secs_f64(),
+                lost_secs: c.turns.saturating_sub(charged(c)).as_secs_f64(),
+                retries: 0,
+            }
         }),
         resolved: None,
+        extended_secs: window.extended.map(|d| d.as_secs_f64()),
+        could_run: None,
     }
 }
 

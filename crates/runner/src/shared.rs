@@ -10,7 +10,7 @@ use crate::schedule::{PaceTally, TxnTally};
 use dbdelta_engine::EngineError;
 use dbdelta_workload::Counters;
 use hdrhistogram::Histogram;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -116,6 +116,52 @@ pub(crate) struct Shared<'a> {
     /// Nanoseconds from the start to the end of a window that a stall covered entirely:
     /// the start of the first event after it (0 = the planned end held).
     pub stretched_end_ns: AtomicU64,
+}
+
+impl Shared<'_> {
+    /// Marks the window used when an event starts inside it (one load per event after the
+    /// first).
+    pub(crate) fn event_started(&self, now: Instant, window_start: Instant) {
+        if now >= window_start && !self.window_used.load(Ordering::Relaxed) {
+            self.window_used.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// True while a closed loop may still start an event past the window's `end`: no event
+    /// started in the window (events in flight through all of it: a slow event, a stalled
+    /// or busy host), and the statement timeout since the end has not passed.
+    pub(crate) fn may_stretch(&self, end: Instant, now: Instant, timeout: Duration) -> bool {
+        now < end + timeout && !self.window_used.load(Ordering::SeqCst)
+    }
+
+    /// Whether the event starting at `now`, past the window's end, is the one that ends a
+    /// window no event had started in: only the first such event within the statement
+    /// timeout; its start becomes the window's end (in turns, this target's: `turn`).
+    pub(crate) fn stretch(
+        &self,
+        t0: Instant,
+        end: Instant,
+        now: Instant,
+        timeout: Duration,
+        turn: Option<&crate::turns::Turn>,
+    ) -> bool {
+        if !self.may_stretch(end, now, timeout) {
+            return false;
+        }
+        let ns = u64::try_from(now.saturating_duration_since(t0).as_nanos()).unwrap_or(u64::MAX);
+        // The end is stored before the window counts as used: the coordinator reads it then.
+        let claimed = self
+            .stretched_end_ns
+            .compare_exchange(0, ns.max(1), Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok();
+        if claimed {
+            if let Some(t) = turn {
+                t.turns.extend(t.index, now);
+            }
+            self.window_used.store(true, Ordering::SeqCst);
+        }
+        claimed
+    }
 }
 
 /// A cache-line padded counter so workers never share a line.

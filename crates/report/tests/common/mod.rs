@@ -215,6 +215,8 @@ pub fn result(
         actions: Vec::new(),
         turns: None,
         resolved: None,
+        extended_secs: None,
+        could_run: None,
     }
 }
 

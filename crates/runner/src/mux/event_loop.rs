@@ -105,6 +105,9 @@ struct Conn {
     interest: Interest,
     /// Its event counts in this target's turn (crate::turns) until it ends.
     in_turn: bool,
+    /// Its event started past the window's end and ends a window no event had started in
+    /// (crate::shared::Shared::stretch): it counts in the window.
+    stretched: bool,
 }
 
 /// What the loop measured, or why the step must fail.
@@ -148,10 +151,15 @@ pub(crate) fn run_loop(
             rlen: 0,
             interest: Interest::Read,
             in_turn: false,
+            stretched: false,
         });
     }
     if cfg.turn.is_some() {
-        // Loop k of every target on one CPU: the turns then share that CPU's phases.
+        // Loop k of every target on one CPU: the turns then share that CPU's phases. The
+        // loop is not registered with the turns (crate::turns::Turns::register): a server
+        // target's time is mostly its server processes', whose run-queue waits are not
+        // read, and the loop's own waits alone charged PostgreSQL targets 4x their own
+        // windows' rates at a load of 12 (two_postgres_versions_compare).
         crate::turns::pin_worker(index);
     }
     shared.barrier.wait();
@@ -307,6 +315,11 @@ impl Loop<'_, '_> {
         // Its previous event (if any) is over.
         self.release_turn(conns, i);
         let now = Instant::now();
+        if let (Some(t), true) = (self.cfg.turn, conns[i].stretched) {
+            // The event that ended a window no event had started in: in turns, the target's
+            // window holds the turn it ran in.
+            t.turns.extend(t.index, now);
+        }
         let paced = self.cfg.schedule.paced();
         if paced {
             self.pacer.ended(now);
@@ -327,7 +340,7 @@ impl Loop<'_, '_> {
             let pause = conns[i].t.workload.pause();
             self.paused |= !pause.is_zero();
             let at = now.max(self.t0) + pause;
-            if at >= self.end || now >= self.end {
+            if (at >= self.end || now >= self.end) && !self.may_stretch(at) {
                 return self.retire(conns, i);
             }
             at
@@ -360,7 +373,7 @@ impl Loop<'_, '_> {
         }
         self.turn_again = None;
         while let Some(i) = self.parked.pop() {
-            if now >= self.end {
+            if now >= self.end && !self.may_stretch(now) {
                 self.retire(conns, i)?;
                 continue;
             }
@@ -404,7 +417,29 @@ impl Loop<'_, '_> {
             // Its intended start is when its turn let it start (closed loop).
             conns[i].intended = now;
         }
+        if !self.cfg.schedule.paced() && now >= self.end {
+            // Past the end only to end a window no event started in: the first such event
+            // is the window's, the others are not run.
+            let (t0, timeout) = (self.t0, self.cfg.statement_timeout);
+            if !self
+                .shared
+                .stretch(t0, self.end, now, timeout, self.cfg.turn)
+            {
+                return self.retire(conns, i);
+            }
+            conns[i].stretched = true;
+        }
+        self.shared.event_started(now, self.t0 + self.shared.warmup);
         self.start_event(conns, i, now)
+    }
+
+    /// True while a closed loop may still start an event at `at`, past the window's end:
+    /// no event started in the window yet (crate::shared::Shared::may_stretch).
+    fn may_stretch(&self, at: Instant) -> bool {
+        !self.cfg.schedule.paced()
+            && self
+                .shared
+                .may_stretch(self.end, at, self.cfg.statement_timeout)
     }
 
     fn fire_timers(&mut self, conns: &mut [Conn], ep: &Epoll) -> Result<(), EngineError> {
@@ -415,9 +450,10 @@ impl Loop<'_, '_> {
             }
             self.timers.pop();
             let now = Instant::now();
-            // A closed loop's pause that ends past the window: no event. A paced slot is
-            // intended before the window's end and runs even when it fires after it.
-            if !self.cfg.schedule.paced() && now >= self.end {
+            // A closed loop's pause that ends past the window: no event (unless it ends a
+            // window no event started in). A paced slot is intended before the window's
+            // end and runs even when it fires after it.
+            if now >= self.end && !self.cfg.schedule.paced() && !self.may_stretch(now) {
                 self.retire(conns, i)?;
                 continue;
             }
@@ -538,7 +574,11 @@ impl Loop<'_, '_> {
         if c.cancel_sent.is_some() {
             return Err(timeout_error(self.cfg.statement_timeout, true));
         }
-        let counts = self.pacer.counts(c.intended, c.started);
+        let mut counts = self.pacer.counts(c.intended, c.started);
+        if c.stretched {
+            counts.rate = true;
+            counts.latency = true;
+        }
         if c.rolling_back {
             c.rolling_back = false;
             if std::mem::take(&mut c.rerun) {
