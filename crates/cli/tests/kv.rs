@@ -107,11 +107,14 @@ fn the_db_bench_sequence_on_rocksdb_with_a_known_effect() {
                 "{target} {}",
                 r.step
             );
+            // /proc counts a thread's CPU in 10 ms ticks: a counted step as short as
+            // overwritesome (keys/10 puts, tens of ms) can see none on a busy host.
             let costs = r.costs.as_ref().expect("costs");
             assert!(
-                costs.server_cpu_us_op.unwrap_or(0.0) > 0.0,
-                "{target} {}",
-                r.step
+                r.seconds < 0.5 || costs.server_cpu_us_op.unwrap_or(0.0) > 0.0,
+                "{target} {} ({} s)",
+                r.step,
+                r.seconds
             );
         }
         let w_amp = dbdelta_report::dbbench::write_amp(over).expect("write amplification");
