@@ -11,6 +11,8 @@ mod app;
 mod build_cmd;
 mod config;
 mod connections;
+mod console;
+mod dry_run;
 mod flags;
 #[cfg(test)]
 mod fuzz_corpus;

@@ -20,6 +20,7 @@
 //! the writers of [`markup`] lay them out as text, Markdown or HTML.
 #![deny(missing_docs)]
 
+pub mod console;
 pub mod csv;
 mod data;
 pub mod dbbench;

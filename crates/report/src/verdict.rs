@@ -264,7 +264,7 @@ fn mark(c: &Comparison) -> &'static str {
     }
 }
 
-fn cell_text(cell: &VerdictCell) -> String {
+pub(crate) fn cell_text(cell: &VerdictCell) -> String {
     match &cell.comparison {
         None => "-".to_string(),
         Some(c) => format!(
@@ -383,7 +383,7 @@ fn summary_line(cells: &[VerdictCell]) -> String {
     )
 }
 
-fn cv_text(c: &NoiseCell) -> String {
+pub(crate) fn cv_text(c: &NoiseCell) -> String {
     c.cv.map_or("-".to_string(), |v| {
         format!(
             "{:.1}%{}",

@@ -28,7 +28,8 @@ pub mod turns;
 pub use connect::ConnectPlan;
 pub use control::StopFlag;
 pub use measure::{measure_step, StepPlan};
-pub use progress::{Progress, Silent};
+pub use progress::{Progress, Silent, StepStart};
+pub use sequence::estimate::{planned_steps, PlannedStep};
 pub use sequence::{
     run_interleaved, run_target, run_target_profiled, TargetOutcome, TargetProfiling,
     TargetUnderTest,

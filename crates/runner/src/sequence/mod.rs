@@ -7,6 +7,7 @@
 //! shared state and checks the data after a round; this module only sequences.
 
 mod action;
+pub mod estimate;
 mod load;
 mod plan;
 mod rounds;
@@ -113,6 +114,11 @@ pub fn run_interleaved<E>(
     // fillseq writes the table size).
     let mut loaded_rows: Vec<u64> = vec![bench.loaded_rows(opts); targets.len()];
     let rounds = rounds.max(1);
+    let mut counter = rounds::Counter {
+        plan: estimate::planned_steps(suite, opts, alive.iter().filter(|a| **a).count(), rounds),
+        begun: 0,
+        targets: alive.iter().filter(|a| **a).count(),
+    };
     let mut settles = 0;
     'items: for item in &suite.items {
         if stop.requested() {
@@ -169,6 +175,7 @@ pub fn run_interleaved<E>(
                     targets,
                     alive: &alive,
                     carries: &mut carries,
+                    counter: &mut counter,
                 };
                 let flow =
                     rounds::run_step(&mut lanes, bench, step, opts, rounds, stop, progress, sink)?;

@@ -6,7 +6,8 @@ use super::plan::{plan_round, takes_turns, thread_counts};
 use super::target::TargetUnderTest;
 use crate::control::StopFlag;
 use crate::measure::{failed_result, measure_step, StepPlan};
-use crate::progress::Progress;
+use crate::progress::{Progress, StepStart};
+use crate::sequence::estimate::PlannedStep;
 use crate::turns::{Turn, Turns};
 use dbdelta_engine::{Engine, EngineError};
 use dbdelta_model::{Group, RunOptions, StepKind, StepResult};
@@ -24,6 +25,40 @@ pub(super) struct Lanes<'t, 'a> {
     pub alive: &'t [bool],
     /// What each target's steps hand on to the next (YCSB's insert sequence).
     pub carries: &'t mut [Carry],
+    /// The measured steps as planned, and how many of them began.
+    pub counter: &'t mut Counter,
+}
+
+/// The sequence's measured steps as planned, for the step counter and ETA of
+/// [`Progress::sequence_step_started`].
+pub(super) struct Counter {
+    /// Every measured step at every thread count, in run order.
+    pub plan: Vec<PlannedStep>,
+    /// How many of them began.
+    pub begun: usize,
+    /// Targets that measure them.
+    pub targets: usize,
+}
+
+impl Counter {
+    /// Announces the step `label` at `threads`, the next one of the plan.
+    fn start(&mut self, label: &str, threads: u32, progress: &dyn Progress) {
+        let Some(at) = self.plan[self.begun.min(self.plan.len())..]
+            .iter()
+            .position(|p| p.label == label && p.threads == threads)
+            .map(|k| k + self.begun)
+        else {
+            return;
+        };
+        self.begun = at + 1;
+        progress.sequence_step_started(&StepStart {
+            index: at + 1,
+            total: self.plan.len(),
+            plan: &self.plan[at],
+            remaining: self.plan[at..].iter().map(|p| p.estimate).sum(),
+            targets: self.targets,
+        });
+    }
 }
 
 /// Measures `step` on every live target at each of its thread counts, `rounds` times
@@ -40,55 +75,87 @@ pub(super) fn run_step<E>(
     progress: &dyn Progress,
     sink: &mut dyn FnMut(&StepResult) -> Result<(), E>,
 ) -> Result<ControlFlow<()>, E> {
-    let targets = lanes.targets;
     // A warm step only fills caches: it is never compared, so once is enough.
     let step_rounds = if step.warm { 1 } else { rounds };
     for threads in thread_counts(step, opts) {
-        for round in 1..=step_rounds {
-            if stop.requested() {
-                return Ok(ControlFlow::Break(()));
+        lanes.counter.start(&step.label, threads, progress);
+        let flow = run_rounds(
+            lanes,
+            bench,
+            step,
+            threads,
+            opts,
+            step_rounds,
+            stop,
+            progress,
+            sink,
+        );
+        progress.sequence_step_finished();
+        if flow? == ControlFlow::Break(()) {
+            return Ok(ControlFlow::Break(()));
+        }
+    }
+    Ok(ControlFlow::Continue(()))
+}
+
+/// The `step_rounds` rounds of `step` at `threads` on every live target.
+#[allow(clippy::too_many_arguments)]
+fn run_rounds<E>(
+    lanes: &mut Lanes<'_, '_>,
+    bench: &dyn Benchmark,
+    step: &Step,
+    threads: u32,
+    opts: &RunOptions,
+    step_rounds: u32,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+    sink: &mut dyn FnMut(&StepResult) -> Result<(), E>,
+) -> Result<ControlFlow<()>, E> {
+    let targets = lanes.targets;
+    for round in 1..=step_rounds {
+        if stop.requested() {
+            return Ok(ControlFlow::Break(()));
+        }
+        let plans: Vec<(usize, StepPlan)> = round_order(targets.len(), round)
+            .into_iter()
+            .filter(|&i| lanes.alive[i])
+            .map(|i| {
+                let plan = plan_round(
+                    &targets[i],
+                    bench,
+                    step,
+                    threads,
+                    opts,
+                    round,
+                    &lanes.carries[i],
+                );
+                (i, plan)
+            })
+            .collect();
+        let in_turns = round > 1
+            && plans.len() > 1
+            && plans
+                .iter()
+                .all(|(i, p)| takes_turns(targets[*i].engine, p));
+        // Each result is sunk the moment its window is over.
+        let carries = &mut *lanes.carries;
+        let mut keep = |i: usize, plan: &StepPlan, r| {
+            let t = &targets[i];
+            let finished = finish_round(t, bench, r, round, step_rounds, stop);
+            plan.workload.carry_on(&mut carries[i]);
+            sink(&finished)
+        };
+        if let Some(ms) = opts.turn_ms.filter(|_| in_turns) {
+            for (i, plan, r) in measure_in_turns(targets, plans, ms, stop, progress) {
+                keep(i, &plan, r)?;
             }
-            let plans: Vec<(usize, StepPlan)> = round_order(targets.len(), round)
-                .into_iter()
-                .filter(|&i| lanes.alive[i])
-                .map(|i| {
-                    let plan = plan_round(
-                        &targets[i],
-                        bench,
-                        step,
-                        threads,
-                        opts,
-                        round,
-                        &lanes.carries[i],
-                    );
-                    (i, plan)
-                })
-                .collect();
-            let in_turns = round > 1
-                && plans.len() > 1
-                && plans
-                    .iter()
-                    .all(|(i, p)| takes_turns(targets[*i].engine, p));
-            // Each result is sunk the moment its window is over.
-            let carries = &mut *lanes.carries;
-            let mut keep = |i: usize, plan: &StepPlan, r| {
-                let t = &targets[i];
-                let finished = finish_round(t, bench, r, round, step_rounds, stop);
-                plan.workload.carry_on(&mut carries[i]);
-                sink(&finished)
-            };
-            if let Some(ms) = opts.turn_ms.filter(|_| in_turns) {
-                for (i, plan, r) in measure_in_turns(targets, plans, ms, stop, progress) {
-                    keep(i, &plan, r)?;
+        } else {
+            for (i, plan) in plans {
+                if stop.requested() {
+                    return Ok(ControlFlow::Break(()));
                 }
-            } else {
-                for (i, plan) in plans {
-                    if stop.requested() {
-                        return Ok(ControlFlow::Break(()));
-                    }
-                    let r = measure_planned(targets[i].engine, &plan, stop, progress);
-                    keep(i, &plan, r)?;
-                }
+                let r = measure_planned(targets[i].engine, &plan, stop, progress);
+                keep(i, &plan, r)?;
             }
         }
     }
