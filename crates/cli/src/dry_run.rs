@@ -111,13 +111,13 @@ pub fn describe(plan: &RunPlan) -> String {
     let warmup = Duration::from_secs_f64(o.warmup_secs.max(0.0));
     let _ = writeln!(
         out,
-        "warm-up {} (later rounds {}); windows: reads {}, writes {}, inserts {}\n",
+        "warm-up {} (later rounds {}); windows: reads {} s, writes {} s, inserts {} s\n",
         secs(warmup),
         o.round_warmup_secs
             .map_or_else(|| secs(warmup), |w| format!("{} s", sig(w, 3))),
-        format!("{} s", sig(o.read_secs, 3)),
-        format!("{} s", sig(o.write_secs, 3)),
-        format!("{} s", sig(o.insert_secs, 3)),
+        sig(o.read_secs, 3),
+        sig(o.write_secs, 3),
+        sig(o.insert_secs, 3),
     );
     let mut rows = vec![vec![
         "#".to_string(),
