@@ -96,7 +96,7 @@ pub fn summary(rounds: &[&StepResult]) -> String {
         (n, t) => format!("{n} rounds: {t} in turns, {own} own window{}", plural(own)),
     };
     let mut line = format!(
-        "{:>10} {unit:<5} {:<17} p95 {:>9} us  {how}",
+        "{:>10} {unit:<7} {:<17} p95 {:>9} us  {how}",
         rate(median),
         interval.map_or(String::new(), |(lo, hi)| format!(
             "[{}, {}]",
@@ -136,12 +136,12 @@ fn status_text(s: &StepStatus) -> String {
 }
 
 /// One round of one target (`--verbose`, and steps outside a suite's sequence): target,
-/// round, rate, p95 and how the round was measured.
-pub fn round_line(r: &StepResult, target_width: usize) -> String {
-    let round = if r.repeat > 0 {
-        format!("round {:>2}", r.repeat)
-    } else {
-        "        ".to_string()
+/// round, rate, p95 and how the round was measured; `round` counts the target's rounds of the step (the result's own number is set after
+/// progress hears of it).
+pub fn round_line(r: &StepResult, target_width: usize, round: Option<usize>) -> String {
+    let round = match round.or((r.repeat > 0).then_some(r.repeat as usize)) {
+        Some(n) => format!("round {n:>2}"),
+        None => "        ".to_string(),
     };
     let how = if r.turns.is_some() {
         "in turns"
@@ -151,7 +151,7 @@ pub fn round_line(r: &StepResult, target_width: usize) -> String {
     let body = match &r.status {
         StepStatus::Failed { .. } | StepStatus::Stalled { .. } => status_text(&r.status),
         status => format!(
-            "{:>10} {:<5} p95 {:>9} us  {how}{}",
+            "{:>10} {:<7} p95 {:>9} us  {how}{}",
             rate(r.throughput.value),
             r.throughput.unit.name(),
             sig(r.latency.p95_us, 3),

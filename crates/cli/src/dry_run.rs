@@ -9,6 +9,16 @@ use dbdelta_runner::planned_steps;
 use std::fmt::Write;
 use std::time::Duration;
 
+/// A setting as given: three significant digits without trailing zeros (0.2, 0.05, 10).
+fn plain(v: f64) -> String {
+    let s = sig(v, 3);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// The plan as text for stdout.
 pub fn describe(plan: &RunPlan) -> String {
     let o = &plan.options;
@@ -70,7 +80,7 @@ pub fn describe(plan: &RunPlan) -> String {
             ib.clients,
             ib.rows_load,
             ib.rows_write,
-            sig(ib.query_secs, 3)
+            plain(ib.query_secs)
         );
         return out;
     }
@@ -82,7 +92,7 @@ pub fn describe(plan: &RunPlan) -> String {
         if interleaved { plan.targets.len() } else { 1 },
         if interleaved { s.rounds } else { 1 },
     );
-    let secs = |d: Duration| format!("{} s", sig(d.as_secs_f64(), 3));
+    let secs = |d: Duration| format!("{} s", plain(d.as_secs_f64()));
     if interleaved {
         let _ = writeln!(
             out,
@@ -91,7 +101,7 @@ pub fn describe(plan: &RunPlan) -> String {
             match o.turn_ms {
                 Some(ms) => format!(
                     "later rounds share one window in turns of {} ms (except writes on engines with background work, paced, counted or profiled steps)",
-                    sig(ms, 3)
+                    plain(ms)
                 ),
                 None => "later rounds too".to_string(),
             }
@@ -114,10 +124,10 @@ pub fn describe(plan: &RunPlan) -> String {
         "warm-up {} (later rounds {}); windows: reads {} s, writes {} s, inserts {} s\n",
         secs(warmup),
         o.round_warmup_secs
-            .map_or_else(|| secs(warmup), |w| format!("{} s", sig(w, 3))),
-        sig(o.read_secs, 3),
-        sig(o.write_secs, 3),
-        sig(o.insert_secs, 3),
+            .map_or_else(|| secs(warmup), |w| format!("{} s", plain(w))),
+        plain(o.read_secs),
+        plain(o.write_secs),
+        plain(o.insert_secs),
     );
     let mut rows = vec![vec![
         "#".to_string(),

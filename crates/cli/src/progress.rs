@@ -136,7 +136,8 @@ impl Progress for Bars {
     fn sequence_step_started(&self, s: &StepStart<'_>) {
         let mut state = lock(&self.state);
         state.first.get_or_insert_with(Instant::now);
-        state.label_width = state.label_width.max(s.plan.label.len());
+        let longest = s.steps.iter().map(|p| p.label.len()).max().unwrap_or(0);
+        state.label_width = state.label_width.max(longest);
         let bar = self.new_bar(
             s.plan.estimate.as_millis() as u64,
             "{prefix:.bold} [{bar:30.cyan/blue}] {msg}",
@@ -278,15 +279,16 @@ impl Progress for Bars {
         match state.step.as_mut() {
             Some(step) => {
                 step.results.push(r.clone());
+                let round = step.results.iter().filter(|o| o.target == r.target).count();
                 if self.verbose {
-                    println(&state, &round_line(r, width));
+                    println(&state, &round_line(r, width, Some(round)));
                 }
             }
             None => {
                 if let Some(b) = state.bar.take() {
                     b.finish_and_clear();
                 }
-                println(&state, &round_line(r, width));
+                println(&state, &round_line(r, width, None));
             }
         }
     }

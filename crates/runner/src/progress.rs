@@ -16,6 +16,8 @@ pub struct StepStart<'a> {
     /// Estimated wall time of this step and every later one (loads and settles not
     /// included).
     pub remaining: Duration,
+    /// Every measured step of the sequence as planned (to align the lines of all steps).
+    pub steps: &'a [PlannedStep],
     /// How many targets measure it.
     pub targets: usize,
 }

@@ -56,6 +56,7 @@ impl Counter {
             total: self.plan.len(),
             plan: &self.plan[at],
             remaining: self.plan[at..].iter().map(|p| p.estimate).sum(),
+            steps: &self.plan,
             targets: self.targets,
         });
     }
