@@ -1,6 +1,6 @@
 //! Progress reporting hooks, so the CLI can draw bars without the runner knowing about it.
 
-use crate::sequence::estimate::PlannedStep;
+use crate::planned::PlannedStep;
 use dbdelta_model::StepResult;
 use std::time::Duration;
 
