@@ -4,20 +4,10 @@
 
 use crate::console::human;
 use dbdelta_lab::plan::{OutDir, RunPlan};
-use dbdelta_report::console::{align, sig};
+use dbdelta_report::console::{align, trimmed};
 use dbdelta_runner::planned_steps;
 use std::fmt::Write;
 use std::time::Duration;
-
-/// A setting as given: three significant digits without trailing zeros (0.2, 0.05, 10).
-fn plain(v: f64) -> String {
-    let s = sig(v, 3);
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
 
 /// The plan as text for stdout.
 pub fn describe(plan: &RunPlan) -> String {
@@ -80,7 +70,7 @@ pub fn describe(plan: &RunPlan) -> String {
             ib.clients,
             ib.rows_load,
             ib.rows_write,
-            plain(ib.query_secs)
+            trimmed(ib.query_secs)
         );
         return out;
     }
@@ -92,7 +82,7 @@ pub fn describe(plan: &RunPlan) -> String {
         if interleaved { plan.targets.len() } else { 1 },
         if interleaved { s.rounds } else { 1 },
     );
-    let secs = |d: Duration| format!("{} s", plain(d.as_secs_f64()));
+    let secs = |d: Duration| format!("{} s", trimmed(d.as_secs_f64()));
     if interleaved {
         let _ = writeln!(
             out,
@@ -101,7 +91,7 @@ pub fn describe(plan: &RunPlan) -> String {
             match o.turn_ms {
                 Some(ms) => format!(
                     "later rounds share one window in turns of {} ms (except writes on engines with background work, paced, counted or profiled steps)",
-                    plain(ms)
+                    trimmed(ms)
                 ),
                 None => "later rounds too".to_string(),
             }
@@ -124,10 +114,10 @@ pub fn describe(plan: &RunPlan) -> String {
         "warm-up {} (later rounds {}); windows: reads {} s, writes {} s, inserts {} s\n",
         secs(warmup),
         o.round_warmup_secs
-            .map_or_else(|| secs(warmup), |w| format!("{} s", plain(w))),
-        plain(o.read_secs),
-        plain(o.write_secs),
-        plain(o.insert_secs),
+            .map_or_else(|| secs(warmup), |w| format!("{} s", trimmed(w))),
+        trimmed(o.read_secs),
+        trimmed(o.write_secs),
+        trimmed(o.insert_secs),
     );
     let mut rows = vec![vec![
         "#".to_string(),

@@ -94,7 +94,7 @@ fn key(data: &ReportData, cells: &[VerdictCell]) -> String {
         .find_map(|r| r.turns.map(|t| t.slice_ms));
     let basis = match evidence {
         Some(Evidence::Paired { pairs }) => match turn_ms {
-            Some(ms) => format!("{pairs} paired rounds in turns of {} ms", sig(ms, 3)),
+            Some(ms) => format!("{pairs} paired rounds in turns of {} ms", trimmed(ms)),
             None => format!("{pairs} paired rounds"),
         },
         Some(Evidence::Repeats { base, target }) => {
@@ -272,6 +272,16 @@ pub fn sig(v: f64, digits: u32) -> String {
     text
 }
 
+/// A setting as given: three significant digits without trailing zeros (10, 0.05).
+pub fn trimmed(v: f64) -> String {
+    let s = sig(v, 3);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// Rows (the first a header) as columns padded to their widest cell, two spaces apart;
 /// columns of numbers right-aligned, the first column and text left-aligned; no trailing
 /// spaces.
@@ -333,6 +343,9 @@ mod tests {
         assert_eq!(sig(0.09996, 3), "0.100");
         assert_eq!(sig(0.7, 2), "0.70");
         assert_eq!(sig(0.0, 3), "0");
+        assert_eq!(trimmed(10.0), "10");
+        assert_eq!(trimmed(100.0), "100");
+        assert_eq!(trimmed(0.05), "0.05");
     }
 
     #[test]
