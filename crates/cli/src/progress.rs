@@ -45,10 +45,13 @@ struct State {
     step: Option<Step>,
     /// Warm-up, and warm-up plus window, of the measurement running now.
     phases: (Duration, Duration),
-    /// When the first step began, and the estimated time of the steps finished since: their
-    /// ratio scales the estimate of what is left (loads, settles, slow rounds).
+    /// When the first step began, and the estimated time of the steps finished since: with
+    /// the time they took, their ratio scales the estimate of what is left (settles, slow
+    /// rounds).
     first: Option<Instant>,
     planned_done: Duration,
+    /// Time from the first step's start to the end of the last finished one.
+    actual_done: Duration,
     target_width: usize,
     label_width: usize,
 }
@@ -56,12 +59,10 @@ struct State {
 impl State {
     /// How much slower than planned the run goes (1 before the first step ends).
     fn pace(&self) -> f64 {
-        match self.first {
-            Some(t) if !self.planned_done.is_zero() => {
-                (t.elapsed().as_secs_f64() / self.planned_done.as_secs_f64()).clamp(0.5, 5.0)
-            }
-            _ => 1.0,
+        if self.planned_done.is_zero() {
+            return 1.0;
         }
+        (self.actual_done.as_secs_f64() / self.planned_done.as_secs_f64()).clamp(0.5, 5.0)
     }
 }
 
@@ -169,6 +170,7 @@ impl Progress for Bars {
             return;
         };
         state.planned_done += step.estimate;
+        state.actual_done = state.first.map_or(Duration::ZERO, |t| t.elapsed());
         // Targets in the order they first reported, each with its rounds.
         let mut targets: Vec<(&str, Vec<&StepResult>)> = Vec::new();
         for r in &step.results {
