@@ -62,8 +62,12 @@ pub fn run() -> Result<ExitCode> {
 fn run_cmd(args: &RunArgs) -> Result<ExitCode> {
     // How progress is drawn is the binary's; everything else the run needs is in the plan,
     // and no flag is read after it is resolved.
-    let progress = Arc::new(Bars::new(args.quiet));
+    let progress = Arc::new(Bars::new(args.quiet, args.verbose));
     let plan = resolve(args)?;
+    if args.dry_run {
+        print_out(&crate::dry_run::describe(&plan))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let lab = Lab::prepare(plan, progress)?;
     let stop = crate::interrupt::install();
     let outcome = lab.run(&stop)?;

@@ -593,9 +593,22 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Targets")]
     pub i_own_this_database: bool,
 
-    /// Do not draw progress bars (per-step lines are still printed to stderr).
+    /// Do not draw the live progress bar (the line per finished step is still printed to
+    /// stderr).
     #[arg(long, help_heading = "Output")]
     pub quiet: bool,
+
+    /// Also print one line per round and target on stderr (rate, p95, round number, and
+    /// whether the round shared its window in turns or had its own); by default each step
+    /// prints one summary line per target when its rounds are over.
+    #[arg(short, long, help_heading = "Output")]
+    pub verbose: bool,
+
+    /// Print the plan (targets with their engines, steps, rounds, warm-ups, windows, turn
+    /// length, estimated duration) and exit 0 without starting, building or loading
+    /// anything, and without creating a run directory.
+    #[arg(long, help_heading = "Output")]
+    pub dry_run: bool,
 }
 
 /// Report formats.

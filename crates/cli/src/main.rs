@@ -12,6 +12,8 @@ mod bounds;
 mod build_cmd;
 mod config;
 mod connections;
+mod console;
+mod dry_run;
 mod fetch_cmd;
 mod flags;
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub fn prepare(args: &RunArgs) -> Result<ExitCode> {
         run_args.data_dir = None;
         resolve(&run_args)?
     };
-    let progress = Bars::new(args.quiet);
+    let progress = Bars::new(args.quiet, args.verbose);
     // postgres-build: targets are built (or found in the cache) first, as in a run.
     let mut plan = plan;
     dbdelta_lab::build::materialize(&mut plan.targets, &progress)?;

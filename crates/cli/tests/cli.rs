@@ -159,15 +159,30 @@ fn mock_run_writes_results_and_reports() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("Relative to: fast"), "{stdout}");
-    assert!(stdout.contains("col-1 : slow"));
-    assert!(stdout.contains("--- dop=2 ---"));
+    // The console's table per thread count: step, unit, fast, slow, slow/fast, ….
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("dop=1 "))
+        .unwrap_or_default();
+    let header: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        header[..5],
+        ["dop=1", "unit", "fast", "slow", "slow/fast"],
+        "{stdout}"
+    );
+    assert!(stdout.lines().any(|l| l.starts_with("dop=2 ")), "{stdout}");
     let rel: Vec<&str> = stdout
         .lines()
-        .filter(|l| l.ends_with("update-index_range=100"))
+        .filter(|l| l.starts_with("update-index_range=100 "))
         .collect();
-    assert_eq!(rel.len(), 4, "relative + absolute at 2 dops: {stdout}");
-    let ratio: f64 = rel[0].split('\t').next().unwrap().parse().unwrap();
+    assert_eq!(rel.len(), 2, "one row at each of 2 dops: {stdout}");
+    let ratio: f64 = rel[0]
+        .split_whitespace()
+        .nth(4)
+        .unwrap()
+        .trim_start_matches('~')
+        .parse()
+        .unwrap();
     assert!(
         ratio < 0.5,
         "a 200us mock must be slower than a 0us one: {ratio}"
@@ -279,7 +294,7 @@ fn failing_step_is_recorded_and_the_run_continues() {
     assert!(
         stdout
             .lines()
-            .any(|l| l.starts_with("fail\tupdate-index_range=100")),
+            .any(|l| l.starts_with("update-index_range=100 ") && l.contains(" fail")),
         "{stdout}"
     );
     assert!(stdout.contains("point-query_range=100"));
@@ -392,8 +407,8 @@ params = { latency = "300us" }
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("Relative to: quick") && stdout.contains("col-1 : slow"));
-    assert!(stdout.contains("--- dop=2 ---"));
+    assert!(stdout.contains("slow/quick"), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("dop=2 ")), "{stdout}");
     let manifest = read_json(&rd.join("run.json"));
     assert_eq!(manifest["options"]["threads"], serde_json::json!([1, 2]));
     assert_eq!(manifest["targets"][1]["spec"], "slow=mock?latency=300us");

@@ -48,7 +48,7 @@ fn settings_comparison_from_the_cli_leaves_no_server_behind() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("Relative to: ps_off") && stdout.contains("update-index_range=100"));
+    assert!(stdout.contains("/ps_off") && stdout.contains("update-index_range=100"));
     let settings = std::fs::read_to_string(rd.join("targets/ps_on/settings.json")).unwrap();
     assert!(settings.contains("performance_schema"), "{settings}");
     let version = std::fs::read_to_string(rd.join("targets/ps_on/version.txt")).unwrap();

@@ -32,24 +32,31 @@ pub(crate) fn write_reports(
     dir.write_report("report.md", &render(&data, Format::Markdown, &opts)?)?;
     dir.write_report("report.json", &render(&data, Format::Json, &opts)?)?;
     dir.write_report("report.html", &render(&data, Format::Html, &opts)?)?;
-    // The terminal gets the QPS tables; latency, costs and sb.met blocks are in report.txt.
-    let brief = ReportOptions {
-        details: false,
-        ..ReportOptions::default()
+    // The terminal gets one aligned table per thread count, the verdict count and a bottom
+    // line per target (the Insert Benchmark: its brief tables); latency, costs and sb.met
+    // blocks are in report.txt.
+    let brief = if ibench {
+        let brief = ReportOptions {
+            details: false,
+            ..ReportOptions::default()
+        };
+        render(&data, Format::Text, &brief)?
+    } else {
+        dbdelta_report::console::brief(&data)
     };
-    progress
-        .report(&render(&data, Format::Text, &brief)?)
-        .map_err(|e| LabError::io("writing to standard output", e))?;
     let contents = if ibench {
         "per-step rates, latency by kind and costs"
     } else {
         "latency, cost per operation and sb.met blocks"
     };
-    progress.note(&format!(
-        "full report with {contents}: {} (with charts: {})",
+    let reports = format!(
+        "\nReports: {} (with {contents}), {} (with charts), report.md and report.json beside them\n",
         dir.path().join("report.txt").display(),
         dir.path().join("report.html").display()
-    ));
+    );
+    progress
+        .report(&(brief + &reports))
+        .map_err(|e| LabError::io("writing to standard output", e))?;
     Ok(())
 }
 

@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 mod across;
+pub mod console;
 pub mod contention;
 pub mod csv;
 mod data;

@@ -344,7 +344,7 @@ fn mark(c: &Comparison) -> &'static str {
     }
 }
 
-fn cell_text(cell: &VerdictCell) -> String {
+pub(crate) fn cell_text(cell: &VerdictCell) -> String {
     match &cell.comparison {
         None => match (cell.bare_ratio, cell.no_interval()) {
             (Some(r), Some(why)) => format!("{r:.3} ({why})"),
@@ -554,7 +554,7 @@ fn summary_line(cells: &[VerdictCell]) -> String {
     )
 }
 
-fn cv_text(c: &NoiseCell) -> String {
+pub(crate) fn cv_text(c: &NoiseCell) -> String {
     c.cv.map_or("-".to_string(), |v| {
         format!(
             "{:.1}%{}",

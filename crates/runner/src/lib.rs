@@ -16,6 +16,7 @@ pub mod measure;
 mod mux;
 mod observe;
 mod op_types;
+pub mod planned;
 mod probe;
 pub mod progress;
 pub mod queryset;
@@ -30,7 +31,9 @@ pub mod turns;
 pub use connect::ConnectPlan;
 pub use control::StopFlag;
 pub use measure::{measure_step, StepPlan};
-pub use progress::{Progress, Silent};
+pub use planned::PlannedStep;
+pub use progress::{Progress, Silent, StepStart};
+pub use sequence::estimate::planned_steps;
 pub use sequence::{
     run_interleaved, run_interleaved_with, run_target, run_target_profiled, FixedRounds,
     RoundPolicy, TargetOutcome, TargetProfiling, TargetUnderTest,

@@ -1,7 +1,26 @@
 //! Progress reporting hooks, so the CLI can draw bars without the runner knowing about it.
 
+use crate::planned::PlannedStep;
 use dbdelta_model::StepResult;
 use std::time::Duration;
+
+/// A measured step (at one thread count) begins its rounds on every target.
+#[derive(Debug, Clone, Copy)]
+pub struct StepStart<'a> {
+    /// Its place among the sequence's measured steps, from 1.
+    pub index: usize,
+    /// How many measured steps the sequence has.
+    pub total: usize,
+    /// Its plan: label, thread count, rounds, windows, estimated wall time.
+    pub plan: &'a PlannedStep,
+    /// Estimated wall time of this step and every later one (loads and settles not
+    /// included).
+    pub remaining: Duration,
+    /// Every measured step of the sequence as planned (to align the lines of all steps).
+    pub steps: &'a [PlannedStep],
+    /// How many targets measure it.
+    pub targets: usize,
+}
 
 /// Receives progress while a target runs. Called from the coordinating thread only.
 pub trait Progress {
@@ -20,6 +39,14 @@ pub trait Progress {
     fn step_finished(&self, result: &StepResult);
     /// A non-measured action or a note.
     fn message(&self, text: &str);
+    /// A measured step of a suite begins its rounds on every target; each round's
+    /// [`Progress::step_started`]/[`Progress::step_finished`] follow, then
+    /// [`Progress::sequence_step_finished`].
+    fn sequence_step_started(&self, step: &StepStart<'_>) {
+        let _ = step;
+    }
+    /// Every round of the step that began last ended.
+    fn sequence_step_finished(&self) {}
 }
 
 /// Progress that shows nothing.

@@ -7,6 +7,7 @@
 //! shared state and checks the data after a round; this module only sequences.
 
 mod action;
+pub mod estimate;
 mod load;
 mod plan;
 pub mod policy;
@@ -128,6 +129,14 @@ pub fn run_interleaved_with<E>(
     // Rows each target loaded, which set the settle time (db_bench's keys have no load:
     // fillseq writes the table size).
     let mut loaded_rows: Vec<u64> = vec![bench.loaded_rows(opts); targets.len()];
+    // The step counter and ETA plan the rounds every step runs at least (`--resolve` may
+    // add some).
+    let live = alive.iter().filter(|a| **a).count();
+    let mut counter = rounds::Counter {
+        plan: estimate::planned_steps(suite, opts, live, policy.min_rounds().max(1)),
+        begun: 0,
+        targets: live,
+    };
     let mut settles = 0;
     'items: for item in &suite.items {
         if stop.requested() {
@@ -184,6 +193,7 @@ pub fn run_interleaved_with<E>(
                     targets,
                     alive: &alive,
                     carries: &mut carries,
+                    counter: &mut counter,
                 };
                 let flow =
                     rounds::run_step(&mut lanes, bench, step, opts, policy, stop, progress, sink)?;

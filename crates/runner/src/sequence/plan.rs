@@ -95,7 +95,7 @@ fn step_plan(
 }
 
 /// The window of a step: the duration flag of its class.
-fn window_of(step: &Step, opts: &RunOptions) -> Duration {
+pub(super) fn window_of(step: &Step, opts: &RunOptions) -> Duration {
     let secs = match step.duration {
         DurationClass::Read => opts.read_secs,
         DurationClass::Write => opts.write_secs,

@@ -8,7 +8,8 @@ use super::policy::RoundPolicy;
 use super::target::TargetUnderTest;
 use crate::control::StopFlag;
 use crate::measure::{failed_result, measure_step, StepPlan};
-use crate::progress::Progress;
+use crate::planned::PlannedStep;
+use crate::progress::{Progress, StepStart};
 use crate::turns::{Turn, Turns};
 use dbdelta_engine::{Engine, EngineError};
 use dbdelta_model::{Group, RunOptions, StepKind, StepResult};
@@ -26,6 +27,41 @@ pub(super) struct Lanes<'t, 'a> {
     pub alive: &'t [bool],
     /// What each target's steps hand on to the next (YCSB's insert sequence).
     pub carries: &'t mut [Carry],
+    /// The measured steps as planned, and how many of them began.
+    pub counter: &'t mut Counter,
+}
+
+/// The sequence's measured steps as planned, for the step counter and ETA of
+/// [`Progress::sequence_step_started`].
+pub(super) struct Counter {
+    /// Every measured step at every thread count, in run order.
+    pub plan: Vec<PlannedStep>,
+    /// How many of them began.
+    pub begun: usize,
+    /// Targets that measure them.
+    pub targets: usize,
+}
+
+impl Counter {
+    /// Announces the step `label` at `threads`, the next one of the plan.
+    fn start(&mut self, label: &str, threads: u32, progress: &dyn Progress) {
+        let Some(at) = self.plan[self.begun.min(self.plan.len())..]
+            .iter()
+            .position(|p| p.label == label && p.threads == threads)
+            .map(|k| k + self.begun)
+        else {
+            return;
+        };
+        self.begun = at + 1;
+        progress.sequence_step_started(&StepStart {
+            index: at + 1,
+            total: self.plan.len(),
+            plan: &self.plan[at],
+            remaining: self.plan[at..].iter().map(|p| p.estimate).sum(),
+            steps: &self.plan,
+            targets: self.targets,
+        });
+    }
 }
 
 /// Measures `step` on every live target at each of its thread counts, in as many rounds as
@@ -53,6 +89,7 @@ pub(super) fn run_step<E>(
     let adaptive = !single && policy.adaptive();
     let numbered = min_rounds > 1 || adaptive;
     for threads in thread_counts(step, opts) {
+        lanes.counter.start(&step.label, threads, progress);
         let mut so_far: Vec<StepResult> = Vec::new();
         let mut round = 0;
         loop {
@@ -139,6 +176,7 @@ pub(super) fn run_step<E>(
                 break;
             }
         }
+        progress.sequence_step_finished();
     }
     Ok(ControlFlow::Continue(()))
 }
