@@ -3,6 +3,7 @@
 
 use crate::ProfileError;
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -206,6 +207,16 @@ impl Recording {
             .arg(data);
         if let Some((arg, _)) = &control {
             cmd.args(["-D", "-1"]).arg(format!("--control={arg}"));
+        }
+        // perf must not outlive dbdelta: SIGINT (perf's own way to finish its file and exit)
+        // when the thread that started it ends. That thread measures the step and stops the
+        // recording itself before it returns.
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT);
+                Ok(())
+            });
         }
         let child = cmd
             .arg(flag)
