@@ -493,9 +493,7 @@ pub struct RunArgs {
 
     /// Rounds per step: with two or more targets every step is measured N times on each,
     /// interleaved (A B, B A, …), and relative values carry a 95 % confidence interval and a
-    /// verdict (default at --scale quick: the suite's [quick] preset, 8-10 rounds for every
-    /// built-in suite; 1 at full). --sequential repeats are independent runs with a fresh
-    /// server start and load (default 1).
+    /// verdict. --sequential repeats are independent runs with a fresh server start and load.
     #[arg(long, value_name = "N", help_heading = "Verdicts")]
     pub repeat: Option<u32>,
 

@@ -243,11 +243,11 @@ mod tests {
         }
         // --repeat and --round-warmup-secs name the preset's values.
         assert!(
-            help.contains(&format!("(sysbench: {}), 1 at --scale full", num("rounds"))),
+            help.contains(&format!("1 at --scale quick (sysbench: {};", num("rounds"))),
             "{help}"
         );
         assert!(
-            help.contains(&format!("(sysbench: {})", num("round_warmup_secs"))),
+            help.contains(&format!("(sysbench: {};", num("round_warmup_secs"))),
             "{help}"
         );
     }

@@ -139,9 +139,14 @@ case "$1" in
     elif [[ "$all" == *"--suite examples/"* ]]; then
       extra=(--repeat-query 2)
     else
-      extra=(--table-size 300)
-      [[ "$all" == *" tpcb "* ]] && extra+=(--scale-factor 1)
-      [[ "$all" == *" tpcc "* ]] && extra+=(--warehouses 1 --terminals 2)
+      # Each suite's own size flag (another suite's is refused).
+      if [[ "$all" == *" tpcb "* ]]; then
+        extra=(--scale-factor 1)
+      elif [[ "$all" == *" tpcc "* ]]; then
+        extra=(--warehouses 1 --terminals 2)
+      else
+        extra=(--table-size 300)
+      fi
       if [ "$1" = run ]; then
         # One window of 0.2 s per target: events complete even on a loaded 2-core host.
         extra+=(--read-secs 0.2 --write-secs 0.2 --insert-secs 0.2 --warmup-secs 0

@@ -1,15 +1,15 @@
 //! `--resolve PCT --budget D`: rounds are added to each step until its interval is narrow
 //! enough, within the budget, and each step says what it reached. On the mock engine (2 ms
 //! exponential service times, one window per target): point-query.pre's 1 s windows hold
-//! ~450 events (log-ratio SD ~7 % under load: ±15 % within four or five rounds, ~2.6 s each);
-//! update-index's 0.02 s windows ~10 (±35.7 % after 14 rounds in one run; ±10 % took 37
-//! rounds without round warm-ups, and with 0.3 s of warm-up a round its share of the
-//! budget holds about fifteen). point-query.pre runs first and takes at most half the budget.
+//! ~450 events (log-ratio SD ~7 % under load: ±15 % within four or five rounds, ~2.6 s each,
+//! well inside the half of the budget the first of two steps may take); a goal of ±0.5 % on
+//! update-index's 0.05 s windows would take thousands of rounds, so its budget runs out.
 
 mod common;
 
 use common::{dbdelta, read_json, step_results};
 use dbdelta_model::{ResolveStop, StepKind, StepResult};
+use std::path::Path;
 
 fn last_round<'a>(all: &'a [StepResult], step: &str) -> &'a StepResult {
     all.iter()
@@ -18,10 +18,8 @@ fn last_round<'a>(all: &'a [StepResult], step: &str) -> &'a StepResult {
         .unwrap_or_else(|| panic!("no {step} result"))
 }
 
-#[test]
-fn a_quiet_step_stops_resolved_and_a_noisy_one_at_its_budget() {
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("run");
+/// Two mock targets, one window per target, `extra` flags; the console's text.
+fn resolve_run(rd: &Path, extra: &[&str]) -> String {
     let out = dbdelta()
         .args([
             "run",
@@ -30,27 +28,22 @@ fn a_quiet_step_stops_resolved_and_a_noisy_one_at_its_budget() {
             "a=mock?latency=2ms&dist=exp",
             "-t",
             "b=mock?latency=2ms&dist=exp",
-            "--steps",
-            "point-query.pre,update-index",
             "--turn-ms",
             "0",
             "--read-secs",
             "1",
             "--write-secs",
-            "0.02",
+            "0.05",
             "--warmup-secs",
             "0",
-            // Every round after the first pays 0.3 s of warm-up per target: the noisy step's
-            // rounds cost far more than their tiny windows, as a server's would.
+            // Every round after the first pays 0.3 s of warm-up per target: a round costs far
+            // more than a tiny window, as a server's would.
             "--round-warmup-secs",
             "0.3",
-            "--resolve",
-            "15%",
-            "--budget",
-            "24s",
-            "--run-dir",
         ])
-        .arg(&rd)
+        .args(extra)
+        .arg("--run-dir")
+        .arg(rd)
         .output()
         .unwrap();
     let console = format!(
@@ -59,32 +52,65 @@ fn a_quiet_step_stops_resolved_and_a_noisy_one_at_its_budget() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{console}");
-    let all = step_results(&rd, "b");
-    let quiet = last_round(&all, "point-query.pre");
-    let noisy = last_round(&all, "update-index");
-    let (q, n) = (quiet.resolved.unwrap(), noisy.resolved.unwrap());
-    assert_eq!(q.stop, ResolveStop::Resolved, "{q:?}");
-    assert!(q.half_width_pct.is_some_and(|h| h <= 15.0), "{q:?}");
-    assert_eq!(n.stop, ResolveStop::Budget, "{n:?}");
-    assert!(n.half_width_pct.is_none_or(|h| h > 15.0), "{n:?}");
-    // The noisy step got more rounds than the minimum and than the quiet one needed.
-    assert!(n.rounds > q.rounds && q.rounds >= 3, "{q:?} {n:?}");
+    console
+}
+
+#[test]
+fn a_step_stops_when_resolved_and_another_when_its_budget_is_spent() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("resolved");
+    let console = resolve_run(
+        &rd,
+        &[
+            "--steps",
+            "point-query.pre,update-index",
+            "--resolve",
+            "15%",
+            "--budget",
+            "40s",
+        ],
+    );
+    let quiet = last_round(&step_results(&rd, "b"), "point-query.pre")
+        .resolved
+        .unwrap();
+    assert_eq!(quiet.stop, ResolveStop::Resolved, "{quiet:?}");
+    assert!(quiet.half_width_pct.is_some_and(|h| h <= 15.0), "{quiet:?}");
+    assert!(quiet.rounds >= 3, "at least --repeat's default: {quiet:?}");
     // Both targets' last rounds say it; the console, the text and Markdown reports too.
     assert_eq!(
         last_round(&step_results(&rd, "a"), "point-query.pre").resolved,
-        Some(q)
+        Some(quiet)
     );
     assert!(
         console.contains("[resolve] point-query.pre_range=100 dop=1: ±")
             && console.contains("(resolved; goal ±15.0 %)"),
         "{console}"
     );
-    assert!(
-        console.contains("(budget spent; goal ±15.0 %)"),
-        "{console}"
-    );
     let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
     assert!(text.contains("\nResolve: "), "{text}");
+    let md = std::fs::read_to_string(rd.join("report.md")).unwrap();
+    assert!(md.contains("## Resolve") && md.contains("resolved"), "{md}");
+
+    let rd = dir.path().join("budget");
+    let console = resolve_run(
+        &rd,
+        &[
+            "--steps",
+            "update-index",
+            "--resolve",
+            "0.5%",
+            "--budget",
+            "6s",
+        ],
+    );
+    let noisy = last_round(&step_results(&rd, "b"), "update-index")
+        .resolved
+        .unwrap();
+    assert_eq!(noisy.stop, ResolveStop::Budget, "{noisy:?}");
+    assert!(noisy.half_width_pct.is_none_or(|h| h > 0.5), "{noisy:?}");
+    assert!(noisy.rounds > 3, "rounds were added: {noisy:?}");
+    assert!(console.contains("(budget spent; goal ±0.5 %)"), "{console}");
+    let text = std::fs::read_to_string(rd.join("report.txt")).unwrap();
     assert!(
         text.contains("update-index_range=100\t±")
             || text.contains("update-index_range=100\tno interval"),

@@ -2,8 +2,8 @@
 //! then `perf script` for the stacks.
 
 use crate::ProfileError;
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
