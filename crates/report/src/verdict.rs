@@ -531,13 +531,16 @@ fn targets(data: &ReportData) -> Vec<String> {
         .collect()
 }
 
+/// How many of `cells` have verdict `v` (after false discovery rate control).
+pub(crate) fn count_verdicts(cells: &[VerdictCell], v: Verdict) -> usize {
+    cells
+        .iter()
+        .filter(|c| c.comparison.is_some_and(|c| c.verdict == v))
+        .count()
+}
+
 fn summary_line(cells: &[VerdictCell]) -> String {
-    let n = |v: Verdict| {
-        cells
-            .iter()
-            .filter(|c| c.comparison.is_some_and(|c| c.verdict == v))
-            .count()
-    };
+    let n = |v: Verdict| count_verdicts(cells, v);
     let tested = cells.iter().filter(|c| c.comparison.is_some()).count();
     let withheld = cells.iter().filter(|c| c.withheld).count();
     format!(
