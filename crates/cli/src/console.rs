@@ -3,7 +3,7 @@
 //! and in their own window), the per-round lines of `--verbose`, and durations as `1m40s`.
 
 use dbdelta_model::{StepResult, StepStatus};
-use dbdelta_report::console::sig;
+use dbdelta_report::markup::significant;
 use std::time::Duration;
 
 /// A duration as a person reads it: `850ms`, `12s`, `1m40s`, `2h05m`.
@@ -60,7 +60,7 @@ pub fn rate(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.0}")
     } else {
-        sig(v, 3)
+        significant(v, 3)
     }
 }
 
@@ -103,7 +103,7 @@ pub fn summary(rounds: &[&StepResult]) -> String {
             rate(lo),
             rate(hi)
         )),
-        sig(p95, 3),
+        significant(p95, 3),
     );
     if ok.iter().any(|r| r.status == StepStatus::Interrupted) {
         line.push_str("  (interrupted)");
@@ -154,7 +154,7 @@ pub fn round_line(r: &StepResult, target_width: usize, round: Option<usize>) -> 
             "{:>10} {:<7} p95 {:>9} us  {how}{}",
             rate(r.throughput.value),
             r.throughput.unit.name(),
-            sig(r.latency.p95_us, 3),
+            significant(r.latency.p95_us, 3),
             if *status == StepStatus::Interrupted {
                 "  (interrupted)"
             } else {

@@ -5,6 +5,7 @@
 //! published tab-separated layout stays in `report.txt` ([`crate::text`]).
 
 use crate::data::ReportData;
+use crate::digits::significant;
 use crate::table::Cell;
 use crate::verdict::{self, VerdictCell};
 use dbdelta_inference::{Evidence, Verdict};
@@ -45,7 +46,9 @@ pub fn brief(data: &ReportData) -> String {
                 let target = names.get(i + 1).copied().unwrap_or_default();
                 line.push(match by.get(&(row.label.clone(), target.to_string())) {
                     Some(v) if v.comparison.is_some() => verdict::cell_text(v),
-                    _ => rel.value().map_or_else(|| rel.plain(0), |v| sig(v, 3)),
+                    _ => rel
+                        .value()
+                        .map_or_else(|| rel.plain(0), |v| significant(v, 3)),
                 });
             }
             if compared {
@@ -75,7 +78,7 @@ pub fn brief(data: &ReportData) -> String {
 fn absolute(cell: &Cell) -> String {
     match cell.value() {
         Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
-        Some(v) => sig(v, 3),
+        Some(v) => significant(v, 3),
         None => cell.plain(0),
     }
 }
@@ -179,7 +182,7 @@ pub fn bottom_lines(data: &ReportData, cells: &[VerdictCell]) -> Vec<String> {
                 .collect();
             if !logs.is_empty() {
                 let gm = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
-                groups.push(format!("{} {}×", plural(g), sig(gm, 3)));
+                groups.push(format!("{} {}×", plural(g), significant(gm, 3)));
             }
         }
         let mut halves: Vec<f64> = mine
@@ -188,16 +191,16 @@ pub fn bottom_lines(data: &ReportData, cells: &[VerdictCell]) -> Vec<String> {
             .filter(|h| h.is_finite())
             .collect();
         let floor = crate::summary::median(&mut halves)
-            .map(|m| format!("; noise floor ±{} %", sig(m, 2)))
+            .map(|m| format!("; noise floor ±{} %", significant(m, 2)))
             .unwrap_or_default();
         out.push(format!(
             "{} vs {}: {slower} of {} steps slower, {faster} faster; geometric mean {}× [{}, {}]{}{floor}",
             col.name(),
             data.base(),
             mine.len(),
-            sig(mean_log.exp(), 3),
-            sig((mean_log - z * se).exp(), 3),
-            sig((mean_log + z * se).exp(), 3),
+            significant(mean_log.exp(), 3),
+            significant((mean_log - z * se).exp(), 3),
+            significant((mean_log + z * se).exp(), 3),
             if groups.is_empty() {
                 String::new()
             } else {
@@ -216,60 +219,15 @@ fn plural(g: Group) -> &'static str {
     }
 }
 
-/// The two-sided standard normal quantile of a confidence level (0.95 → 1.96), by
-/// bisection of the error function's complement (Abramowitz and Stegun 7.1.26).
+/// The two-sided standard normal quantile of a confidence level (0.95 → 1.96): Student's t
+/// with degrees of freedom beyond any sample's, where it is the normal.
 fn normal_quantile(level: f64) -> f64 {
-    let tail = (1.0 - level) / 2.0;
-    let upper_tail = |x: f64| {
-        // P(Z > x) for x ≥ 0.
-        let t = 1.0 / (1.0 + 0.327_591_1 * x / std::f64::consts::SQRT_2);
-        let poly = t
-            * (0.254_829_592
-                + t * (-0.284_496_736
-                    + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-        0.5 * poly * (-(x * x) / 2.0).exp()
-    };
-    let (mut lo, mut hi) = (0.0, 10.0);
-    for _ in 0..60 {
-        let mid = (lo + hi) / 2.0;
-        if upper_tail(mid) > tail {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    (lo + hi) / 2.0
-}
-
-/// `v` with `digits` significant digits and no exponent: 0.412, 0.00148, 41.2, 41200.
-pub fn sig(v: f64, digits: u32) -> String {
-    if !v.is_finite() {
-        return if v.is_nan() {
-            "NaN"
-        } else if v > 0.0 {
-            "inf"
-        } else {
-            "-inf"
-        }
-        .to_string();
-    }
-    if v == 0.0 {
-        return "0".to_string();
-    }
-    let magnitude = v.abs().log10().floor() as i32;
-    let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
-    let text = format!("{v:.decimals$}");
-    // Rounding up can add a digit (0.0999 → 0.100): one decimal fewer then.
-    let rounded: f64 = text.parse().unwrap_or(v);
-    if decimals > 0 && rounded.abs().log10().floor() as i32 > magnitude {
-        return format!("{v:.prec$}", prec = decimals - 1);
-    }
-    text
+    dbdelta_inference::dist::t_quantile(0.5 + level / 2.0, 1e6)
 }
 
 /// A setting as given: three significant digits without trailing zeros (10, 0.05).
 pub fn trimmed(v: f64) -> String {
-    let s = sig(v, 3);
+    let s = significant(v, 3);
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
@@ -330,14 +288,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn significant_digits_without_exponent() {
-        assert_eq!(sig(0.4123, 3), "0.412");
-        assert_eq!(sig(0.001476, 3), "0.00148");
-        assert_eq!(sig(41.26, 3), "41.3");
-        assert_eq!(sig(41260.0, 3), "41260");
-        assert_eq!(sig(0.09996, 3), "0.100");
-        assert_eq!(sig(0.7, 2), "0.70");
-        assert_eq!(sig(0.0, 3), "0");
+    fn settings_are_trimmed() {
         assert_eq!(trimmed(10.0), "10");
         assert_eq!(trimmed(100.0), "100");
         assert_eq!(trimmed(0.05), "0.05");

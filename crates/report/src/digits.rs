@@ -1,5 +1,6 @@
 //! How every report prints a number: relative values with their significant digits
-//! ([`ratio`]) and figures with fixed decimals ([`number`]), never `inf` or `NaN`. A leaf
+//! ([`ratio`]), other figures with significant digits ([`significant`]) or fixed decimals
+//! ([`number`]), never `inf` or `NaN`. A leaf
 //! module (the table model and the markup writers both use it); writers reach it as
 //! `markup::ratio` and `markup::number`.
 
@@ -42,9 +43,41 @@ pub fn number(value: f64, decimals: usize) -> String {
     }
 }
 
+/// `v` with `digits` significant digits and no exponent (0.412, 0.00148, 41.3, 41260), for
+/// figures that are not ratios (rates, latencies, the noise floor); `n/a` when not finite.
+pub fn significant(v: f64, digits: u32) -> String {
+    if !v.is_finite() {
+        return "n/a".to_string();
+    }
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
+    let text = format!("{v:.decimals$}");
+    // Rounding up can add a digit (0.0999 → 0.100): one decimal fewer then.
+    let rounded: f64 = text.parse().unwrap_or(v);
+    if decimals > 0 && rounded.abs().log10().floor() as i32 > magnitude {
+        return format!("{v:.prec$}", prec = decimals - 1);
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn significant_digits_without_exponent() {
+        assert_eq!(significant(0.4123, 3), "0.412");
+        assert_eq!(significant(0.001476, 3), "0.00148");
+        assert_eq!(significant(41.26, 3), "41.3");
+        assert_eq!(significant(41260.0, 3), "41260");
+        assert_eq!(significant(0.09996, 3), "0.100");
+        assert_eq!(significant(0.7, 2), "0.70");
+        assert_eq!(significant(0.0, 3), "0");
+        assert_eq!(significant(f64::INFINITY, 3), "n/a");
+    }
 
     #[test]
     fn ratios_keep_three_significant_digits() {

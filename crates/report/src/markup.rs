@@ -4,7 +4,7 @@
 //! ([`beyond`]) and the short form of a failure reason ([`shorten`]) live here, so that every
 //! format module depends on this one and none on another.
 
-pub use crate::digits::{number, ratio, RATIO};
+pub use crate::digits::{number, ratio, significant, RATIO};
 use crate::table::Cell;
 use crate::ReportOptions;
 use dbdelta_model::Group;
