@@ -624,10 +624,7 @@ fn postgres_version(postgres: &Path) -> Result<String, String> {
 
 fn sha256_file(path: &Path) -> Result<String, DistError> {
     let bytes = fs::read(path).map_err(io(path))?;
-    Ok(Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(crate::hex(&Sha256::digest(&bytes)))
 }
 
 /// A file's npm integrity value: `sha512-` and the base64 of its SHA-512.

@@ -112,6 +112,11 @@ impl Cache {
     }
 }
 
+/// Bytes as lower-case hex (a digest, or its first bytes for a short key).
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The last `n` lines of `text`.
 pub(crate) fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();

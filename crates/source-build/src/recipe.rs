@@ -306,11 +306,7 @@ pub fn hash12(parts: &[&str]) -> String {
         h.update(p.as_bytes());
         h.update(b"\n");
     }
-    h.finalize()
-        .iter()
-        .take(6)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::hex(&h.finalize()[..6])
 }
 
 #[cfg(test)]

@@ -146,11 +146,7 @@ fn tree_fingerprint(dir: &Path) -> String {
         h.update(e.as_bytes());
         h.update(b"\n");
     }
-    h.finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::hex(&h.finalize()[..8])
 }
 
 /// Debian version → upstream version: `1:15.18-0+deb12u1` → `15.18`.
