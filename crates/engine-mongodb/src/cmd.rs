@@ -99,7 +99,7 @@ impl Commands {
         let key = key_text(key)?;
         let mut d = RawDocumentBuf::new();
         d.append(cstr!("find"), self.coll.as_str());
-        d.append(cstr!("filter"), &Self::id_filter(key));
+        d.append(cstr!("filter"), Self::id_filter(key));
         if !fields.is_empty() {
             let mut p = RawDocumentBuf::new();
             for f in fields {
@@ -186,7 +186,7 @@ impl Commands {
         let mut u = RawDocumentBuf::new();
         u.append(cstr!("$set"), &set);
         let mut one = RawDocumentBuf::new();
-        one.append(cstr!("q"), &Self::id_filter(key));
+        one.append(cstr!("q"), Self::id_filter(key));
         one.append(cstr!("u"), &u);
         let mut d = RawDocumentBuf::new();
         d.append(cstr!("update"), self.coll.as_str());
@@ -228,7 +228,7 @@ impl Commands {
     /// The `delete` command and its `deletes` sequence: `deleteOne({_id})`.
     pub fn delete(&self, key: &[u8]) -> Result<(RawDocumentBuf, Vec<u8>), EngineError> {
         let mut one = RawDocumentBuf::new();
-        one.append(cstr!("q"), &Self::id_filter(key_text(key)?));
+        one.append(cstr!("q"), Self::id_filter(key_text(key)?));
         one.append(cstr!("limit"), 1i32);
         let mut d = RawDocumentBuf::new();
         d.append(cstr!("delete"), self.coll.as_str());

@@ -44,7 +44,7 @@ fn limit(doc: &RawDocumentBuf, key: &str, default: usize) -> Result<usize, Engin
         None => Ok(default),
         Some(v)
             if (1024.0..=4.0e9).contains(&v)
-                || (key == "maxWriteBatchSize" && v >= 1.0 && v <= 4.0e9) =>
+                || (key == "maxWriteBatchSize" && (1.0..=4.0e9).contains(&v)) =>
         {
             Ok(v as usize)
         }

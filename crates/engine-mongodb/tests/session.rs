@@ -99,13 +99,12 @@ fn bodies(mut bytes: &[u8]) -> Vec<RawDocumentBuf> {
     out
 }
 
+/// The results of a feed and the follow-up requests sent meanwhile.
+type Fed = (Vec<Result<Outcome, EngineError>>, Vec<u8>);
+
 /// Feeds `stream` in pieces of `chunk` bytes as the event loop does; returns the results
 /// and every follow-up request the session sent.
-fn feed(
-    s: &mut MongoSession,
-    stream: &[u8],
-    chunk: usize,
-) -> Result<(Vec<Result<Outcome, EngineError>>, Vec<u8>), EngineError> {
+fn feed(s: &mut MongoSession, stream: &[u8], chunk: usize) -> Result<Fed, EngineError> {
     let mut buf = Vec::new();
     let mut done = Vec::new();
     let mut sent = Vec::new();
