@@ -1,6 +1,6 @@
 -- The results history as dbdelta wrote it before its schema was versioned (schema 1):
 -- one table, one row per point (its id and its JSON document), no schema version table.
--- Valid SQLite and PostgreSQL; the migration tests open it and expect its four points back.
+-- Valid SQLite and PostgreSQL (no semicolon in a comment: clients split at them). The migration tests open it and expect its four points back.
 CREATE TABLE IF NOT EXISTS dbdelta_history (id TEXT PRIMARY KEY, doc TEXT NOT NULL);
 INSERT INTO dbdelta_history (id, doc) VALUES ('20260101T000000Z-sysbench|pg|update-index|1|1', '{"run_id":"20260101T000000Z-sysbench","run_started":"2026-01-01T00:00:00Z","host":"h1","suite":"sysbench","target":"pg","engine":"postgres","version":"PostgreSQL 15.8","build":"postgres:/usr/lib/postgresql/15/bin","settings_hash":"00000000000000ff","step":"update-index","label":"update-index","threads":1,"repeat":1,"qps":1000.0,"p95_us":1000.0,"cpu_us_per_op":12.5}');
 INSERT INTO dbdelta_history (id, doc) VALUES ('20260101T000000Z-sysbench|pg|update-index|1|2', '{"run_id":"20260101T000000Z-sysbench","run_started":"2026-01-01T00:00:00Z","host":"h1","suite":"sysbench","target":"pg","engine":"postgres","version":"PostgreSQL 15.8","build":"postgres:/usr/lib/postgresql/15/bin","settings_hash":"00000000000000ff","step":"update-index","label":"update-index","threads":1,"repeat":2,"qps":1010.0,"p95_us":990.1,"cpu_us_per_op":null}');
