@@ -95,9 +95,6 @@ fn matching_series(store: Option<&str>, args: &SeriesArgs) -> Result<Vec<dbdelta
 
 /// `dbdelta history`.
 pub fn history(args: &HistoryArgs) -> Result<ExitCode> {
-    if let Some(action) = &args.action {
-        return crate::history_admin::run(action);
-    }
     let found = matching_series(args.store.store.as_deref(), &args.series)?;
     let mut o = String::new();
     for s in &found {
@@ -234,7 +231,7 @@ pub fn detect(args: &DetectArgs) -> Result<ExitCode> {
     );
     print_out(&o)?;
     if args.profile_on_change || args.rerun {
-        crate::history_admin::profile_on_change(args, &regressed)?;
+        crate::profile_on_change::profile_on_change(args, &regressed)?;
     }
     if args.fail_on_new && new_regressions > 0 {
         eprintln!("FAIL (--fail-on-new): {new_regressions} series regressed at their newest run");

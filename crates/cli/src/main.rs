@@ -30,6 +30,7 @@ mod interrupt;
 mod output;
 mod prepare_cmd;
 mod profile_cmd;
+mod profile_on_change;
 mod progress;
 mod resolve_flags;
 mod spec;

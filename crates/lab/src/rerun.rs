@@ -9,6 +9,10 @@ use dbdelta_report::{load_run, RunData};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Where `dbdelta run` puts run directories by default (`--out`), so where the runs of a
+/// history are looked for unless told otherwise.
+pub const DEFAULT_RUNS_DIR: &str = "dbdelta-runs";
+
 /// A series that changed at its newest run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
