@@ -4,19 +4,13 @@
 
 mod common;
 
-use common::{check_golden, data_dir, fixture_dir, manifest, result};
-use dbdelta_model::{Group, RunStatus, StepResult};
+use common::{check_golden, data_dir, fixture_dir, result};
+use dbdelta_model::{Group, StepResult};
 use dbdelta_report::github::{render, Links};
-use dbdelta_report::{load_run, ReportData, RunData};
+use dbdelta_report::{load_run, ReportData};
 
 fn run(results: Vec<StepResult>) -> ReportData {
-    let run = RunData {
-        dir: "run".into(),
-        manifest: manifest(&["a", "b"], RunStatus::Complete),
-        results,
-        warnings: Vec::new(),
-    };
-    ReportData::from_runs(vec![run], None).unwrap()
+    common::two_target_data(results)
 }
 
 /// Three rounds: point-query a steady 20 % drop, update-index noisy (not significant), and
