@@ -44,7 +44,10 @@ pub fn run() -> Result<ExitCode> {
             print_out(&suites_cmd::run(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::History(args) => crate::history_cmd::history(&args),
+        Command::History(args) => match &args.action {
+            Some(action) => crate::history_admin::run(action),
+            None => crate::history_cmd::history(&args),
+        },
         Command::Import(args) => crate::history_cmd::import(&args),
         Command::Detect(args) => crate::history_cmd::detect(&args),
         Command::Build(args) => {
@@ -182,6 +185,7 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
         FormatArg::Json => Format::Json,
         FormatArg::Html => Format::Html,
         FormatArg::Ycsb => Format::Ycsb,
+        FormatArg::Github => return crate::ci_summary::write(args, &data),
     };
     let text = render(&data, format, &opts)?;
     match &args.output {
@@ -203,12 +207,12 @@ fn query_set_report(
         FormatArg::Md => qs::markdown(&report),
         FormatArg::Json => qs::json(&report),
         FormatArg::Html => qs::html(&report),
-        FormatArg::Csv | FormatArg::Ycsb => bail!(
+        FormatArg::Csv | FormatArg::Ycsb | FormatArg::Github => bail!(
             "--format {}: a query-set run has text, md, json and html reports",
-            if matches!(args.format, FormatArg::Csv) {
-                "csv"
-            } else {
-                "ycsb"
+            match args.format {
+                FormatArg::Csv => "csv",
+                FormatArg::Github => "github",
+                _ => "ycsb",
             }
         ),
     };

@@ -148,7 +148,11 @@ pub struct SeriesArgs {
 
 /// `dbdelta history`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct HistoryArgs {
+    /// Housekeeping of the store: `prune` old runs, `export` the series as CSV or JSON.
+    #[command(subcommand)]
+    pub action: Option<HistoryAction>,
     /// The store.
     #[command(flatten)]
     pub store: StoreArgs,
@@ -207,6 +211,23 @@ pub struct DetectArgs {
     /// last run in the direction that is worse).
     #[arg(long)]
     pub fail_on_new: bool,
+
+    /// With --fail-on-new: for each series that regressed at its newest run without a
+    /// profile of that step, print the `dbdelta run` command that measures the run before
+    /// the change and the newest run again, side by side as targets `before` and `after`,
+    /// with CPU profiles of the changed steps only (from the two runs' manifests).
+    #[arg(long, requires = "fail_on_new")]
+    pub profile_on_change: bool,
+
+    /// Also run the printed commands (their differential flamegraphs and `dbdelta explain`
+    /// show where the time went); implies --profile-on-change.
+    #[arg(long, requires = "fail_on_new")]
+    pub rerun: bool,
+
+    /// Where the run directories of the history are, for --profile-on-change (repeatable;
+    /// default: dbdelta-runs).
+    #[arg(long, value_name = "DIR")]
+    pub runs_dir: Vec<PathBuf>,
 }
 
 /// Stack walking for `--profile-callgraph`.
@@ -625,6 +646,10 @@ pub enum FormatArg {
     Html,
     /// YCSB's `[OP], Measurement, value` lines for steps with operation types.
     Ycsb,
+    /// A compact Markdown summary for a pull-request comment or $GITHUB_STEP_SUMMARY: the
+    /// verdict count, each target's bottom line, the significant changes with their
+    /// intervals, the noise floor, and links (--link-base, --dashboard).
+    Github,
 }
 
 /// Which numbers CSV prints.
@@ -696,6 +721,15 @@ pub struct ReportArgs {
     /// first step with per-second intervals).
     #[arg(long, value_name = "STEP")]
     pub timeline: Option<String>,
+
+    /// github: where the run directory is published (e.g. the CI artifact's URL); the
+    /// summary links to report.html under it. Default: the run directory's path as given.
+    #[arg(long, value_name = "URL")]
+    pub link_base: Option<String>,
+
+    /// github: the history dashboard's page to link to, as given (a URL or a path).
+    #[arg(long, value_name = "URL")]
+    pub dashboard: Option<String>,
 }
 
 /// `dbdelta suites`.
@@ -740,4 +774,67 @@ mod tests {
         // help_expected(true) makes debug_assert fail on any argument without help text.
         Cli::command().debug_assert();
     }
+}
+
+/// `dbdelta history prune|export`.
+#[derive(Debug, Subcommand)]
+pub enum HistoryAction {
+    /// Remove runs from the history by age, host or target (at least one). Lists what would
+    /// go and changes nothing unless --yes is given.
+    Prune(PruneArgs),
+    /// Write the series (one row per run of each series) as CSV or JSON.
+    Export(ExportArgs),
+}
+
+/// `dbdelta history prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// The store.
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Only runs that started more than this long ago: a whole number and a unit, s, m, h,
+    /// d or w (e.g. 30d, 12h, 2w).
+    #[arg(long, value_name = "AGE")]
+    pub older_than: Option<String>,
+
+    /// Only runs of this host name.
+    #[arg(long)]
+    pub host: Option<String>,
+
+    /// Only this target name (its results only; the run's other targets stay).
+    #[arg(long, value_name = "NAME")]
+    pub target: Option<String>,
+
+    /// Remove what is listed (without it, prune only lists).
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// Export formats of `history export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// A header row, then one row per run of each series.
+    Csv,
+    /// An array of series, each with its key and its runs.
+    Json,
+}
+
+/// `dbdelta history export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The store.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The series.
+    #[command(flatten)]
+    pub series: SeriesArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: ExportFormat,
+
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }

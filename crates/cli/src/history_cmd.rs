@@ -64,7 +64,8 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn filter(s: &SeriesArgs) -> Filter {
+/// The series filter of the flags.
+pub(crate) fn filter(s: &SeriesArgs) -> Filter {
     Filter {
         target_like: s.target_like.clone(),
         step: s.step.clone(),
@@ -169,6 +170,8 @@ pub fn detect(args: &DetectArgs) -> Result<ExitCode> {
     let found = matching_series(args.store.store.as_deref(), &args.series)?;
     let mut o = String::new();
     let (mut changes, mut new_regressions) = (0, 0);
+    // Series that regressed at their newest run (one entry per metric that did).
+    let mut regressed = Vec::new();
     for s in &found {
         for &m in &metrics {
             // Runs without this metric are left out of its series.
@@ -184,6 +187,15 @@ pub fn detect(args: &DetectArgs) -> Result<ExitCode> {
                 let newest = cp.index + 1 == runs.len();
                 if worse && newest {
                     new_regressions += 1;
+                    if let Some(before) = cp.index.checked_sub(1).map(|i| runs[i]) {
+                        regressed.push(dbdelta_lab::rerun::Change {
+                            target: s.key.target.clone(),
+                            label: s.key.label.clone(),
+                            threads: s.key.threads,
+                            before_run: before.run_id.clone(),
+                            after_run: at.run_id.clone(),
+                        });
+                    }
                 }
                 let _ = writeln!(
                     o,
@@ -218,6 +230,9 @@ pub fn detect(args: &DetectArgs) -> Result<ExitCode> {
         opts.min_segment
     );
     print_out(&o)?;
+    if args.profile_on_change || args.rerun {
+        crate::profile_on_change::profile_on_change(args, &regressed)?;
+    }
     if args.fail_on_new && new_regressions > 0 {
         eprintln!("FAIL (--fail-on-new): {new_regressions} series regressed at their newest run");
         return Ok(ExitCode::from(1));

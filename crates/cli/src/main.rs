@@ -10,6 +10,7 @@
 mod app;
 mod bounds;
 mod build_cmd;
+mod ci_summary;
 mod config;
 mod connections;
 mod console;
@@ -23,11 +24,13 @@ mod fuzz_corpus;
 #[cfg(test)]
 mod fuzzing;
 mod help;
+mod history_admin;
 mod history_cmd;
 mod interrupt;
 mod output;
 mod prepare_cmd;
 mod profile_cmd;
+mod profile_on_change;
 mod progress;
 mod resolve_flags;
 mod spec;

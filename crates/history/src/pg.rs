@@ -1,8 +1,11 @@
 //! A shared PostgreSQL store, through a connection the caller opens with dbdelta's own
-//! PostgreSQL client: the table `dbdelta_history (id text primary key, doc text)` in the
-//! URL's database.
+//! PostgreSQL client: the table `dbdelta_history` (one row per point: its id, its JSON
+//! document, and its run, start, host and target as columns) in the URL's database, at schema
+//! [`crate::SCHEMA_VERSION`].
 
 use crate::point::Point;
+use crate::prune::RunEntry;
+use crate::schema::{self, Dialect};
 use crate::store::{decode, encode, HistoryError, Store};
 use dbdelta_engine::{Connection, EngineError, Value};
 use dbdelta_model::TargetSpec;
@@ -19,8 +22,8 @@ pub struct PgStore {
 }
 
 impl PgStore {
-    /// Connects (password from the URL, `PGPASSWORD` or `~/.pgpass`) and creates the table
-    /// if needed.
+    /// Connects (password from the URL, `PGPASSWORD` or `~/.pgpass`) and brings the schema
+    /// to the current version (creating the table in a new database).
     pub fn open(url: &str, connect: &PgConnector) -> Result<PgStore, HistoryError> {
         let spec = TargetSpec::parse(&format!("history={url}"))
             .map_err(|source| HistoryError::BadUrl { source })?;
@@ -29,12 +32,72 @@ impl PgStore {
             url: shown.clone(),
             source,
         };
-        let mut conn = connect(&spec).map_err(err)?;
-        conn.batch(
-            "CREATE TABLE IF NOT EXISTS dbdelta_history (id text PRIMARY KEY, doc text NOT NULL)",
-        )
-        .map_err(err)?;
-        Ok(PgStore { conn, url: shown })
+        let conn = connect(&spec).map_err(err)?;
+        let mut store = PgStore { conn, url: shown };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The version: the version table's, else 1 when the history table exists, else 0.
+    fn found_version(&mut self) -> Result<u32, HistoryError> {
+        let count = |s: &mut Self, table: &str| -> Result<bool, HistoryError> {
+            let n = s
+                .conn
+                .query_scalar(&format!(
+                    "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = '{table}'"
+                ))
+                .map_err(|e| s.err(e))?;
+            Ok(n.is_some_and(|n| n.trim() != "0"))
+        };
+        if count(self, "dbdelta_schema_version")? {
+            let v = self
+                .conn
+                .query_scalar("SELECT max(version) FROM dbdelta_schema_version")
+                .map_err(|e| self.err(e))?;
+            if let Some(v) = v.and_then(|v| v.trim().parse().ok()) {
+                return Ok(v);
+            }
+        }
+        Ok(u32::from(count(self, "dbdelta_history")?))
+    }
+
+    /// Applies the missing schema steps in one transaction, under an advisory lock so that
+    /// two dbdelta processes opening a new or old store at once migrate it once.
+    fn migrate(&mut self) -> Result<(), HistoryError> {
+        self.conn.query("BEGIN").map_err(|e| self.err(e))?;
+        let out = self.migrate_in_transaction();
+        match out {
+            Ok(()) => self
+                .conn
+                .query("COMMIT")
+                .map(|_| ())
+                .map_err(|e| self.err(e)),
+            Err(e) => {
+                let _ = self.conn.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    fn migrate_in_transaction(&mut self) -> Result<(), HistoryError> {
+        // The key is arbitrary and fixed: "dbdelta" in ASCII, as one bigint.
+        self.conn
+            .query("SELECT pg_advisory_xact_lock(28539957049369953)")
+            .map_err(|e| self.err(e))?;
+        let found = self.found_version()?;
+        if found > schema::CURRENT {
+            return Err(HistoryError::NewerSchema {
+                store: self.url.clone(),
+                found,
+                supported: schema::CURRENT,
+            });
+        }
+        if found < schema::CURRENT {
+            for sql in schema::migration(found, Dialect::Postgres) {
+                self.conn.batch(&sql).map_err(|e| self.err(e))?;
+            }
+        }
+        Ok(())
     }
 
     fn err(&self, source: EngineError) -> HistoryError {
@@ -50,7 +113,8 @@ impl Store for PgStore {
         let stmt = self
             .conn
             .prepare(
-                "INSERT INTO dbdelta_history (id, doc) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+                "INSERT INTO dbdelta_history (id, doc, run_id, run_started, host, target) \
+                 VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
             )
             .map_err(|e| self.err(e))?;
         let mut added = 0;
@@ -58,9 +122,17 @@ impl Store for PgStore {
         for p in points {
             let doc = encode(&self.url, p)?;
             let id = p.id();
-            let out = self
-                .conn
-                .execute(stmt, &[Value::Text(&id), Value::Text(&doc)]);
+            let out = self.conn.execute(
+                stmt,
+                &[
+                    Value::Text(&id),
+                    Value::Text(&doc),
+                    Value::Text(&p.run_id),
+                    Value::Text(&p.run_started),
+                    Value::Text(&p.host),
+                    Value::Text(&p.target),
+                ],
+            );
             match out {
                 Ok(o) => added += o.affected as usize,
                 Err(e) => {
@@ -81,6 +153,62 @@ impl Store for PgStore {
             .map_err(|e| self.err(e))?
             .unwrap_or_default();
         decode(&self.url, all.lines().filter(|l| !l.is_empty()))
+    }
+
+    fn runs(&mut self) -> Result<Vec<RunEntry>, HistoryError> {
+        // One JSON array of [started, run, target, host, points] rows.
+        let text = self
+            .conn
+            .query_scalar(
+                "SELECT coalesce(json_agg(json_build_array(run_started, run_id, target, host, n) \
+                 ORDER BY run_started, run_id, target, host)::text, '[]') FROM \
+                 (SELECT run_started, run_id, target, host, count(*) AS n FROM dbdelta_history \
+                 GROUP BY run_started, run_id, target, host) s",
+            )
+            .map_err(|e| self.err(e))?
+            .unwrap_or_else(|| "[]".to_string());
+        let rows: Vec<(String, String, String, String, usize)> = serde_json::from_str(&text)
+            .map_err(|source| HistoryError::Listing {
+                store: self.url.clone(),
+                source,
+            })?;
+        Ok(rows
+            .into_iter()
+            .map(|(run_started, run_id, target, host, points)| RunEntry {
+                run_started,
+                run_id,
+                target,
+                host,
+                points,
+            })
+            .collect())
+    }
+
+    fn remove(&mut self, runs: &[RunEntry]) -> Result<usize, HistoryError> {
+        let stmt = self
+            .conn
+            .prepare("DELETE FROM dbdelta_history WHERE run_id = ? AND target = ?")
+            .map_err(|e| self.err(e))?;
+        let mut removed = 0;
+        self.conn.query("BEGIN").map_err(|e| self.err(e))?;
+        for r in runs {
+            match self
+                .conn
+                .execute(stmt, &[Value::Text(&r.run_id), Value::Text(&r.target)])
+            {
+                Ok(o) => removed += o.affected as usize,
+                Err(e) => {
+                    let _ = self.conn.rollback();
+                    return Err(self.err(e));
+                }
+            }
+        }
+        self.conn.query("COMMIT").map_err(|e| self.err(e))?;
+        Ok(removed)
+    }
+
+    fn schema_version(&mut self) -> Result<u32, HistoryError> {
+        self.found_version()
     }
 
     fn describe(&self) -> String {

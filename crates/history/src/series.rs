@@ -1,6 +1,7 @@
 //! Grouping stored points into per-run series for history listings and detection.
 
 use crate::point::{Metric, Point};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Which points a listing or detection looks at; every field is optional.
@@ -67,7 +68,7 @@ impl Filter {
 }
 
 /// What one series is: the same target name and step measured over time on one host.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct SeriesKey {
     /// Host name.
     pub host: String,
@@ -82,7 +83,7 @@ pub struct SeriesKey {
 }
 
 /// One run in a series: the mean of its repeats.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SeriesPoint {
     /// The run.
     pub run_id: String,
@@ -117,7 +118,7 @@ impl SeriesPoint {
 }
 
 /// One series, oldest run first.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Series {
     /// What it is.
     pub key: SeriesKey,

@@ -1,6 +1,7 @@
 //! The store seam: what a results history does, and why it can fail.
 
 use crate::point::Point;
+use crate::prune::RunEntry;
 use dbdelta_engine::EngineError;
 use dbdelta_model::TargetError;
 
@@ -37,6 +38,24 @@ pub enum HistoryError {
         /// The cause.
         source: serde_json::Error,
     },
+    /// The store was written by a newer dbdelta, whose schema this build does not know.
+    #[error("history store {store}: schema version {found} is newer than this dbdelta's ({supported}); use a newer dbdelta or another --store")]
+    NewerSchema {
+        /// The store.
+        store: String,
+        /// Its schema version.
+        found: u32,
+        /// The newest this build knows.
+        supported: u32,
+    },
+    /// The store's answer to a listing could not be read.
+    #[error("history store {store}: unreadable listing ({source})")]
+    Listing {
+        /// The store.
+        store: String,
+        /// The cause.
+        source: serde_json::Error,
+    },
     /// No user data directory to hold the default store.
     #[error("no data directory for the results history: set $DBDELTA_STORE or $HOME, or give --store PATH")]
     NoDataDir,
@@ -50,6 +69,17 @@ pub trait Store {
 
     /// Every stored point.
     fn points(&mut self) -> Result<Vec<Point>, HistoryError>;
+
+    /// Every (run, target) the store holds, with its start, host and point count, ordered by
+    /// start then run then target.
+    fn runs(&mut self) -> Result<Vec<RunEntry>, HistoryError>;
+
+    /// Removes every point of the given (run, target) pairs in one transaction; returns how
+    /// many points went.
+    fn remove(&mut self, runs: &[RunEntry]) -> Result<usize, HistoryError>;
+
+    /// The schema version the store is at (after opening: [`crate::SCHEMA_VERSION`]).
+    fn schema_version(&mut self) -> Result<u32, HistoryError>;
 
     /// Where the store is, for messages (passwords redacted).
     fn describe(&self) -> String;

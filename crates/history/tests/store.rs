@@ -1,6 +1,9 @@
-//! Store round-trips: SQLite (always) and a managed PostgreSQL 15 (when installed).
+//! Store round-trips, pruning, export and schema migration: SQLite (always) and a managed
+//! PostgreSQL 15 (when installed).
 
-use dbdelta_history::{open_store, series, Filter, Point};
+use dbdelta_history::{
+    epoch_seconds, export, open_store, select, series, Filter, Point, PruneRule, SCHEMA_VERSION,
+};
 
 fn point(run: &str, started: &str, target: &str, label: &str, repeat: u32, qps: f64) -> Point {
     Point {
@@ -98,12 +101,126 @@ fn round_trip(spec: &str) {
     assert_eq!(s[0].points[0].repeats, 2);
     assert!((s[0].points[0].qps - 1005.0).abs() < 1e-9);
     assert_eq!(s[0].points[1].run_id, "r2");
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    exported(&s);
+    pruned(spec);
+}
+
+/// Export writes what the series hold.
+fn exported(s: &[dbdelta_history::Series]) {
+    let csv = export::csv(s);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[1].starts_with("h1,sysbench,pg,update-index,1,r1,2026-01-01T00:00:00Z,"));
+    // Two repeats, mean QPS 1005; only one repeat measured CPU, so the run has none.
+    assert!(lines[1].contains(",00ff,2,1005,"), "{}", lines[1]);
+    assert!(lines[1].ends_with(','), "{}", lines[1]);
+    let json: serde_json::Value = serde_json::from_str(&export::json(s).unwrap()).unwrap();
+    assert_eq!(json[0]["points"][1]["run_id"], "r2");
+}
+
+/// Prune lists (run, target) pairs, and removing them leaves exactly the rest.
+fn pruned(spec: &str) {
+    let mut store = open_store(spec, &connect_pg).unwrap();
+    let runs = store.runs().unwrap();
+    let listed: Vec<(&str, &str, usize)> = runs
+        .iter()
+        .map(|r| (r.run_id.as_str(), r.target.as_str(), r.points))
+        .collect();
+    assert_eq!(
+        listed,
+        [("r1", "pg", 2), ("r2", "maria", 1), ("r2", "pg", 2)]
+    );
+    let rule = PruneRule {
+        started_before: epoch_seconds("2026-01-01T12:00:00Z"),
+        ..PruneRule::default()
+    };
+    let old = select(&runs, &rule);
+    assert_eq!(old.len(), 1);
+    assert_eq!(store.remove(&old).unwrap(), 2);
+    let maria = PruneRule {
+        target: Some("maria".into()),
+        host: Some("h1".into()),
+        ..PruneRule::default()
+    };
+    let gone = select(&store.runs().unwrap(), &maria);
+    assert_eq!(store.remove(&gone).unwrap(), 1);
+    drop(store);
+    let mut store = open_store(spec, &connect_pg).unwrap();
+    let left = store.points().unwrap();
+    assert_eq!(left.len(), 2);
+    assert!(left.iter().all(|p| p.run_id == "r2" && p.target == "pg"));
+}
+
+const V1: &str = include_str!("data/schema_v1.sql");
+
+/// A store written before the schema was versioned opens at the current version with its
+/// four points, lists its runs from the new columns, and takes new points.
+fn migrated(spec: &str) {
+    let mut store = open_store(spec, &connect_pg).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let mut back = store.points().unwrap();
+    back.sort_by_key(Point::id);
+    assert_eq!(back.len(), 4);
+    assert_eq!(back[0].run_id, "20260101T000000Z-sysbench");
+    assert_eq!(back[0].cpu_us_per_op, Some(12.5));
+    let runs = store.runs().unwrap();
+    let listed: Vec<(&str, &str, &str, usize)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r.run_started.as_str(),
+                r.run_id.as_str(),
+                r.host.as_str(),
+                r.points,
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("2026-01-01T00:00:00Z", "20260101T000000Z-sysbench", "h1", 2),
+            ("2026-01-02T00:00:00Z", "20260102T000000Z-sysbench", "h1", 2)
+        ]
+    );
+    assert_eq!(store.add(&sample()).unwrap(), 5);
+    drop(store);
+    // Opening again finds the schema current and changes nothing.
+    let mut store = open_store(spec, &connect_pg).unwrap();
+    assert_eq!(store.points().unwrap().len(), 9);
+    assert_eq!(store.runs().unwrap().len(), 5);
 }
 
 #[test]
 fn sqlite_store_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     round_trip(dir.path().join("sub/history.sqlite").to_str().unwrap());
+}
+
+#[test]
+fn sqlite_store_of_the_unversioned_schema_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(V1)
+        .unwrap();
+    migrated(path.to_str().unwrap());
+}
+
+#[test]
+fn sqlite_store_of_a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.sqlite");
+    drop(open_store(path.to_str().unwrap(), &connect_pg).unwrap());
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("UPDATE dbdelta_schema_version SET version = version + 1")
+        .unwrap();
+    let err = open_store(path.to_str().unwrap(), &connect_pg)
+        .err()
+        .expect("a newer schema is refused");
+    assert!(err.to_string().contains("is newer than"), "{err}");
 }
 
 #[test]
@@ -134,6 +251,14 @@ fn postgres_store_round_trip_on_a_managed_server() {
         engine.database()
     );
     round_trip(&url);
+    // The same database again, as an older dbdelta left it.
+    let target = dbdelta_model::TargetSpec::parse(&format!("history={url}")).unwrap();
+    let mut conn = connect_pg(&target).unwrap();
+    conn.batch("DROP TABLE dbdelta_history; DROP TABLE dbdelta_schema_version")
+        .unwrap();
+    conn.batch(V1).unwrap();
+    drop(conn);
+    migrated(&url);
     use dbdelta_engine::Engine;
     engine.shutdown().unwrap();
 }

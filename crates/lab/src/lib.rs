@@ -11,7 +11,8 @@
 //! [`registry`] (the engine table), `target` (provision and retire), `sequential` and
 //! `interleave` (schedules), [`queryset`] (query-set runs), `reports` (the report files),
 //! [`gate`] (`--fail-on`), [`history`] (indexing), [`interrupt`] (Ctrl-C and SIGTERM),
-//! [`profiling`], [`outcome`] (how a run ended), [`resolve`] (`--resolve`: rounds until resolved).
+//! [`profiling`], [`outcome`] (how a run ended), [`resolve`] (`--resolve`: rounds until resolved),
+//! [`rerun`] (`detect --profile-on-change`: profiling the two sides of a new regression).
 #![deny(missing_docs)]
 
 pub mod build;
@@ -32,6 +33,7 @@ pub mod progress;
 pub mod queryset;
 pub mod registry;
 mod reports;
+pub mod rerun;
 pub mod resolve;
 pub mod rundir;
 mod sequential;

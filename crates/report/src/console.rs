@@ -112,7 +112,7 @@ fn key(data: &ReportData, cells: &[VerdictCell]) -> String {
 }
 
 /// "N regression(s), M improvement(s), K without significant change".
-fn counts(cells: &[VerdictCell]) -> String {
+pub(crate) fn counts(cells: &[VerdictCell]) -> String {
     let n = |v: Verdict| verdict::count_verdicts(cells, v);
     let missing = cells.iter().filter(|c| c.comparison.is_none()).count();
     format!(

@@ -30,6 +30,7 @@ pub mod dbcounters;
 pub mod detail;
 mod digits;
 mod error;
+pub mod github;
 pub mod html;
 pub mod ibench;
 pub mod json;

@@ -15,13 +15,7 @@ fn repeat(mut r: StepResult, k: u32) -> StepResult {
 }
 
 fn run(results: Vec<StepResult>) -> ReportData {
-    let run = RunData {
-        dir: "run".into(),
-        manifest: manifest(&["a", "b"], RunStatus::Complete),
-        results,
-        warnings: Vec::new(),
-    };
-    ReportData::from_runs(vec![run], None).unwrap()
+    common::two_target_data(results)
 }
 
 #[test]

@@ -390,3 +390,14 @@ fn pretty<T: serde::Serialize>(value: &T) -> String {
     text.push('\n');
     text
 }
+
+/// One complete run of targets `a` (the base) and `b` holding `results`, as report data.
+pub fn two_target_data(results: Vec<StepResult>) -> dbdelta_report::ReportData {
+    let run = dbdelta_report::RunData {
+        dir: "run".into(),
+        manifest: manifest(&["a", "b"], RunStatus::Complete),
+        results,
+        warnings: Vec::new(),
+    };
+    dbdelta_report::ReportData::from_runs(vec![run], None).expect("two targets merge")
+}
