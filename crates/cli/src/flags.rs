@@ -696,6 +696,18 @@ pub struct ReportArgs {
     /// first step with per-second intervals).
     #[arg(long, value_name = "STEP")]
     pub timeline: Option<String>,
+
+    /// Show the version-series section (text, md, html, json) with the targets in the order
+    /// given, the first as the oldest: per group the geometric mean of relative QPS with its
+    /// interval, the significant changes between adjacent targets (with their differential
+    /// flamegraphs under --profile) and the settings whose defaults changed. Without it the
+    /// section appears when three or more targets of one engine have increasing versions.
+    #[arg(long, conflicts_with = "no_series")]
+    pub series: bool,
+
+    /// Never show the version-series section.
+    #[arg(long)]
+    pub no_series: bool,
 }
 
 /// `dbdelta suites`.
