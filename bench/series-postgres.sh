@@ -84,10 +84,11 @@ run() {
     say "\`dbdelta run $(printf '%q ' "$@")\`: $(( $(now) - t0 )) s, exit $rc; load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
     say ""
 }
-# The series report's section in Markdown, from "## Version series" to the next "## ".
+# The series report's section in Markdown: from "## Version series" to the noise-floor line
+# that follows it (sysbench) or to the end (the Insert Benchmark appends it).
 series_md() {
     "$DBDELTA" report --format md "$1" |
-        awk '/^## Version series/ { p = 1; print; next } p && /^## / { p = 0 } p'
+        awk '/^## Version series/ { p = 1; print; next } p && (/^\*\*Noise floor/ || /^# /) { p = 0 } p'
 }
 
 [ -s "$OUT" ] || { echo "# PostgreSQL $(echo "$VERSIONS" | awk '{print $1 "–" $NF}') as a version series"; echo; } > "$OUT"
@@ -133,23 +134,28 @@ fi
 
 if [[ " $PARTS " == *" profile "* ]]; then
     [ -f "$WORK/sysbench/run.json" ] || { echo "part profile needs the sysbench run (part sysbench)" >&2; exit 1; }
-    # The TOP largest significant adjacent-version changes (|log ratio|), from report.json.
+    # The TOP largest significant adjacent-version changes (|log ratio|), from report.json;
+    # when fewer are significant, the rest are the changes whose interval excludes 1 on its
+    # own (withheld by the false discovery rate control), smallest p first, and say so.
     "$DBDELTA" report --format json "$WORK/sysbench" > "$WORK/sysbench.report.json"
-    jq -r --argjson top "$TOP" '[.series.adjacent[]? | select(.significant)]
-        | sort_by(-(.ratio | log | fabs)) | .[:$top][] | "\(.label)\t\(.threads)\t\(.before)\t\(.after)\t\(.ratio)"' \
+    jq -r --argjson top "$TOP" '([.series.adjacent[]? | select(.significant)]
+            | sort_by(-(.ratio | log | fabs)) | map(. + {kind: "significant"}))
+        + ([.series.adjacent[]? | select(.withheld)] | sort_by(.p)
+            | map(. + {kind: "interval excludes 1 alone, not significant after FDR control"}))
+        | .[:$top][] | "\(.label)\t\(.dop)\t\(.before)\t\(.after)\t\(.ratio)\t\(.low)\t\(.high)\t\(.kind)"' \
         "$WORK/sysbench.report.json" > "$WORK/top.tsv"
-    say "## 4. The $TOP largest significant changes between adjacent versions, profiled"
+    say "## 4. The $TOP largest changes between adjacent versions, profiled"
     say ""
     if [ ! -s "$WORK/top.tsv" ]; then
-        say "No change between adjacent versions was significant in part 1: nothing to profile."
+        say "No interval between adjacent versions excluded 1 in part 1: nothing to profile."
     else
         steps=$(cut -f1 "$WORK/top.tsv" | sort -u | paste -sd, -)
-        say "Steps: $steps. A second run with \`--profile --profile-steps\` (profiles are taken in each step's first round, which the intervals leave out)."
+        say "Steps: $steps. A second run of these steps only (\`--steps\`), every version, with \`--profile\` (profiles are taken in each step's first round, which the intervals leave out)."
         say ""
-        run profile --suite sysbench --scale quick --profile --profile-steps "$steps" "${targets[@]}"
+        run profile --suite sysbench --scale quick --steps "$steps" --profile "${targets[@]}"
         mkdir -p "$HERE/series-postgres"
-        while IFS=$'\t' read -r label threads before after ratio; do
-            say "### $label dop=$threads: $after vs $before = $(printf '%.3f' "$ratio")"
+        while IFS=$'\t' read -r label threads before after ratio low high kind; do
+            say "### $label dop=$threads: $after vs $before = $(printf '%.3f [%.3f, %.3f]' "$ratio" "$low" "$high") ($kind in part 1)"
             say ""
             stem=$(cd "$WORK/profile/profiles/$after" && ls -- *"-$label.dop$threads.diff-vs-$before.svg" 2>/dev/null | head -1 || true)
             if [ -n "$stem" ]; then

@@ -199,8 +199,8 @@ pub fn render(
             f(data, opts, &verdict::verdicts(data))
         };
         return Ok(match format {
-            Format::Text => series(series_out::text) + &ibench::text(data, opts.details),
-            Format::Markdown => series(series_out::markdown) + &ibench::markdown(data),
+            Format::Text => ibench::text(data, opts.details) + &series(series_out::text),
+            Format::Markdown => ibench::markdown(data) + &series(series_out::markdown),
             Format::Csv => ibench::csv(data),
             Format::Json => ibench::json(data),
             Format::Html => with_series(ibench::html(data), &series(series_out::html)),
