@@ -26,6 +26,9 @@ VERSIONS="12 13 14 15 16 17 18"
 PARTS="fetch sysbench ibench report profile"
 SETTINGS="shared_buffers=256MB&max_wal_size=4GB"
 TOP=3
+# The profiled run's windows: quick scale's 0.2 s windows give perf no samples of a server
+# that shares 2 loaded cores; 3 s windows at 499 Hz, two rounds, do.
+PROFILE_OPTS="--read-secs 3 --write-secs 3 --warmup-secs 1 --repeat 2 --profile-freq 499"
 WORK=/var/tmp/dbdelta-series-$(date -u +%Y%m%d)
 OUT=""
 usage() {
@@ -38,6 +41,8 @@ usage: bench/series-postgres.sh [--dbdelta PATH] [--versions "12 … 18"] [--par
   --settings Q     server settings of every target, as a target query
                    (default "shared_buffers=256MB&max_wal_size=4GB")
   --top N          adjacent-version changes profiled and written up (default 3)
+  --profile-opts O flags of the profiled run (default "--read-secs 3 --write-secs 3
+                   --warmup-secs 1 --repeat 2 --profile-freq 499")
   --work DIR       run directories, kept (default /var/tmp/dbdelta-series-<UTC date>)
   --out FILE       Markdown results, appended to
                    (default bench/results-series-postgres-<UTC date>.md)
@@ -50,6 +55,7 @@ while [ $# -gt 0 ]; do
     --parts) PARTS=$2; shift ;;
     --settings) SETTINGS=$2; shift ;;
     --top) TOP=$2; shift ;;
+    --profile-opts) PROFILE_OPTS=$2; shift ;;
     --work) WORK=$2; shift ;;
     --out) OUT=$2; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -77,6 +83,7 @@ run() {
     local name=$1
     shift
     local t0 rc=0
+    rm -rf "${WORK:?}/$name" # a part run again starts a fresh run directory
     t0=$(now)
     "$DBDELTA" run --quiet --no-store --run-dir "$WORK/$name" "$@" \
         > "$WORK/$name.out" 2> "$WORK/$name.err" || rc=$?
@@ -150,9 +157,10 @@ if [[ " $PARTS " == *" profile "* ]]; then
         say "No interval between adjacent versions excluded 1 in part 1: nothing to profile."
     else
         steps=$(cut -f1 "$WORK/top.tsv" | sort -u | paste -sd, -)
-        say "Steps: $steps. A second run of these steps only (\`--steps\`), every version, with \`--profile\` (profiles are taken in each step's first round, which the intervals leave out)."
+        say "Steps: $steps. A second run of these steps only (\`--steps\`), every version, with \`--profile $PROFILE_OPTS\` (profiles are taken in each step's first round, which the intervals leave out)."
         say ""
-        run profile --suite sysbench --scale quick --steps "$steps" --profile "${targets[@]}"
+        # shellcheck disable=SC2086
+        run profile --suite sysbench --scale quick --steps "$steps" --profile $PROFILE_OPTS "${targets[@]}"
         mkdir -p "$HERE/series-postgres"
         while IFS=$'\t' read -r label threads before after ratio low high kind; do
             say "### $label dop=$threads: $after vs $before = $(printf '%.3f [%.3f, %.3f]' "$ratio" "$low" "$high") ($kind in part 1)"

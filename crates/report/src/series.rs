@@ -132,10 +132,10 @@ pub struct GroupMean {
     pub steps: usize,
     /// Geometric mean of target/oldest.
     pub mean: f64,
-    /// Lower bound of its 95 % interval.
-    pub low: f64,
-    /// Upper bound of its 95 % interval.
-    pub high: f64,
+    /// Its 95 % interval (low, high); `None` when no step of the group has an interval and
+    /// the mean is of the steps' bare ratios (one window per target, as the Insert Benchmark
+    /// runs).
+    pub interval: Option<(f64, f64)>,
 }
 
 /// Per thread count, group (point, range, write, then every step) and target: the geometric
@@ -143,7 +143,8 @@ pub struct GroupMean {
 /// treats the steps as fixed and each step's ratio as uncertain, as the console's bottom line
 /// does: on the log scale each step's standard error is its interval's half-width over the
 /// normal quantile, and the mean of n logs has the root of the summed squares over n. Steps
-/// without an interval are left out.
+/// without an interval are left out, unless no step of the group has one: then the mean is of
+/// the bare ratios, without an interval.
 pub fn group_means(
     data: &ReportData,
     series: &Series,
@@ -176,8 +177,27 @@ pub fn group_means(
                         target,
                         steps: comparisons.len(),
                         mean,
-                        low,
-                        high,
+                        interval: Some((low, high)),
+                    });
+                    continue;
+                }
+                let bare: Vec<f64> = cells
+                    .iter()
+                    .filter(|c| c.threads == threads && &c.target == name)
+                    .filter(|c| {
+                        group.is_none() || groups.get(&(threads, c.label.clone())).copied() == group
+                    })
+                    .filter_map(|c| c.bare_ratio)
+                    .filter(|r| *r > 0.0 && r.is_finite())
+                    .collect();
+                if !bare.is_empty() {
+                    let logs = bare.iter().map(|r| r.ln()).sum::<f64>() / bare.len() as f64;
+                    means.push(GroupMean {
+                        group,
+                        target,
+                        steps: bare.len(),
+                        mean: logs.exp(),
+                        interval: None,
                     });
                 }
             }

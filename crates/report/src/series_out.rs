@@ -44,12 +44,15 @@ fn group_name(g: Option<Group>) -> &'static str {
 }
 
 fn interval(m: &GroupMean) -> String {
-    format!(
-        "{} [{}, {}]",
-        ratio(m.mean, 2),
-        ratio(m.low, 2),
-        ratio(m.high, 2)
-    )
+    match m.interval {
+        Some((low, high)) => format!(
+            "{} [{}, {}]",
+            ratio(m.mean, 2),
+            ratio(low, 2),
+            ratio(high, 2)
+        ),
+        None => format!("{} (no interval)", ratio(m.mean, 2)),
+    }
 }
 
 /// A ratio with its interval and verdict mark (▲ faster, ▼ slower, ° excluded 1 alone).
@@ -142,6 +145,39 @@ impl Section {
             .collect()
     }
 
+    /// Without any interval (one window per target and step): every step's newer/older per
+    /// adjacent pair, a row per step and a column per pair.
+    fn bare_rows(&self, threads: u32) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+        if self.tested() > 0 {
+            return None;
+        }
+        let n = self.series.names.len();
+        let header: Vec<String> = std::iter::once("step".to_string())
+            .chain((1..n).map(|i| format!("{}/{}", self.series.names[i], self.series.names[i - 1])))
+            .collect();
+        let mut labels: Vec<&str> = Vec::new();
+        for a in self.adjacent.iter().filter(|a| a.threads == threads) {
+            if !labels.contains(&a.label.as_str()) {
+                labels.push(&a.label);
+            }
+        }
+        let rows: Vec<Vec<String>> = labels
+            .iter()
+            .map(|l| {
+                std::iter::once(l.to_string())
+                    .chain((1..n).map(|i| {
+                        self.adjacent
+                            .iter()
+                            .find(|a| a.threads == threads && a.after == i && a.label == *l)
+                            .and_then(Adjacent::ratio)
+                            .map_or("n/a".to_string(), |r| ratio(r, 2))
+                    }))
+                    .collect()
+            })
+            .collect();
+        (!rows.is_empty()).then_some((header, rows))
+    }
+
     fn tested(&self) -> usize {
         self.adjacent
             .iter()
@@ -171,6 +207,7 @@ impl Section {
 }
 
 const MEANS_NOTE: &str = "Geometric mean over the group's steps of relative QPS against the oldest version, with its 95 % interval (each step's ratio uncertain, the steps fixed); steps without an interval are left out.";
+const BARE_NOTE: &str = "No step has an interval (one window per target): each version's rate over the one before it, without a verdict.";
 const DEFAULTS_NOTE: &str = "Server settings whose recorded values differ between the versions although no target sets them: a default changed (the server's, or the one its initdb writes). - = not recorded (the built-in default, or a setting the version does not have).";
 
 fn adjacent_note(s: &Section) -> String {
@@ -317,6 +354,11 @@ pub fn text(data: &ReportData, opts: &ReportOptions, cells: &[VerdictCell]) -> S
     for threads in data.thread_counts() {
         let list = s.significant(threads);
         let _ = writeln!(o, "\nChanges between adjacent versions, dop={threads}");
+        if let Some((h, r)) = s.bare_rows(threads) {
+            let _ = writeln!(o, "  {BARE_NOTE}");
+            aligned(&h, &r, &mut o);
+            continue;
+        }
         let _ = writeln!(o, "  {}", adjacent_note(&s));
         if list.is_empty() {
             let _ = writeln!(o, "none significant");
@@ -369,6 +411,14 @@ pub fn markdown(data: &ReportData, opts: &ReportOptions, cells: &[VerdictCell]) 
     }
     for threads in data.thread_counts() {
         let list = s.significant(threads);
+        if let Some((h, r)) = s.bare_rows(threads) {
+            let _ = writeln!(
+                o,
+                "### Changes between adjacent versions, dop={threads}\n\n{BARE_NOTE}\n"
+            );
+            md_table(&h, &r, &mut o);
+            continue;
+        }
         let _ = writeln!(
             o,
             "### Changes between adjacent versions, dop={threads}\n\n{}\n",
@@ -429,6 +479,15 @@ pub fn html(data: &ReportData, opts: &ReportOptions, cells: &[VerdictCell]) -> S
     }
     for threads in data.thread_counts() {
         let list = s.significant(threads);
+        if let Some((h, r)) = s.bare_rows(threads) {
+            let _ = writeln!(
+                o,
+                "<h3>Changes between adjacent versions, dop={threads}</h3>\n<p class=\"note\">{}</p>",
+                esc(BARE_NOTE)
+            );
+            html_table(&h, &r, &mut o);
+            continue;
+        }
         let _ = writeln!(
             o,
             "<h3>Changes between adjacent versions, dop={threads}</h3>\n<p class=\"note\">{}</p>",
@@ -529,8 +588,8 @@ pub fn json(data: &ReportData, opts: &ReportOptions, cells: &[VerdictCell]) -> s
             "target": name(m.target),
             "steps": m.steps,
             "mean": m.mean,
-            "low": m.low,
-            "high": m.high,
+            "low": m.interval.map(|i| i.0),
+            "high": m.interval.map(|i| i.1),
         }))).collect::<Vec<_>>(),
         "adjacent": s.adjacent.iter().map(|a| json!({
             "dop": a.threads,
