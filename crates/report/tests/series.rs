@@ -302,3 +302,33 @@ fn adjacent_versions_get_their_differential_flamegraphs_linked() {
         assert!(dir.join(file).is_file(), "{file}");
     }
 }
+
+/// One window per target and step (as the Insert Benchmark runs): no interval anywhere, so
+/// the group means and the adjacent changes are the bare ratios, said so.
+#[test]
+fn one_window_per_target_gives_bare_ratios() {
+    let run = RunData {
+        dir: "run".into(),
+        manifest: series_manifest(),
+        results: series_results()
+            .into_iter()
+            .filter(|r| r.repeat == 1)
+            .map(|mut r| {
+                r.repeat = 0;
+                r
+            })
+            .collect(),
+        warnings: Vec::new(),
+    };
+    let data = ReportData::from_runs(vec![run], None).expect("merge");
+    let text = render(&data, Format::Markdown, &ReportOptions::default()).expect("md");
+    assert!(
+        text.contains("| point (1 step) | 1.10 (no interval) | 1.30 (no interval) |"),
+        "{text}"
+    );
+    assert!(text.contains("| step | pg15/pg13 | pg17/pg15 |"), "{text}");
+    assert!(
+        text.contains("| update-index_range=100 | 1.10 | 0.80 |"),
+        "{text}"
+    );
+}
