@@ -4,13 +4,11 @@
 
 mod common;
 
-use common::{check_golden, data_dir, manifest, result, write_run};
+use common::{check_golden, data_dir, keep_update_index_profile, manifest, result, write_run};
 use dbdelta_model::{Group, RunManifest, RunStatus, StepResult};
-use dbdelta_profile::store::{keep_profile, write_adjacent_diffs, write_diffs, ProfileSpec};
-use dbdelta_profile::{Callgraph, ProfileSettings};
+use dbdelta_profile::store::{write_adjacent_diffs, write_diffs};
 use dbdelta_report::series::SeriesMode;
 use dbdelta_report::{load_run, render, Format, ReportData, ReportOptions, RunData};
-use std::path::{Path, PathBuf};
 
 const VERSIONS: [(&str, &str); 3] = [("pg13", "13.23"), ("pg15", "15.18"), ("pg17", "17.9")];
 
@@ -215,29 +213,6 @@ fn detected_only_from_increasing_versions_of_one_engine() {
     assert!(!md(&reversed, SeriesMode::Detect).contains("Version series"));
 }
 
-fn perf_script(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../profile/tests/fixtures")
-        .join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-fn keep(dir: &Path, target: &str, script: &str) {
-    let spec = ProfileSpec {
-        perf: PathBuf::from("/usr/bin/perf"),
-        dir: dir.join("profiles").join(target),
-        target: target.into(),
-        step: "update-index".into(),
-        label: "update-index_range=100".into(),
-        order: 7,
-        threads: 1,
-        settings: ProfileSettings::new(99, Callgraph::Fp, vec![]).expect("settings"),
-    };
-    std::fs::create_dir_all(&spec.dir).expect("mkdir");
-    let info = keep_profile(&spec, &perf_script(script), 1000);
-    assert!(info.samples > 0 && info.svg.is_some(), "{info:?}");
-}
-
 #[test]
 fn adjacent_versions_get_their_differential_flamegraphs_linked() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -254,9 +229,9 @@ fn adjacent_versions_get_their_differential_flamegraphs_linked() {
         std::fs::create_dir_all(&d).expect("mkdir");
         std::fs::write(d.join(name), serde_json::to_vec(&r).expect("json")).expect("write");
     }
-    keep(&dir, "pg13", "base.perf-script");
-    keep(&dir, "pg15", "target.perf-script");
-    keep(&dir, "pg17", "base.perf-script");
+    keep_update_index_profile(&dir, "pg13", "base.perf-script");
+    keep_update_index_profile(&dir, "pg15", "target.perf-script");
+    keep_update_index_profile(&dir, "pg17", "base.perf-script");
     let names: Vec<String> = VERSIONS.iter().map(|(n, _)| n.to_string()).collect();
     let profiles = dir.join("profiles");
     assert_eq!(write_diffs(&profiles, "pg13", &names).len(), 2);
