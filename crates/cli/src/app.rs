@@ -168,6 +168,11 @@ fn report_cmd(args: &ReportArgs) -> Result<ExitCode> {
             .map(|c| parse_cost(c))
             .collect::<Result<Vec<_>, _>>()?,
         timeline: args.timeline.clone(),
+        series: match (args.series, args.no_series) {
+            (true, _) => dbdelta_report::series::SeriesMode::On,
+            (_, true) => dbdelta_report::series::SeriesMode::Off,
+            _ => dbdelta_report::series::SeriesMode::Detect,
+        },
         // Links to profile files are relative to where the report is written.
         link_dir: Some(match args.output.as_ref().and_then(|p| p.parent()) {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

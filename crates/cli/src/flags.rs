@@ -730,6 +730,18 @@ pub struct ReportArgs {
     /// github: the history dashboard's page to link to, as given (a URL or a path).
     #[arg(long, value_name = "URL")]
     pub dashboard: Option<String>,
+
+    /// Show the version-series section (text, md, html, json) with the targets in the order
+    /// given, the first as the oldest: per group the geometric mean of relative QPS with its
+    /// interval, the significant changes between adjacent targets (with their differential
+    /// flamegraphs under --profile) and the settings whose defaults changed. Without it the
+    /// section appears when three or more targets of one engine have increasing versions.
+    #[arg(long, conflicts_with = "no_series")]
+    pub series: bool,
+
+    /// Never show the version-series section.
+    #[arg(long)]
+    pub no_series: bool,
 }
 
 /// `dbdelta suites`.

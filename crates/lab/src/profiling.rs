@@ -4,7 +4,9 @@
 use crate::error::LabError;
 use crate::plan::RunPlan;
 use crate::progress::LabProgress;
-use dbdelta_profile::store::{explain as explain_tables, write_diffs, write_no_profiles};
+use dbdelta_profile::store::{
+    explain as explain_tables, write_adjacent_diffs, write_diffs, write_no_profiles,
+};
 use dbdelta_profile::{check_perf, ProfileSettings};
 use dbdelta_runner::TargetProfiling;
 use std::path::{Path, PathBuf};
@@ -62,12 +64,18 @@ pub fn setup(
     }
 }
 
-/// After every target ran: differential flamegraphs vs the base and `profiles/explain.txt`
+/// After every target ran: differential flamegraphs vs the base (and, with three targets or
+/// more, of each target vs the one before it) and `profiles/explain.txt`
 /// with every profiled step's drill-down table.
 pub fn finish(plan: &RunPlan, run_dir: &Path, progress: &dyn LabProgress) {
     let profiles = run_dir.join("profiles");
     let names: Vec<String> = plan.targets.iter().map(|t| t.name.clone()).collect();
-    let diffs = write_diffs(&profiles, &plan.base, &names);
+    let mut diffs = write_diffs(&profiles, &plan.base, &names);
+    // Three targets or more may be a version series: its report explains each significant
+    // change between adjacent versions with their diff, so every adjacent pair gets one.
+    if names.len() >= 3 {
+        diffs.extend(write_adjacent_diffs(&profiles, &plan.base, &names));
+    }
     let mut text = String::new();
     if let Ok(tables) = explain_tables(&profiles, &plan.base, &names, "*", None) {
         for t in tables {

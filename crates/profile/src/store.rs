@@ -314,6 +314,17 @@ pub fn write_diffs(profiles: &Path, base: &str, targets: &[String]) -> Vec<PathB
     written
 }
 
+/// For a version series (`targets` in order, oldest first): the differential flamegraph of
+/// every target against the one before it, `<stem>.diff-vs-<previous>.svg`, where the one
+/// before is not `base` (that diff is [`write_diffs`]'s); returns the files written.
+pub fn write_adjacent_diffs(profiles: &Path, base: &str, targets: &[String]) -> Vec<PathBuf> {
+    targets
+        .windows(2)
+        .filter(|w| w[0] != base && w[1] != base)
+        .flat_map(|w| write_diffs(profiles, &w[0], std::slice::from_ref(&w[1])))
+        .collect()
+}
+
 /// The drill-down tables of the steps matching `step` (a glob on name or label), base vs
 /// `targets`, optionally one thread count.
 pub fn explain(

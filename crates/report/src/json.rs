@@ -31,6 +31,9 @@ struct Doc<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     turns: Vec<crate::contention::TurnsCost>,
     warnings: &'a [String],
+    /// The version series (see `series_out::json`), when the targets form one.
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    series: serde_json::Value,
 }
 
 #[derive(Serialize)]
@@ -104,8 +107,9 @@ struct RowDoc<'a> {
 }
 
 /// Renders the whole report as pretty JSON (ending with a newline).
-pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
+pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
     let cells = crate::verdict::verdicts(data);
+    let series = crate::series_out::json(data, opts, &cells);
     let doc = Doc {
         base: data.base(),
         targets: data.columns.iter().map(|c| &c.target).collect(),
@@ -146,6 +150,7 @@ pub fn render(data: &ReportData, _opts: &ReportOptions) -> String {
             })
             .collect(),
         warnings: &data.warnings,
+        series,
     };
     // Serializing plain data to a string cannot fail; keep a valid document regardless.
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| {

@@ -43,6 +43,8 @@ pub mod profiles;
 pub mod queryset;
 pub mod resolved;
 mod sections;
+pub mod series;
+pub mod series_out;
 pub mod summary;
 pub mod svg;
 pub mod table;
@@ -97,6 +99,9 @@ pub struct ReportOptions {
     /// HTML: the directory the report file is written to, for links to profile files;
     /// `None` = the report is written into the run directory (links are `profiles/…`).
     pub link_dir: Option<std::path::PathBuf>,
+    /// Text, Markdown, HTML and JSON: the version-series section (detected from the versions
+    /// by default; `--series`, `--no-series`).
+    pub series: series::SeriesMode,
 }
 
 impl Default for ReportOptions {
@@ -111,6 +116,7 @@ impl Default for ReportOptions {
             costs: Vec::new(),
             timeline: None,
             link_dir: None,
+            series: series::SeriesMode::Detect,
         }
     }
 }
@@ -190,12 +196,15 @@ pub fn render(
         return Ok(ycsb::render(data));
     }
     if ibench::present(data) {
+        let series = |f: fn(&ReportData, &ReportOptions, &[verdict::VerdictCell]) -> String| {
+            f(data, opts, &verdict::verdicts(data))
+        };
         return Ok(match format {
-            Format::Text => ibench::text(data, opts.details),
-            Format::Markdown => ibench::markdown(data),
+            Format::Text => ibench::text(data, opts.details) + &series(series_out::text),
+            Format::Markdown => ibench::markdown(data) + &series(series_out::markdown),
             Format::Csv => ibench::csv(data),
             Format::Json => ibench::json(data),
-            Format::Html => ibench::html(data),
+            Format::Html => with_series(ibench::html(data), &series(series_out::html)),
             Format::Ycsb => ycsb::render(data),
         });
     }
@@ -208,13 +217,15 @@ pub fn render(
                 contention::line(data.results()).map_or(String::new(), |l| format!("{l}.\n\n"));
             floor
                 + &contention
+                + &series_out::text(data, opts, &cells)
                 + &text::render(data, opts)
                 + &verdict::render_text(data, &cells)
                 + &resolved::text(data)
         }
         Format::Markdown => {
             let cells = verdict::verdicts(data);
-            markdown::render(data, opts, &cells)
+            series_out::markdown(data, opts, &cells)
+                + &markdown::render(data, opts, &cells)
                 + &verdict::render_markdown(data, &cells)
                 + &resolved::markdown(data)
         }
@@ -223,7 +234,10 @@ pub fn render(
         Format::Ycsb => ycsb::render(data),
         Format::Html => {
             let cells = verdict::verdicts(data);
-            let page = html::render(data, opts, &cells);
+            let page = with_series(
+                html::render(data, opts, &cells),
+                &series_out::html(data, opts, &cells),
+            );
             let section = verdict::render_html(data, &cells);
             match page.rfind("</body>") {
                 Some(at) => format!("{}{section}{}", &page[..at], &page[at..]),
@@ -231,4 +245,16 @@ pub fn render(
             }
         }
     })
+}
+
+/// The page with the series section before its first `<h2>` (after the title and the
+/// introduction), or before `</body>` when it has none.
+fn with_series(page: String, section: &str) -> String {
+    if section.is_empty() {
+        return page;
+    }
+    match page.find("<h2").or_else(|| page.rfind("</body>")) {
+        Some(at) => format!("{}{section}{}", &page[..at], &page[at..]),
+        None => page + section,
+    }
 }

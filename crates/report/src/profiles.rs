@@ -38,7 +38,7 @@ pub fn profiled_steps(data: &ReportData) -> BTreeSet<(String, u32)> {
 
 /// Where links to files of `run` point: relative to the run directory when the report is
 /// written into it (`opts.link_dir` = `None`), else the run directory as given.
-fn link_prefix(run: &RunData, opts: &ReportOptions) -> String {
+pub(crate) fn link_prefix(run: &RunData, opts: &ReportOptions) -> String {
     match &opts.link_dir {
         None => String::new(),
         Some(from) => {
@@ -54,7 +54,7 @@ fn link_prefix(run: &RunData, opts: &ReportOptions) -> String {
 }
 
 /// Percent-encodes the characters of a file name that break a relative URL.
-fn href(path: &str) -> String {
+pub(crate) fn href(path: &str) -> String {
     let mut out = String::new();
     for c in path.chars() {
         match c {
@@ -158,6 +158,24 @@ fn run_section(
                     esc(target),
                     esc(base)
                 ));
+            }
+            // A series also has each version against the one before it (the run writes these
+            // for three targets or more; the first pair is the diff against the base).
+            let before = names
+                .iter()
+                .position(|n| n == target)
+                .and_then(|k| k.checked_sub(1))
+                .map(|k| &names[k]);
+            if let Some(prev) = before.filter(|p| p.as_str() != base) {
+                let adjacent = format!("{stem}.diff-vs-{}.svg", file_safe(prev));
+                if profiles.join(target).join(&adjacent).is_file() {
+                    links.push(format!(
+                        "<a class=\"adjacent-diff\" href=\"{}\">{} vs {} differential flamegraph</a>",
+                        href(&format!("{dir}{adjacent}")),
+                        esc(target),
+                        esc(prev)
+                    ));
+                }
             }
             if let Some(ss) = &info.speedscope {
                 links.push(format!(

@@ -4,21 +4,13 @@
 
 mod common;
 
-use common::{manifest, result, write_run};
+use common::{keep_update_index_profile, manifest, result, write_run};
 use dbdelta_model::{Group, RunStatus};
-use dbdelta_profile::store::{keep_profile, write_diffs, write_no_profiles, ProfileSpec};
-use dbdelta_profile::{Callgraph, ProfileSettings};
+use dbdelta_profile::store::{write_diffs, write_no_profiles};
 use dbdelta_report::{load_run, render, Format, ReportData, ReportOptions};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const LABEL: &str = "update-index_range=100";
-
-fn perf_script(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../profile/tests/fixtures")
-        .join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
 
 fn run(dir: &Path) {
     let results = [
@@ -34,22 +26,6 @@ fn run(dir: &Path) {
     );
 }
 
-fn keep(dir: &Path, target: &str, script: &str) {
-    let spec = ProfileSpec {
-        perf: PathBuf::from("/usr/bin/perf"),
-        dir: dir.join("profiles").join(target),
-        target: target.into(),
-        step: "update-index".into(),
-        label: LABEL.into(),
-        order: 7,
-        threads: 1,
-        settings: ProfileSettings::new(99, Callgraph::Fp, vec![]).expect("settings"),
-    };
-    std::fs::create_dir_all(&spec.dir).expect("mkdir");
-    let info = keep_profile(&spec, &perf_script(script), 1000);
-    assert!(info.samples > 0 && info.svg.is_some(), "{info:?}");
-}
-
 fn html(dir: &Path, opts: &ReportOptions) -> String {
     let data = ReportData::from_runs(vec![load_run(dir).expect("loads")], None).expect("merge");
     render(&data, Format::Html, opts).expect("html")
@@ -60,8 +36,8 @@ fn profiled_steps_link_flamegraphs_and_show_the_drill_down() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("run");
     run(&dir);
-    keep(&dir, "base", "base.perf-script");
-    keep(&dir, "slow", "target.perf-script");
+    keep_update_index_profile(&dir, "base", "base.perf-script");
+    keep_update_index_profile(&dir, "slow", "target.perf-script");
     let diffs = write_diffs(
         &dir.join("profiles"),
         "base",

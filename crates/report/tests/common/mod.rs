@@ -401,3 +401,31 @@ pub fn two_target_data(results: Vec<StepResult>) -> dbdelta_report::ReportData {
     };
     dbdelta_report::ReportData::from_runs(vec![run], None).expect("two targets merge")
 }
+
+/// The text of a `perf script` fixture of the profile crate.
+pub fn perf_script(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../profile/tests/fixtures")
+        .join(name);
+    fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Keeps the profile of `target`'s update-index_range=100 step (order 7, dop 1) from a
+/// `perf script` fixture under `dir/profiles/<target>/`, as a `--profile` run does.
+pub fn keep_update_index_profile(dir: &Path, target: &str, script: &str) {
+    use dbdelta_profile::store::{keep_profile, ProfileSpec};
+    use dbdelta_profile::{Callgraph, ProfileSettings};
+    let spec = ProfileSpec {
+        perf: PathBuf::from("/usr/bin/perf"),
+        dir: dir.join("profiles").join(target),
+        target: target.into(),
+        step: "update-index".into(),
+        label: "update-index_range=100".into(),
+        order: 7,
+        threads: 1,
+        settings: ProfileSettings::new(99, Callgraph::Fp, vec![]).expect("settings"),
+    };
+    fs::create_dir_all(&spec.dir).expect("mkdir");
+    let info = keep_profile(&spec, &perf_script(script), 1000);
+    assert!(info.samples > 0 && info.svg.is_some(), "{info:?}");
+}
