@@ -33,6 +33,7 @@ pub mod queryset;
 pub mod registry;
 mod reports;
 pub mod resolve;
+pub mod rocks_build;
 pub mod rundir;
 mod sequential;
 mod target;

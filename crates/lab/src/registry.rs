@@ -20,6 +20,7 @@ pub static KINDS: &[&dyn EngineKind] = &[
     &dbdelta_engine_clickhouse::ClickhouseKind,
     &dbdelta_engine_clickhouse::ChdbKind,
     &dbdelta_engine_mock::MockKind,
+    &crate::rocks_build::RocksdbBuildKind,
 ];
 
 /// Engine names, for error messages.
@@ -106,12 +107,20 @@ mod tests {
                 "rocksdb",
                 "clickhouse",
                 "chdb",
-                "mock"
+                "mock",
+                "rocksdb-build"
             ]
         );
         assert_eq!(
             names(|k| k.thread_per_connection()),
-            ["sqlite", "rocksdb", "clickhouse", "chdb", "mock"]
+            [
+                "sqlite",
+                "rocksdb",
+                "clickhouse",
+                "chdb",
+                "mock",
+                "rocksdb-build"
+            ]
         );
         assert_eq!(names(|k| k.analytic_only()), ["clickhouse", "chdb"]);
     }
