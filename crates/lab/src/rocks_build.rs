@@ -10,10 +10,9 @@ use dbdelta_engine::{
     Engine, EngineConfig, EngineError, EngineKind, ErrorKind, OpenOptions, SpecError,
 };
 use dbdelta_model::{Location, TargetSpec};
-use dbdelta_source_build::driver::Event;
 use dbdelta_source_build::rocksdb::crates_io::Index;
 use dbdelta_source_build::rocksdb::{self, RocksBuildRequest, RocksBuilt, RocksSourceSpec};
-use dbdelta_source_build::{recipe, Recipe};
+use dbdelta_source_build::Recipe;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -42,28 +41,13 @@ fn split(t: &TargetSpec) -> Result<RocksBuildTarget, LabError> {
     };
     let source =
         RocksSourceSpec::parse(&source_text).map_err(|e| input!("--target {}: {e}", t.name))?;
-    let mut recipe_pairs = Vec::new();
-    let mut options = Vec::new();
-    for (k, v) in &t.params {
-        if recipe::is_key(k) {
-            recipe_pairs.push((k.clone(), v.clone()));
-        } else if k == "lib" {
-            return Err(input!(
-                "--target {}: a rocksdb-build target loads the library it builds: drop lib= (or use a rocksdb: target with lib=)",
-                t.name
-            ));
-        } else if let Some(near) = recipe::near_key(k) {
-            return Err(input!(
-                "--target {}: '{k}' is not a build recipe key (did you mean {near}?): the recipe keys are {}; other parameters are RocksDB options",
-                t.name,
-                recipe::KEYS.join(", ")
-            ));
-        } else {
-            options.push((k.clone(), v.clone()));
-        }
+    if t.params.iter().any(|(k, _)| k == "lib") {
+        return Err(input!(
+            "--target {}: a rocksdb-build target loads the library it builds: drop lib= (or use a rocksdb: target with lib=)",
+            t.name
+        ));
     }
-    let recipe =
-        Recipe::from_pairs(&recipe_pairs).map_err(|e| input!("--target {}: {e}", t.name))?;
+    let (recipe, options) = crate::build::recipe_and_rest(t, "RocksDB options")?;
     rocksdb::driver::make_vars(&recipe).map_err(|e| input!("--target {}: {e}", t.name))?;
     Ok(RocksBuildTarget {
         source,
@@ -256,35 +240,14 @@ pub fn build(
     let src = rocksdb::spec::resolve(source, &cache, &Index::from_env(), &mut |s: &str| {
         on(BuildEvent::Note(s))
     })?;
-    let jobs = jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
     let req = RocksBuildRequest {
         source: &src,
         recipe,
         cache: &cache,
-        jobs,
+        jobs: crate::build::jobs_or_cpus(jobs),
         cxx: compiler(),
     };
-    let mut open = false;
-    let mut progress = |e: Event<'_>| match e {
-        Event::Note(s) => on(BuildEvent::Note(s)),
-        Event::PhaseStarted(p) => {
-            on(BuildEvent::PhaseStarted(p));
-            open = true;
-        }
-        Event::PhaseDone(_, took) => {
-            on(BuildEvent::PhaseDone(took));
-            open = false;
-        }
-    };
-    let result = rocksdb::build(&req, &mut progress);
-    if open {
-        on(BuildEvent::PhaseFailed);
-    }
-    let built = result?;
+    let built = crate::build::with_phases(on, |progress| rocksdb::build(&req, progress))?;
     if !built.cached {
         on(BuildEvent::Built {
             dir: &built.dir,
