@@ -12,7 +12,7 @@ use std::path::PathBuf;
 /// `lib=` takes).
 pub fn build_cmd(args: &BuildArgs) -> Result<PathBuf> {
     if args.engine == "rocksdb" {
-        return crate::build_rocksdb::build_rocksdb(args);
+        return crate::build_rocksdb::build_rocksdb(args, &mut show);
     }
     if !matches!(args.engine.as_str(), "postgres" | "postgresql" | "pg") {
         bail!(

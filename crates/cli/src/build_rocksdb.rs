@@ -5,12 +5,14 @@
 
 use crate::flags::BuildArgs;
 use anyhow::{bail, Result};
+use dbdelta_lab::BuildEvent;
 use dbdelta_source_build::rocksdb::RocksSourceSpec;
 use dbdelta_source_build::Recipe;
 use std::path::PathBuf;
 
-/// Builds (or looks up, with `--cached-only`) a RocksDB build; returns its library.
-pub fn build_rocksdb(args: &BuildArgs) -> Result<PathBuf> {
+/// Builds (or looks up, with `--cached-only`) a RocksDB build, telling `show` each phase;
+/// returns its library.
+pub fn build_rocksdb(args: &BuildArgs, show: &mut dyn FnMut(BuildEvent<'_>)) -> Result<PathBuf> {
     let source =
         RocksSourceSpec::parse(&args.source).map_err(|e| anyhow::anyhow!("--source: {e}"))?;
     let recipe =
@@ -23,13 +25,7 @@ pub fn build_rocksdb(args: &BuildArgs) -> Result<PathBuf> {
     let built = if args.cached_only {
         dbdelta_lab::rocks_build::cached(&source, &recipe, args.cache_dir.clone())?
     } else {
-        dbdelta_lab::rocks_build::build(
-            &source,
-            &recipe,
-            args.jobs,
-            args.cache_dir.clone(),
-            &mut crate::build_cmd::show,
-        )?
+        dbdelta_lab::rocks_build::build(&source, &recipe, args.jobs, args.cache_dir.clone(), show)?
     };
     eprintln!(
         "build: db_bench of the same tree: {}",
