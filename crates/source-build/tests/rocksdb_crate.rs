@@ -16,8 +16,14 @@ const CRATE: &str = "librocksdb-sys";
 const VERS: &str = "0.17.1+9.9.3";
 
 /// A Makefile standing in for RocksDB's: the two goals dbdelta asks for, each making a
-/// file; db_bench reports `reported` as its version.
+/// file; db_bench reports `reported` as its version. With `reported` = `fail-once`, the
+/// first make leaves a half-done object (`half.o`) and fails; a make that finds it succeeds.
 fn makefile(reported: &str) -> String {
+    if reported == "fail-once" {
+        return "shared_lib:\n\ttest -f half.o || { touch half.o; exit 1; }\n\tprintf 'x\\n' > librocksdb.so.9.9.3\n\
+                db_bench:\n\tprintf '#!/bin/sh\\necho db_bench version 9.9.3\\n' > db_bench\n\tchmod +x db_bench\n"
+            .to_string();
+    }
     format!(
         "shared_lib:\n\tprintf 'not really a library\\n' > librocksdb.so.9.9.3\n\
          db_bench:\n\tprintf '#!/bin/sh\\necho db_bench version {reported}\\n' > db_bench\n\tchmod +x db_bench\n"
@@ -193,4 +199,40 @@ fn a_db_bench_of_another_version_fails_the_build_naming_both() {
             && e.contains("db_bench --version says 7.8.3, the source tree 9.9.3"),
         "{e}"
     );
+}
+
+#[test]
+fn a_failed_make_is_resumed_in_its_object_tree() {
+    let d = tempfile::tempdir().unwrap();
+    let (cache, built) = build(d.path(), "fail-once");
+    let e = built.unwrap_err().to_string();
+    assert!(e.contains("make shared_lib db_bench"), "{e}");
+    let src =
+        rocksdb::spec::resolve_cached(&RocksSourceSpec::parse("9.9").unwrap(), &cache).unwrap();
+    let recipe = Recipe::default();
+    let req = RocksBuildRequest {
+        source: &src,
+        recipe: &recipe,
+        cache: &cache,
+        jobs: 1,
+        cxx: "true".into(),
+    };
+    let mut notes = Vec::new();
+    let b = rocksdb::build(&req, &mut |e| {
+        if let dbdelta_source_build::driver::Event::Note(n) = e {
+            notes.push(n.to_string())
+        }
+    })
+    .unwrap();
+    assert!(
+        notes.iter().any(|n| n.contains("resuming its make")),
+        "{notes:?}"
+    );
+    assert!(
+        b.info.phases.iter().all(|p| p.name != "copy the tree"),
+        "{:?}",
+        b.info.phases
+    );
+    // The object tree is removed once the build is complete.
+    assert!(!b.dir.join("obj").exists());
 }
