@@ -8,11 +8,15 @@ use dbdelta_source_build::{Recipe, SourceSpec};
 use std::io::Write;
 use std::path::PathBuf;
 
-/// `dbdelta build`: builds and returns the bin directory.
+/// `dbdelta build`: builds and returns the bin directory (for rocksdb: the library that
+/// `lib=` takes).
 pub fn build_cmd(args: &BuildArgs) -> Result<PathBuf> {
+    if args.engine == "rocksdb" {
+        return crate::build_rocksdb::build_rocksdb(args, &mut show);
+    }
     if !matches!(args.engine.as_str(), "postgres" | "postgresql" | "pg") {
         bail!(
-            "dbdelta build: engine '{}' cannot be built from source: give postgres",
+            "dbdelta build: engine '{}' cannot be built from source: give postgres or rocksdb",
             args.engine
         );
     }

@@ -84,12 +84,15 @@ pub struct CompletionsArgs {
 /// `dbdelta build`.
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// The engine to build: postgres.
+    /// The engine to build: postgres, or rocksdb (librocksdb.so and the same version's
+    /// db_bench; prints the library's path, what a rocksdb: target's lib= takes).
     #[arg(value_name = "ENGINE")]
     pub engine: String,
 
     /// The source: a major version (15 = Debian's postgresql-15 source package, fetched
-    /// with apt-get source) or the path of an unpacked PostgreSQL source tree.
+    /// with apt-get source) or the path of an unpacked PostgreSQL source tree. For rocksdb:
+    /// a release (9.9, 11.8.1: crates.io's librocksdb-sys crate packaging it),
+    /// crate:librocksdb-sys@VERSION, or the path of a RocksDB source tree.
     #[arg(long, value_name = "VERSION|PATH")]
     pub source: String,
 

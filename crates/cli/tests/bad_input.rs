@@ -96,6 +96,18 @@ const CASES: &[(&[&str], &str)] = &[
         "/nonexistent/src",
     ),
     (&["-t", "b=postgres-build:7"], "major version"),
+    (
+        &["-t", "r=rocksdb-build:9.9?pgo=sysbench", "--suite", "kv"],
+        "PostgreSQL builds only",
+    ),
+    (
+        &["-t", "r=rocksdb-build:nine", "--suite", "kv"],
+        "not a RocksDB release",
+    ),
+    (
+        &["-t", "r=rocksdb-build:9.9?lib=/x.so", "--suite", "kv"],
+        "drop lib=",
+    ),
     // Counts past their documented maximum (crates/cli/src/bounds.rs), each named.
     (&["--threads", "5000"], "--threads 5000 is too large"),
     (

@@ -3,7 +3,7 @@
 
 use crate::error::RocksError;
 use crate::ffi::{Api, Handle};
-use crate::options::RocksOptions;
+use crate::options::{CacheType, RocksOptions};
 use std::ffi::{c_char, CString};
 use std::path::Path;
 use std::ptr;
@@ -60,11 +60,31 @@ impl Db {
             (api.options_set_level0_file_num_compaction_trigger)(options, 4);
             (api.options_set_level0_slowdown_writes_trigger)(options, 20);
             (api.options_set_level0_stop_writes_trigger)(options, 30);
+            (api.options_set_enable_pipelined_write)(options, u8::from(o.enable_pipelined_write));
+            (api.options_set_table_cache_numshardbits)(options, o.table_cache_numshardbits);
             if o.statistics {
                 (api.options_enable_statistics)(options);
             }
             let table = (api.block_based_options_create)();
-            let cache = (api.cache_create_lru)(o.cache_size as usize);
+            let cache = match o.cache_type {
+                CacheType::Lru => (api.cache_create_lru)(o.cache_size as usize),
+                // The estimated entry charge db_bench gave HyperClockCache before it could
+                // size itself (`--block_size`): the same on every version that has it.
+                CacheType::HyperClock => match api.newer.cache_create_hyper_clock {
+                    Some(f) => f(o.cache_size as usize, o.block_size as usize),
+                    None => {
+                        (api.block_based_options_destroy)(table);
+                        (api.options_destroy)(options);
+                        return Err(RocksError::Unsupported {
+                            option: "cache_type=hyper_clock",
+                            symbol: "rocksdb_cache_create_hyper_clock",
+                            version: api.version_hint(),
+                            since: "RocksDB's C API has it from 8.0",
+                            fix: "use cache_type=lru, or a library of 8.0 or later (lib=, or a rocksdb-build: target)",
+                        });
+                    }
+                },
+            };
             (api.block_based_options_set_block_cache)(table, cache);
             (api.block_based_options_set_block_size)(table, o.block_size as usize);
             if o.bloom_bits > 0.0 {

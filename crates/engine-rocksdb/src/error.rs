@@ -20,6 +20,15 @@ pub(crate) enum RocksError {
     /// More keys than one multi-get takes.
     #[error("a multi-get takes at most {max} keys, got {n}")]
     TooManyKeys { max: usize, n: usize },
+    /// An option needs a function the loaded library's C API lacks.
+    #[error("{option} needs {symbol} in the C API, which {version} lacks ({since}); {fix}")]
+    Unsupported {
+        option: &'static str,
+        symbol: &'static str,
+        version: String,
+        since: &'static str,
+        fix: &'static str,
+    },
     /// RocksDB's own error text (its `errptr`).
     #[error("{0}")]
     Rocks(String),

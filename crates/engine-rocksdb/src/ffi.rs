@@ -2,8 +2,9 @@
 //!
 //! Loading instead of linking keeps dbdelta buildable where librocksdb is not installed,
 //! and lets one process compare several library builds (`rocksdb:?lib=/opt/rx-8.10/…`),
-//! as db_bench comparisons do with one binary per version. Only functions present in
-//! RocksDB 7.8's C API are used.
+//! as db_bench comparisons do with one binary per version. The functions every target needs
+//! are in RocksDB 7.8's C API; newer ones ([`Newer`]) are probed, and an option needing a
+//! missing one is refused naming the library's version.
 
 use crate::error::RocksError;
 use libloading::Library;
@@ -19,13 +20,17 @@ macro_rules! api {
         #[allow(non_snake_case)]
         pub(crate) struct Api {
             $(pub $name: unsafe extern "C" fn($($arg),*) $(-> $ret)?,)*
+            /// Functions that only some versions' C API has.
+            pub newer: Newer,
+            /// The library file that loaded (as given or found).
+            pub path: std::ffi::OsString,
             // Kept last: dropped after the pointers above are gone.
             _lib: Library,
         }
 
         impl Api {
             /// Resolves every function; the first missing one is named in the error.
-            fn resolve(lib: Library) -> Result<Api, RocksError> {
+            fn resolve(lib: Library, path: std::ffi::OsString) -> Result<Api, RocksError> {
                 $(
                     #[allow(non_snake_case)]
                     // SAFETY: the symbol has the C signature declared here (c.h of 7.8+).
@@ -39,7 +44,8 @@ macro_rules! api {
                         })?
                     };
                 )*
-                Ok(Api { $($name,)* _lib: lib })
+                let newer = Newer::resolve(&lib);
+                Ok(Api { $($name,)* newer, path, _lib: lib })
             }
         }
     };
@@ -65,6 +71,8 @@ api! {
     options_set_level0_slowdown_writes_trigger: fn(Handle, c_int);
     options_set_level0_stop_writes_trigger: fn(Handle, c_int);
     options_set_block_based_table_factory: fn(Handle, Handle);
+    options_set_enable_pipelined_write: fn(Handle, u8);
+    options_set_table_cache_numshardbits: fn(Handle, c_int);
     options_enable_statistics: fn(Handle);
     options_statistics_get_string: fn(Handle) -> *mut c_char;
     block_based_options_create: fn() -> Handle;
@@ -116,10 +124,55 @@ api! {
     free: fn(*mut c_void);
 }
 
+/// `rocksdb_cache_create_hyper_clock(capacity, estimated_entry_charge)`.
+pub(crate) type HyperClockFn = unsafe extern "C" fn(usize, usize) -> Handle;
+
+/// Functions of newer C APIs, probed in the loaded library: an option that needs one is
+/// refused, naming the library's version, when it is missing.
+#[derive(Clone, Copy)]
+pub(crate) struct Newer {
+    /// HyperClockCache (C API from RocksDB 8.x; absent in 7.x).
+    pub cache_create_hyper_clock: Option<HyperClockFn>,
+}
+
+impl Newer {
+    fn resolve(lib: &Library) -> Newer {
+        // SAFETY: the symbol, when present, has the signature of c.h (8.0 and later).
+        let cache_create_hyper_clock = unsafe {
+            lib.get::<HyperClockFn>(b"rocksdb_cache_create_hyper_clock\0")
+                .ok()
+                .map(|s| *s)
+        };
+        Newer {
+            cache_create_hyper_clock,
+        }
+    }
+}
+
+impl Api {
+    /// The loaded library's version as its real file name says (`librocksdb.so.9.9.3`
+    /// after following links), else the file name itself, for messages.
+    pub(crate) fn version_hint(&self) -> String {
+        let p = Path::new(&self.path);
+        let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let name = real
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match name.strip_prefix("librocksdb.so.") {
+            Some(v) if v.split('.').count() == 3 => format!("RocksDB {v} ({})", p.display()),
+            _ => format!("the librocksdb at {}", p.display()),
+        }
+    }
+}
+
 // SAFETY: the API is a table of function pointers into a loaded library; RocksDB's C API is
 // thread-safe for a DB handle and for distinct option/iterator objects per thread.
 unsafe impl Send for Api {}
 unsafe impl Sync for Api {}
+// SAFETY: plain function pointers into the loaded library, which outlives them (Api).
+unsafe impl Send for Newer {}
+unsafe impl Sync for Newer {}
 
 /// Where librocksdb is looked for when the target names none: the development symlink,
 /// then Debian's runtime library of 7.8.
@@ -141,7 +194,7 @@ impl Api {
             // SAFETY: loading runs the library's initialisers; librocksdb's are plain C++
             // static constructors.
             match unsafe { Library::new(c) } {
-                Ok(lib) => return Api::resolve(lib),
+                Ok(lib) => return Api::resolve(lib, c.clone()),
                 Err(e) => errors.push(e),
             }
         }

@@ -41,28 +41,38 @@ fn split(t: &TargetSpec) -> Result<BuildTarget, LabError> {
         )),
     };
     let source = SourceSpec::parse(&source_text).map_err(|e| input!("--target {}: {e}", t.name))?;
-    let mut recipe_pairs = Vec::new();
-    let mut server_params = Vec::new();
-    for (k, v) in &t.params {
-        if recipe::is_key(k) {
-            recipe_pairs.push((k.clone(), v.clone()));
-        } else if let Some(near) = recipe::near_key(k) {
-            return Err(input!(
-                "--target {}: '{k}' is not a build recipe key (did you mean {near}?): the recipe keys are {}; other parameters are server settings",
-                t.name,
-                recipe::KEYS.join(", ")
-            ));
-        } else {
-            server_params.push((k.clone(), v.clone()));
-        }
-    }
-    let recipe =
-        Recipe::from_pairs(&recipe_pairs).map_err(|e| input!("--target {}: {e}", t.name))?;
+    let (recipe, server_params) = recipe_and_rest(t, "server settings")?;
     Ok(BuildTarget {
         source,
         recipe,
         server_params,
     })
+}
+
+/// A built target's parameters split into its recipe and the rest (`rest`: what the other
+/// parameters are, for the message refusing a misspelt recipe key).
+pub(crate) fn recipe_and_rest(
+    t: &TargetSpec,
+    rest: &str,
+) -> Result<(Recipe, Vec<(String, String)>), LabError> {
+    let mut recipe_pairs = Vec::new();
+    let mut others = Vec::new();
+    for (k, v) in &t.params {
+        if recipe::is_key(k) {
+            recipe_pairs.push((k.clone(), v.clone()));
+        } else if let Some(near) = recipe::near_key(k) {
+            return Err(input!(
+                "--target {}: '{k}' is not a build recipe key (did you mean {near}?): the recipe keys are {}; other parameters are {rest}",
+                t.name,
+                recipe::KEYS.join(", ")
+            ));
+        } else {
+            others.push((k.clone(), v.clone()));
+        }
+    }
+    let recipe =
+        Recipe::from_pairs(&recipe_pairs).map_err(|e| input!("--target {}: {e}", t.name))?;
+    Ok((recipe, others))
 }
 
 /// Validates a recipe's PGO suite: a suite dbdelta knows (`flag` names where the recipe
@@ -247,18 +257,40 @@ pub fn build(
     let src = dbdelta_source_build::source::resolve(source, &cache, &mut |s: &str| {
         on(BuildEvent::Note(s))
     })?;
-    let jobs = jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
     let req = BuildRequest {
         source: &src,
         recipe,
         cache: &cache,
-        jobs,
+        jobs: jobs_or_cpus(jobs),
         cc: compiler(),
     };
+    let built = with_phases(on, |progress| {
+        dbdelta_source_build::build(&req, progress, &mut train)
+    })?;
+    if !built.cached {
+        on(BuildEvent::Built {
+            dir: &built.dir,
+            seconds: built.info.seconds,
+        });
+    }
+    Ok(built)
+}
+
+/// Parallel make jobs: the given number, else the number of CPUs.
+pub(crate) fn jobs_or_cpus(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
+}
+
+/// Runs a build driver with its progress events turned into the lab's, telling `on` that
+/// the phase that had begun failed when the driver returns an error in the middle of one.
+pub(crate) fn with_phases<T, E>(
+    on: &mut dyn FnMut(BuildEvent<'_>),
+    build: impl FnOnce(&mut dyn FnMut(Event<'_>)) -> Result<T, E>,
+) -> Result<T, E> {
     let mut open = false;
     let mut progress = |e: Event<'_>| match e {
         Event::Note(s) => on(BuildEvent::Note(s)),
@@ -271,18 +303,11 @@ pub fn build(
             open = false;
         }
     };
-    let result = dbdelta_source_build::build(&req, &mut progress, &mut train);
+    let result = build(&mut progress);
     if open {
         on(BuildEvent::PhaseFailed);
     }
-    let built = result?;
-    if !built.cached {
-        on(BuildEvent::Built {
-            dir: &built.dir,
-            seconds: built.info.seconds,
-        });
-    }
-    Ok(built)
+    result
 }
 
 /// PGO training: runs `suite` at quick scale (1 s per step, no warm-up) against the

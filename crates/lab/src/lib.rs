@@ -35,6 +35,7 @@ pub mod registry;
 mod reports;
 pub mod rerun;
 pub mod resolve;
+pub mod rocks_build;
 pub mod rundir;
 mod sequential;
 mod target;

@@ -21,6 +21,7 @@ pub static KINDS: &[&dyn EngineKind] = &[
     &dbdelta_engine_clickhouse::ChdbKind,
     &dbdelta_engine_mock::MockKind,
     &dbdelta_engine_mongodb::MongodbKind,
+    &crate::rocks_build::RocksdbBuildKind,
 ];
 
 /// Engine names, for error messages.
@@ -108,12 +109,20 @@ mod tests {
                 "clickhouse",
                 "chdb",
                 "mock",
-                "mongodb"
+                "mongodb",
+                "rocksdb-build"
             ]
         );
         assert_eq!(
             names(|k| k.thread_per_connection()),
-            ["sqlite", "rocksdb", "clickhouse", "chdb", "mock"]
+            [
+                "sqlite",
+                "rocksdb",
+                "clickhouse",
+                "chdb",
+                "mock",
+                "rocksdb-build"
+            ]
         );
         assert_eq!(names(|k| k.analytic_only()), ["clickhouse", "chdb"]);
     }

@@ -79,6 +79,8 @@ pub(crate) fn provision(
             settings.extend(crate::build::build_settings(spec));
             // Fetched binaries: which package, version and checksum.
             settings.extend(crate::dist::dist_settings(spec));
+            // A librocksdb dbdelta built: how (source, recipe, make line, its db_bench).
+            settings.extend(crate::rocks_build::build_settings(spec));
             let _ = crate::rundir::write_atomic(
                 &tdir.join("settings.json"),
                 &serde_json::to_vec_pretty(&settings).unwrap_or_default(),

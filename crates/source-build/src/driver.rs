@@ -215,7 +215,7 @@ fn configure_args(prefix: &Path) -> Vec<String> {
     args
 }
 
-fn io_err(path: &Path, e: std::io::Error) -> BuildError {
+pub(crate) fn io_err(path: &Path, e: std::io::Error) -> BuildError {
     BuildError::Io(format!("{}: {e}", path.display()))
 }
 
@@ -235,10 +235,13 @@ pub fn build_dir(req: &BuildRequest<'_>, cc_version: &str) -> PathBuf {
 }
 
 /// An exclusive lock on a cache entry, so two dbdelta processes never build it at once.
-struct Lock(File);
+pub(crate) struct Lock(File);
 
 impl Lock {
-    fn take(path: &Path, progress: &mut dyn FnMut(Event<'_>)) -> Result<Lock, BuildError> {
+    pub(crate) fn take(
+        path: &Path,
+        progress: &mut dyn FnMut(Event<'_>),
+    ) -> Result<Lock, BuildError> {
         let f = File::create(path).map_err(|e| io_err(path, e))?;
         // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
@@ -263,16 +266,16 @@ impl Drop for Lock {
 }
 
 /// The running state of one build: its log and timings.
-struct Run<'p> {
-    name: String,
-    log_path: PathBuf,
-    log: File,
-    phases: Vec<Phase>,
-    progress: &'p mut dyn FnMut(Event<'_>),
+pub(crate) struct Run<'p> {
+    pub(crate) name: String,
+    pub(crate) log_path: PathBuf,
+    pub(crate) log: File,
+    pub(crate) phases: Vec<Phase>,
+    pub(crate) progress: &'p mut dyn FnMut(Event<'_>),
 }
 
 impl Run<'_> {
-    fn phase_failed(&mut self, phase: &str, cause: Cause) -> BuildError {
+    pub(crate) fn phase_failed(&mut self, phase: &str, cause: Cause) -> BuildError {
         let _ = self.log.flush();
         let text = fs::read(&self.log_path)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -287,7 +290,7 @@ impl Run<'_> {
     }
 
     /// Runs one command as a phase, its output appended to the log.
-    fn command(&mut self, phase: &str, cmd: &mut Command) -> Result<(), BuildError> {
+    pub(crate) fn command(&mut self, phase: &str, cmd: &mut Command) -> Result<(), BuildError> {
         let _ = writeln!(self.log, "\n==> {phase}: {cmd:?}");
         let _ = self.log.flush();
         let out = self
@@ -307,7 +310,7 @@ impl Run<'_> {
     }
 
     /// Times `f` as a phase; its error becomes a phase failure.
-    fn timed(
+    pub(crate) fn timed(
         &mut self,
         phase: &str,
         f: impl FnOnce(&Path) -> Result<(), Cause>,

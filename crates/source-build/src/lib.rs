@@ -9,6 +9,10 @@
 //!   into `<cache>/builds/postgresql-<version>-<hash12>/`, reused by later runs; the build's
 //!   log is `build.log` there and its manifest `dbdelta-build.json`.
 //!
+//! - [`rocksdb`]: RocksDB's `librocksdb.so` and the same version's `db_bench`, built from
+//!   a release packaged in crates.io's `librocksdb-sys` or a tree, into
+//!   `<cache>/builds/rocksdb-<version>-<hash12>/`.
+//!
 //! The library never prints: progress goes through a callback, training through another
 //! (the CLI runs a dbdelta suite against the instrumented build).
 #![deny(missing_docs)]
@@ -16,6 +20,7 @@
 pub mod dist;
 pub mod driver;
 pub mod recipe;
+pub mod rocksdb;
 pub mod source;
 
 pub use driver::{

@@ -115,7 +115,7 @@ fn tree(path: &Path) -> Result<Source, BuildError> {
 
 /// A hash of every file's path, size and modification time under `dir` (not `.git`): an
 /// edited tree gets a new cache entry.
-fn tree_fingerprint(dir: &Path) -> String {
+pub(crate) fn tree_fingerprint(dir: &Path) -> String {
     let mut entries = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
