@@ -64,7 +64,7 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn filter(s: &SeriesArgs) -> Filter {
+pub(crate) fn filter(s: &SeriesArgs) -> Filter {
     Filter {
         target_like: s.target_like.clone(),
         step: s.step.clone(),
@@ -94,6 +94,9 @@ fn matching_series(store: Option<&str>, args: &SeriesArgs) -> Result<Vec<dbdelta
 
 /// `dbdelta history`.
 pub fn history(args: &HistoryArgs) -> Result<ExitCode> {
+    if let Some(dir) = &args.html {
+        return crate::dashboard_cmd::dashboard(args, dir);
+    }
     let found = matching_series(args.store.store.as_deref(), &args.series)?;
     let mut o = String::new();
     for s in &found {

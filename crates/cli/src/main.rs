@@ -13,6 +13,7 @@ mod build_cmd;
 mod config;
 mod connections;
 mod console;
+mod dashboard_cmd;
 mod dry_run;
 mod fetch_cmd;
 mod flags;
