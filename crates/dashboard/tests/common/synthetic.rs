@@ -78,11 +78,10 @@ impl Synthetic {
     fn started(&self, i: usize) -> String {
         // 2025-01-01T00:00:00Z plus whole hours.
         let t = 1_735_689_600 + (i as f64 * self.every_hours * 3600.0) as i64;
-        let days = t.div_euclid(86_400);
         let secs = t.rem_euclid(86_400);
         format!(
             "{}T{:02}:{:02}:{:02}Z",
-            civil(days),
+            dbdelta_dashboard::time::date(t as f64),
             secs / 3600,
             secs / 60 % 60,
             secs % 60
@@ -275,20 +274,6 @@ impl Synthetic {
             .expect("write profile info");
         }
     }
-}
-
-/// `YYYY-MM-DD` of days since the epoch (Howard Hinnant's `civil_from_days`).
-fn civil(z: i64) -> String {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
 }
 
 /// xorshift64*, with a Box–Muller normal: seeded noise, the same on every machine.
