@@ -45,12 +45,14 @@ get() { echo "$RESULT" | sed -n "s/^$1=//p"; }
 {
     echo "## Dashboard of a synthetic history, $(date -u +%Y-%m-%dT%H:%MZ)"
     echo
-    echo "Host: $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1 /proc/loadavg) at the end."
+    echo "Host: $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1 /proc/loadavg) at the end"
+    echo "(times are wall clock; total CPU is user + system of every thread, what an idle host"
+    echo "would need at most)."
     echo "Command: bench/dashboard.sh --runs $RUNS --steps $STEPS (commit $(git rev-parse --short HEAD))."
     echo
-    echo "| runs | steps | points | series | change points | evidence pages | read store (s) | render (s) | total (s) | index.html | whole site |"
-    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    echo "| $(get runs) | $(get steps) | $(get points) | $(get series) | $(get change_points) | $(get evidence_pages) | $(get read_store_secs) | $(get render_secs) | $(get total_secs) | $(( $(get index_bytes) / 1024 )) KiB | $(( $(get site_bytes) / 1024 / 1024 )) MiB |"
+    echo "| runs | steps | points | series | change points | evidence pages | read store (s) | render (s) | total (s) | total CPU (s) | index.html | whole site |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| $(get runs) | $(get steps) | $(get points) | $(get series) | $(get change_points) | $(get evidence_pages) | $(get read_store_secs) | $(get render_secs) | $(get total_secs) | $(get total_cpu_secs) | $(( $(get index_bytes) / 1024 )) KiB | $(( $(get site_bytes) / 1024 / 1024 )) MiB |"
     echo
 } >> "$OUT"
 echo "results appended to $OUT"

@@ -24,6 +24,21 @@ fn arg(name: &str, default: &str) -> String {
         .unwrap_or_else(|| default.to_string())
 }
 
+/// CPU seconds (user + system) of this process so far, every thread included: fields 14 and
+/// 15 of /proc/self/stat, in USER_HZ ticks (100 per second on Linux, fixed by its ABI).
+fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    f.iter().sum::<f64>() / 100.0
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runs: usize = arg("--runs", "10000").parse()?;
     let steps: usize = arg("--steps", "42").parse()?;
@@ -55,6 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("generate_secs={:.1}", t.elapsed().as_secs_f64());
 
     let t = Instant::now();
+    let cpu0 = cpu_secs();
     let points = store.points()?;
     let read = t.elapsed().as_secs_f64();
     let site = dir.join("site");
@@ -65,6 +81,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let summary = build(&points, &site, &opts)?;
     let total = t.elapsed().as_secs_f64();
+    let cpu = cpu_secs() - cpu0;
     let mut site_bytes = 0u64;
     for sub in ["", "series", "evidence"] {
         for e in std::fs::read_dir(site.join(sub))?.flatten() {
@@ -82,6 +99,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("read_store_secs={read:.1}");
     println!("render_secs={:.1}", total - read);
     println!("total_secs={total:.1}");
+    println!("total_cpu_secs={cpu:.1}");
     println!("index_bytes={}", summary.index_bytes);
     println!("site_bytes={site_bytes}");
     Ok(())
