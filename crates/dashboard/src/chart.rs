@@ -167,7 +167,7 @@ pub fn over_runs(title: &str, dots: &[Dot], marks: &[Mark], timed: bool) -> Stri
 pub fn sparkline(values: &[f64], change: Option<(usize, bool)>) -> String {
     let (w, h) = (160.0, 28.0);
     let n = values.len();
-    let buckets = n.min(SPARK_POINTS).max(1);
+    let buckets = n.clamp(1, SPARK_POINTS);
     let mut pts: Vec<f64> = Vec::with_capacity(buckets);
     for b in 0..buckets {
         let (lo, hi) = (

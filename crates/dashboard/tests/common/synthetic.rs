@@ -70,8 +70,7 @@ impl Synthetic {
     fn version(&self, i: usize) -> String {
         self.versions
             .iter()
-            .filter(|(from, _)| *from <= i)
-            .next_back()
+            .rfind(|(from, _)| *from <= i)
             .map_or(String::new(), |(_, v)| v.clone())
     }
 
