@@ -44,7 +44,10 @@ pub fn run() -> Result<ExitCode> {
             print_out(&suites_cmd::run(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::History(args) => crate::history_cmd::history(&args),
+        Command::History(args) => match &args.html {
+            Some(dir) => crate::dashboard_cmd::dashboard(&args, dir),
+            None => crate::history_cmd::history(&args),
+        },
         Command::Import(args) => crate::history_cmd::import(&args),
         Command::Detect(args) => crate::history_cmd::detect(&args),
         Command::Build(args) => {

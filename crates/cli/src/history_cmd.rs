@@ -94,9 +94,6 @@ fn matching_series(store: Option<&str>, args: &SeriesArgs) -> Result<Vec<dbdelta
 
 /// `dbdelta history`.
 pub fn history(args: &HistoryArgs) -> Result<ExitCode> {
-    if let Some(dir) = &args.html {
-        return crate::dashboard_cmd::dashboard(args, dir);
-    }
     let found = matching_series(args.store.store.as_deref(), &args.series)?;
     let mut o = String::new();
     for s in &found {
