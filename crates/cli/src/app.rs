@@ -44,9 +44,10 @@ pub fn run() -> Result<ExitCode> {
             print_out(&suites_cmd::run(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::History(args) => match &args.action {
-            Some(action) => crate::history_admin::run(action),
-            None => crate::history_cmd::history(&args),
+        Command::History(args) => match (&args.action, &args.html) {
+            (Some(action), _) => crate::history_admin::run(action),
+            (None, Some(dir)) => crate::dashboard_cmd::dashboard(&args, dir),
+            (None, None) => crate::history_cmd::history(&args),
         },
         Command::Import(args) => crate::history_cmd::import(&args),
         Command::Detect(args) => crate::history_cmd::detect(&args),

@@ -162,6 +162,19 @@ pub struct HistoryArgs {
     /// The series.
     #[command(flatten)]
     pub series: SeriesArgs,
+
+    /// Write the history as a static dashboard into DIR instead of printing it: index.html
+    /// (every series with a sparkline and its newest change point), a page per series
+    /// (QPS, p95, p99, CPU/op over runs, change points as `detect` finds them with its
+    /// defaults) and an evidence page per change point. Opens from file://, no server.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
+
+    /// With --html: where the run directories are (a run directory, or a directory holding
+    /// them), for each change point's verdict and differential flamegraph; repeatable
+    /// (default: dbdelta-runs, the default --out of `run`).
+    #[arg(long, value_name = "DIR", requires = "html")]
+    pub runs: Vec<PathBuf>,
 }
 
 /// `dbdelta import`.

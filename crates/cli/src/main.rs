@@ -15,6 +15,7 @@ mod ci_summary;
 mod config;
 mod connections;
 mod console;
+mod dashboard_cmd;
 mod dry_run;
 mod fetch_cmd;
 mod flags;

@@ -40,6 +40,10 @@ pub struct Point {
     /// CPU µs per operation of the whole host, when measured (lower is better).
     #[serde(default)]
     pub cpu_us_per_op: Option<f64>,
+    /// 99th-percentile latency, µs (lower is better); absent in points stored before it was
+    /// kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_us: Option<f64>,
 }
 
 impl Point {
@@ -143,6 +147,7 @@ pub fn points_of_run(run_id: &str, manifest: &RunManifest, results: &[StepResult
             qps: r.qps,
             p95_us: r.latency.p95_us,
             cpu_us_per_op: r.costs.as_ref().and_then(host_cpu_us),
+            p99_us: Some(r.latency.p99_us).filter(|v| v.is_finite() && *v > 0.0),
         });
     }
     out

@@ -23,6 +23,7 @@ fn point(run: &str, started: &str, target: &str, label: &str, repeat: u32, qps: 
         qps,
         p95_us: 1e6 / qps,
         cpu_us_per_op: if repeat == 1 { Some(12.5) } else { None },
+        p99_us: None,
     }
 }
 

@@ -54,7 +54,7 @@ pub(crate) fn link_prefix(run: &RunData, opts: &ReportOptions) -> String {
 }
 
 /// Percent-encodes the characters of a file name that break a relative URL.
-pub(crate) fn href(path: &str) -> String {
+pub fn href(path: &str) -> String {
     let mut out = String::new();
     for c in path.chars() {
         match c {

@@ -20,7 +20,7 @@ pub fn color(i: usize) -> &'static str {
 }
 
 /// A "nice" tick step (1, 2, 2.5 or 5 × 10^k) giving about `target` ticks over `span`.
-fn nice_step(span: f64, target: f64) -> f64 {
+pub fn nice_step(span: f64, target: f64) -> f64 {
     if !(span.is_finite() && span > 0.0) {
         return 1.0;
     }
@@ -42,7 +42,7 @@ fn nice_step(span: f64, target: f64) -> f64 {
 }
 
 /// Tick values from `lo` to `hi` (inclusive, with a small tolerance) at multiples of `step`.
-fn ticks(lo: f64, hi: f64, step: f64) -> Vec<f64> {
+pub fn ticks(lo: f64, hi: f64, step: f64) -> Vec<f64> {
     let mut out = Vec::new();
     let mut v = (lo / step).ceil() * step;
     while v <= hi + step * 1e-9 && out.len() < 50 {
@@ -53,7 +53,7 @@ fn ticks(lo: f64, hi: f64, step: f64) -> Vec<f64> {
 }
 
 /// A tick label with as many decimals as the step needs; thousands as `k`, millions as `M`.
-fn tick_label(v: f64, step: f64) -> String {
+pub fn tick_label(v: f64, step: f64) -> String {
     if step >= 1_000_000.0 || v.abs() >= 10_000_000.0 {
         format!("{}M", trim(v / 1e6, step / 1e6))
     } else if step >= 1000.0 || v.abs() >= 10_000.0 {
