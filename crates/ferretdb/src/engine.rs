@@ -22,6 +22,8 @@ pub struct FerretEngine {
     build: FerretBuild,
     /// `backend=postgresql`'s server version, read once at start.
     backend_version: String,
+    /// FerretDB v1's limits that bear on the numbers ([`limits_note`]), for the manifest.
+    limits: String,
 }
 
 impl std::fmt::Debug for FerretEngine {
@@ -34,8 +36,14 @@ impl std::fmt::Debug for FerretEngine {
 }
 
 impl FerretEngine {
-    /// Wraps the client `client` of the running `server` built as `build`.
-    pub fn new(client: Box<dyn Engine>, server: Running, build: FerretBuild) -> FerretEngine {
+    /// Wraps the client `client` of the running `server` built as `build`; `limits` is the
+    /// note on FerretDB's limits the manifest carries.
+    pub fn new(
+        client: Box<dyn Engine>,
+        server: Running,
+        build: FerretBuild,
+        limits: String,
+    ) -> FerretEngine {
         let backend_version = match &server.backend {
             RunningBackend::ManagedPostgres(pg) => pg
                 .info()
@@ -48,6 +56,7 @@ impl FerretEngine {
             server,
             build,
             backend_version,
+            limits,
         }
     }
 
@@ -163,6 +172,7 @@ impl Engine for FerretEngine {
                 self.backend_version.clone(),
             );
         }
+        s.insert("ferretdb.limits".into(), self.limits.clone());
         s.insert("dbdelta.managed".into(), "yes".into());
         Ok(info)
     }
