@@ -17,6 +17,9 @@ use dbdelta_kit::params::config_err;
 use dbdelta_model::{Location, Secret, TargetSpec};
 use std::path::PathBuf;
 
+/// The engine name of a managed FerretDB target.
+pub const ENGINE: &str = "ferretdb";
+
 /// The managed PostgreSQL a `backend=postgresql` target starts unless `pg_bin=` says
 /// otherwise: the distribution's PostgreSQL 15.
 pub const DEFAULT_PG_BIN: &str = "/usr/lib/postgresql/15/bin";

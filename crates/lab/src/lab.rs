@@ -36,6 +36,8 @@ impl<P: LabProgress + 'static> Lab<P> {
         crate::build::materialize(&mut plan.targets, &*progress)?;
         // postgres-dist: targets are fetched (or found in the cache) likewise.
         crate::dist::materialize(&mut plan.targets, &*progress)?;
+        // ferretdb: targets' FerretDB is built (or found in the cache) likewise.
+        crate::ferret::materialize(&plan.targets, &*progress)?;
         if let Some(data) = plan.existing.clone() {
             // The prepared data is checked, kept, and stands for the load.
             crate::prepared::check(&plan, &data, &*progress)?;
