@@ -46,6 +46,14 @@ pub trait Session: Send {
     /// must be closed.
     fn decode(&mut self, input: &[u8]) -> Result<Decoded, EngineError>;
 
+    /// Appends a request the session must send before the response in progress can
+    /// complete (a MongoDB cursor's `getMore`), after [`Session::decode`] returned
+    /// `Partial`; false when there is none (every protocol but MongoDB's).
+    fn follow_up(&mut self, out: &mut Vec<u8>) -> bool {
+        let _ = out;
+        false
+    }
+
     /// Keeps the values of the next response's rows (for the request encoded next), to be
     /// taken with [`Session::take_rows`]. The default refuses: the session only counts rows.
     fn capture_next(&mut self) -> Result<(), EngineError> {
@@ -170,6 +178,9 @@ pub fn decode_in_chunks(
             match session.decode(&buf)? {
                 Decoded::Partial { consumed } => {
                     buf.drain(..consumed);
+                    // Requests sent mid-response are the caller's to check; drop them here.
+                    let mut sent = Vec::new();
+                    session.follow_up(&mut sent);
                     break;
                 }
                 Decoded::Complete { consumed, result } => {

@@ -20,6 +20,7 @@ pub static KINDS: &[&dyn EngineKind] = &[
     &dbdelta_engine_clickhouse::ClickhouseKind,
     &dbdelta_engine_clickhouse::ChdbKind,
     &dbdelta_engine_mock::MockKind,
+    &dbdelta_engine_mongodb::MongodbKind,
 ];
 
 /// Engine names, for error messages.
@@ -106,7 +107,8 @@ mod tests {
                 "rocksdb",
                 "clickhouse",
                 "chdb",
-                "mock"
+                "mock",
+                "mongodb"
             ]
         );
         assert_eq!(

@@ -19,6 +19,8 @@ pub enum Dialect {
     /// ClickHouse (embedded chdb or a server over HTTP): analytic SQL, used by query-set
     /// suites; the OLTP workloads do not run on it.
     Clickhouse,
+    /// MongoDB's wire protocol (MongoDB, FerretDB): key-value operations only, no SQL.
+    Mongodb,
 }
 
 impl Dialect {
@@ -27,9 +29,11 @@ impl Dialect {
         match self {
             Dialect::Sqlite => "id INTEGER PRIMARY KEY",
             Dialect::Postgres => "id SERIAL",
-            Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => {
-                "id INTEGER NOT NULL AUTO_INCREMENT"
-            }
+            Dialect::Mysql
+            | Dialect::Mock
+            | Dialect::Rocksdb
+            | Dialect::Clickhouse
+            | Dialect::Mongodb => "id INTEGER NOT NULL AUTO_INCREMENT",
         }
     }
 }

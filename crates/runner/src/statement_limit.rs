@@ -52,7 +52,7 @@ pub(crate) fn limit_session(conn: &mut dyn Connection, limit: Duration) -> Resul
                 limit.as_secs_f64().ceil().max(1.0) as u64
             ))
             .map(drop),
-        Dialect::Sqlite | Dialect::Mock | Dialect::Rocksdb => Ok(()),
+        Dialect::Sqlite | Dialect::Mock | Dialect::Rocksdb | Dialect::Mongodb => Ok(()),
     }
 }
 

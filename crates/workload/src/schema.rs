@@ -12,9 +12,11 @@ pub fn create_table_sql(dialect: Dialect, t: u32) -> String {
     let tail = match dialect {
         Dialect::Sqlite => "",
         Dialect::Postgres => ",\n  PRIMARY KEY (id)",
-        Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => {
-            ",\n  PRIMARY KEY (id)"
-        }
+        Dialect::Mysql
+        | Dialect::Mock
+        | Dialect::Rocksdb
+        | Dialect::Clickhouse
+        | Dialect::Mongodb => ",\n  PRIMARY KEY (id)",
     };
     let engine = if dialect == Dialect::Mysql {
         " /*! ENGINE = innodb */"
@@ -43,7 +45,7 @@ fn exists_sql(dialect: Dialect, table: &str) -> String {
         Dialect::Mysql => format!(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{table}'"
         ),
-        Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => "SELECT 0".to_string(),
+        Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse | Dialect::Mongodb => "SELECT 0".to_string(),
     }
 }
 

@@ -552,7 +552,18 @@ impl Loop<'_, '_> {
             c.rbuf.copy_within(consumed..c.rlen, 0);
             c.rlen -= consumed;
             match result {
-                None => return Ok(()),
+                None => {
+                    // A request the response needs first (a MongoDB getMore).
+                    let c = &mut conns[i];
+                    if c.wpos == c.wbuf.len() {
+                        c.wbuf.clear();
+                        c.wpos = 0;
+                    }
+                    if c.t.session.follow_up(&mut c.wbuf) {
+                        self.flush(conns, ep, i)?;
+                    }
+                    return Ok(());
+                }
                 Some(result) => {
                     self.on_complete(conns, i, result)?;
                     self.flush(conns, ep, i)?;

@@ -24,7 +24,7 @@ pub fn create_table_sql(dialect: Dialect, table: &str) -> Vec<String> {
             "create table {table} (transactionid integer primary key,\n  {})",
             cols.replace("{ts}", "datetime")
         )],
-        Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => vec![format!(
+        Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse | Dialect::Mongodb => vec![format!(
             "create table {table} (transactionid bigint not null auto_increment,\n  {},\n  primary key (transactionid)) engine=InnoDB",
             cols.replace("{ts}", "datetime")
         )],
@@ -35,7 +35,11 @@ pub fn create_table_sql(dialect: Dialect, table: &str) -> Vec<String> {
 /// InnoDB, three CREATE INDEX elsewhere.
 pub fn create_indexes_sql(dialect: Dialect, table: &str) -> Vec<String> {
     match dialect {
-        Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => {
+        Dialect::Mysql
+        | Dialect::Mock
+        | Dialect::Rocksdb
+        | Dialect::Clickhouse
+        | Dialect::Mongodb => {
             let adds: Vec<String> = INDEXES
                 .iter()
                 .map(|(n, c)| format!("add index {table}_{n} ({c})"))
@@ -59,7 +63,7 @@ pub fn db_size_sql(dialect: Dialect) -> Option<&'static str> {
         Dialect::Sqlite => {
             Some("select page_count * page_size from pragma_page_count(), pragma_page_size()")
         }
-        Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => None,
+        Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse | Dialect::Mongodb => None,
     }
 }
 

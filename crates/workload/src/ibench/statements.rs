@@ -6,7 +6,7 @@ use dbdelta_engine::Dialect;
 /// The delete of the oldest `rows` rows at or above `min_id`.
 pub fn delete_sql(dialect: Dialect, table: &str, min_id: i64, rows: u64) -> String {
     match dialect {
-        Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => format!(
+        Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse | Dialect::Mongodb => format!(
             "delete from {table} where transactionid >= {min_id} order by transactionid asc limit {rows}"
         ),
         // SQLite has no DELETE … LIMIT in default builds: the PostgreSQL form.
@@ -20,7 +20,11 @@ pub fn delete_sql(dialect: Dialect, table: &str, min_id: i64, rows: u64) -> Stri
 /// exclusive upper bound of that parameter's `randrange(0, n)`.
 pub fn range_queries(dialect: Dialect, table: &str) -> [(String, i64); 3] {
     let hint = |ix: &str| match dialect {
-        Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => {
+        Dialect::Mysql
+        | Dialect::Mock
+        | Dialect::Rocksdb
+        | Dialect::Clickhouse
+        | Dialect::Mongodb => {
             format!(" FORCE INDEX ({table}_{ix})")
         }
         Dialect::Sqlite => format!(" INDEXED BY {table}_{ix}"),

@@ -198,7 +198,11 @@ pub fn create_table_sql(dialect: Dialect, table: &str) -> Result<String, EngineE
     let ts = match dialect {
         Dialect::Mysql => "datetime",
         Dialect::Postgres => "timestamp",
-        Dialect::Sqlite | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse => "text",
+        Dialect::Sqlite
+        | Dialect::Mock
+        | Dialect::Rocksdb
+        | Dialect::Clickhouse
+        | Dialect::Mongodb => "text",
     };
     let mut sql = format!("CREATE TABLE {} (", d.name);
     for (i, (name, ty)) in d.columns.iter().enumerate() {
@@ -240,9 +244,9 @@ pub fn create_tables(
     i_own_this_database: bool,
 ) -> Result<(), EngineError> {
     let dialect = conn.dialect();
-    if dialect == Dialect::Rocksdb {
+    if matches!(dialect, Dialect::Rocksdb | Dialect::Mongodb) {
         return Err(EngineError::config(
-            "TPC-C needs an SQL engine; RocksDB serves key-value workloads only",
+            "TPC-C needs an SQL engine; RocksDB and MongoDB serve key-value workloads only",
         ));
     }
     // Every table is checked (and dropped) before the ledger is written: a refused
