@@ -12,6 +12,7 @@
 
 pub mod binary;
 pub mod engine;
+pub mod kind;
 pub mod managed;
 pub mod spec;
 

@@ -21,6 +21,7 @@ pub static KINDS: &[&dyn EngineKind] = &[
     &dbdelta_engine_clickhouse::ChdbKind,
     &dbdelta_engine_mock::MockKind,
     &dbdelta_engine_mongodb::MongodbKind,
+    &dbdelta_ferretdb::kind::FerretdbKind,
 ];
 
 /// Engine names, for error messages.
@@ -108,7 +109,8 @@ mod tests {
                 "clickhouse",
                 "chdb",
                 "mock",
-                "mongodb"
+                "mongodb",
+                "ferretdb"
             ]
         );
         assert_eq!(
