@@ -105,24 +105,6 @@ pub struct FerretBuild {
     pub cached: bool,
 }
 
-/// The FerretDB binary of a target: `binary=`, else the build of `version=` in the build
-/// cache at `cache` (default: [`Cache::default_root`]), built now when missing (`progress`
-/// hears about it).
-pub fn for_spec(
-    ferret: &crate::FerretSpec,
-    cache: Option<&Path>,
-    progress: &mut dyn FnMut(Event<'_>),
-) -> Result<FerretBuild, BuildError> {
-    if let Some(b) = &ferret.binary {
-        return existing(b);
-    }
-    let root = cache
-        .map(Path::to_path_buf)
-        .or_else(Cache::default_root)
-        .unwrap_or_else(|| PathBuf::from("/var/cache/dbdelta"));
-    ensure(&Cache::new(root), &ferret.version, progress)
-}
-
 /// A FerretDB binary the user built (`binary=`): its version from `ferretdb --version`.
 pub fn existing(binary: &Path) -> Result<FerretBuild, BuildError> {
     let out = Command::new(binary)

@@ -9,6 +9,7 @@ use dbdelta_engine::{
     Engine, EngineConfig, EngineError, EngineKind, ErrorKind, OpenOptions, SpecError,
 };
 use dbdelta_model::{Location, Secret, TargetSpec};
+use dbdelta_source_build::{Cache, Event};
 use std::path::{Path, PathBuf};
 
 pub use crate::spec::ENGINE;
@@ -86,12 +87,30 @@ fn client_spec(
     }
 }
 
+/// The FerretDB binary of a target: `binary=`, else the build of `version=` in the build
+/// cache at `cache` (default: [`Cache::default_root`]), built now when missing (`progress`
+/// hears about it).
+pub fn for_spec(
+    ferret: &FerretSpec,
+    cache: Option<&Path>,
+    progress: &mut dyn FnMut(Event<'_>),
+) -> Result<binary::FerretBuild, binary::BuildError> {
+    if let Some(b) = &ferret.binary {
+        return binary::existing(b);
+    }
+    let root = cache
+        .map(Path::to_path_buf)
+        .or_else(Cache::default_root)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/dbdelta"));
+    binary::ensure(&Cache::new(root), &ferret.version, progress)
+}
+
 impl EngineConfig for FerretdbConfig {
     /// Builds (a cache hit once the lab built it before the run), starts FerretDB (and a
     /// managed PostgreSQL backend) in `scratch`, and connects the MongoDB client to it.
     fn open(&self, scratch: &Path, opts: &OpenOptions) -> Result<Box<dyn Engine>, EngineError> {
         let name = &self.spec.name;
-        let build = binary::for_spec(&self.ferret, None, &mut |_| {}).map_err(|e| {
+        let build = for_spec(&self.ferret, None, &mut |_| {}).map_err(|e| {
             EngineError::with_source(ErrorKind::Config, format!("target '{name}': {e}"), e)
         })?;
         let mut server = managed::start(name, &self.ferret, &build.binary, scratch, opts)?;

@@ -5,7 +5,7 @@
 use crate::error::LabError;
 use crate::plan::Target;
 use crate::progress::{BuildEvent, LabProgress};
-use dbdelta_ferretdb::binary::for_spec;
+use dbdelta_ferretdb::kind::for_spec;
 use dbdelta_ferretdb::spec::ENGINE;
 use dbdelta_ferretdb::FerretSpec;
 use dbdelta_source_build::Event;
