@@ -38,6 +38,8 @@ impl<P: LabProgress + 'static> Lab<P> {
         crate::dist::materialize(&mut plan.targets, &*progress)?;
         // rocksdb-build: targets likewise (librocksdb.so and db_bench from source).
         crate::rocks_build::materialize(&mut plan.targets, &*progress)?;
+        // ferretdb: targets' FerretDB is built (or found in the cache) likewise.
+        crate::ferret::materialize(&plan.targets, &*progress)?;
         if let Some(data) = plan.existing.clone() {
             // The prepared data is checked, kept, and stands for the load.
             crate::prepared::check(&plan, &data, &*progress)?;

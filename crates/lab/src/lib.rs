@@ -20,6 +20,7 @@ pub mod capacity;
 pub mod disk;
 pub mod dist;
 pub mod error;
+mod ferret;
 pub mod gate;
 pub mod history;
 mod interleave;

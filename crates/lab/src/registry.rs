@@ -22,6 +22,7 @@ pub static KINDS: &[&dyn EngineKind] = &[
     &dbdelta_engine_mock::MockKind,
     &dbdelta_engine_mongodb::MongodbKind,
     &crate::rocks_build::RocksdbBuildKind,
+    &dbdelta_ferretdb::kind::FerretdbKind,
 ];
 
 /// Engine names, for error messages.
@@ -110,7 +111,8 @@ mod tests {
                 "chdb",
                 "mock",
                 "mongodb",
-                "rocksdb-build"
+                "rocksdb-build",
+                "ferretdb"
             ]
         );
         assert_eq!(

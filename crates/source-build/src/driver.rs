@@ -234,14 +234,13 @@ pub fn build_dir(req: &BuildRequest<'_>, cc_version: &str) -> PathBuf {
     req.cache.build_dir(&req.source.version, &h)
 }
 
-/// An exclusive lock on a cache entry, so two dbdelta processes never build it at once.
-pub(crate) struct Lock(File);
+/// An exclusive lock on a cache entry, so two dbdelta processes never build it at once
+/// (also taken by the other builders that share the cache, such as FerretDB's).
+pub struct Lock(File);
 
 impl Lock {
-    pub(crate) fn take(
-        path: &Path,
-        progress: &mut dyn FnMut(Event<'_>),
-    ) -> Result<Lock, BuildError> {
+    /// Takes the lock file at `path` (created), waiting for another holder with a note.
+    pub fn take(path: &Path, progress: &mut dyn FnMut(Event<'_>)) -> Result<Lock, BuildError> {
         let f = File::create(path).map_err(|e| io_err(path, e))?;
         // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {

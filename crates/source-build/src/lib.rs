@@ -24,7 +24,8 @@ pub mod rocksdb;
 pub mod source;
 
 pub use driver::{
-    build, lookup, read_info, BuildInfo, BuildRequest, Built, Cause, Event, TrainError, INFO_FILE,
+    build, lookup, read_info, BuildInfo, BuildRequest, Built, Cause, Event, Lock, TrainError,
+    INFO_FILE,
 };
 pub use recipe::{Recipe, RecipeError};
 pub use source::{Source, SourceSpec};

@@ -114,3 +114,16 @@ pub fn step_results(run: &Path, target: &str) -> Vec<dbdelta_model::StepResult> 
         .map(|f| serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap())
         .collect()
 }
+
+/// The FerretDB binary scripts/test.sh builds (`$DBDELTA_FERRETDB_BIN`, as root by default
+/// under /var/cache), for `ferretdb:?binary=…` targets; `None` when it is missing (the test
+/// is skipped, or fails under CI).
+pub fn ferretdb_binary() -> Option<String> {
+    let bin = std::env::var("DBDELTA_FERRETDB_BIN")
+        .unwrap_or_else(|_| "/var/cache/dbdelta-ferretdb-v1.24.2/bin/ferretdb".into());
+    require(
+        &[&bin],
+        "scripts/test.sh builds FerretDB v1.24.2 from the Go module proxy",
+    )
+    .then_some(bin)
+}
