@@ -54,6 +54,7 @@ mod errors;
 #[doc(hidden)]
 pub mod fuzzing;
 mod managed;
+mod myrocks;
 mod options;
 mod proto;
 mod session;
@@ -146,6 +147,7 @@ impl EngineConfig for MysqlConfig {
 /// modes.
 pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
     binlog::wanted(spec)?;
+    myrocks::wanted(spec)?;
     tls::mode(spec, false).map(|_| ())
 }
 

@@ -34,12 +34,17 @@ const HANDLER_READS: &[&str] = &[
 ];
 const HANDLER_WRITES: &[&str] = &["db.handler_write", "db.handler_update", "db.handler_delete"];
 
-/// PostgreSQL's sources first, then the MySQL family's.
+/// PostgreSQL's sources first, then the MySQL family's (InnoDB's, then MyRocks': a MyRocks
+/// target reads MyRocks' counters in place of InnoDB's).
 const COLUMNS: [Column; 7] = [
     Column {
         text: "buf-rd",
         markdown: "buffer reads/op",
-        sources: &[&["db.blks_read"], &["db.innodb_buffer_pool_reads"]],
+        sources: &[
+            &["db.blks_read"],
+            &["db.innodb_buffer_pool_reads"],
+            &["db.rocksdb_block_cache_miss"],
+        ],
         scale: 1.0,
     },
     Column {
@@ -48,6 +53,7 @@ const COLUMNS: [Column; 7] = [
         sources: &[
             &["db.blks_hit", "db.blks_read"],
             &["db.innodb_buffer_pool_read_requests"],
+            &["db.rocksdb_block_cache_hit", "db.rocksdb_block_cache_miss"],
         ],
         scale: 1.0,
     },
@@ -75,7 +81,11 @@ const COLUMNS: [Column; 7] = [
     Column {
         text: "WAL-KB",
         markdown: "WAL KB/op",
-        sources: &[&["db.wal_bytes"], &["db.innodb_os_log_written"]],
+        sources: &[
+            &["db.wal_bytes"],
+            &["db.innodb_os_log_written"],
+            &["db.rocksdb_wal_bytes"],
+        ],
         scale: KB,
     },
     Column {
@@ -96,12 +106,15 @@ MySQL/MariaDB (the whole server): Innodb_buffer_pool_reads, Innodb_buffer_pool_r
 rows examined = the Handler_read_* calls, rows written = Handler_write + Handler_update + \
 Handler_delete, Handler_commit, WAL = Innodb_os_log_written, binlog = Binlog_bytes_written \
 (MariaDB, with a binary log).
+MyRocks (engine=rocksdb): buffer reads = Rocksdb_block_cache_miss, requests = \
+Rocksdb_block_cache_hit + Rocksdb_block_cache_miss, WAL = Rocksdb_wal_bytes; rows, commits \
+and binlog as above.
 PostgreSQL publishes a backend's counters at most once a second, so its figures (not WAL) can \
 be off by up to 1 s of work over the window: read them on windows of a minute or more.";
 
 /// The operations of a step's window as the cost table counts them: throughput × seconds
 /// (statements for qps, thousands of rows for scans, new orders for TPC-C).
-fn operations(r: &StepResult) -> Option<f64> {
+pub(crate) fn operations(r: &StepResult) -> Option<f64> {
     let per_s = match r.throughput.unit {
         ThroughputUnit::Nopm => r.throughput.value / 60.0,
         _ => r.throughput.value,
@@ -174,15 +187,19 @@ pub fn per_op(r: &StepResult) -> Option<DbPerOp> {
 }
 
 /// One table line: step label, target and its values.
-type Line<'a> = (&'a str, &'a str, DbPerOp);
+pub(crate) type Line<'a, T> = (&'a str, &'a str, T);
 
 /// The lines of each thread count that has any, in table order, for the steps `--metrics`
-/// selects.
-fn rows<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line<'a>>)> {
+/// selects; `per_op` gives a result's values, `None` leaves the result out.
+pub(crate) fn rows_of<'a, T>(
+    data: &'a ReportData,
+    opts: &'a ReportOptions,
+    per_op: fn(&StepResult) -> Option<T>,
+) -> Vec<(u32, Vec<Line<'a, T>>)> {
     data.tables
         .iter()
         .map(|table| {
-            let lines: Vec<Line<'a>> = table
+            let lines: Vec<Line<'a, T>> = table
                 .rows
                 .iter()
                 .filter(|row| selected(&opts.metrics, &row.step, &row.label))
@@ -197,6 +214,10 @@ fn rows<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line
         })
         .filter(|(_, lines)| !lines.is_empty())
         .collect()
+}
+
+fn rows<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line<'a, DbPerOp>>)> {
+    rows_of(data, opts, per_op)
 }
 
 /// A line as the Markdown and HTML writers lay it out.
@@ -230,6 +251,7 @@ pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
         }
         out.push('\n');
     }
+    crate::myrocks::text(out, data, opts);
 }
 
 /// The markdown tables, one per thread count.
@@ -247,6 +269,7 @@ pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
             w.line(out, &markup_line(label, target, &values), 0);
         }
     }
+    crate::myrocks::markdown(out, data, opts);
 }
 
 /// Whether any step selected by `--metrics` has server counters (the HTML table of
@@ -283,4 +306,5 @@ pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
         }
         out.push_str("</table>\n");
     }
+    crate::myrocks::html(out, data, opts);
 }
