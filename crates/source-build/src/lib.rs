@@ -9,12 +9,16 @@
 //!   into `<cache>/builds/postgresql-<version>-<hash12>/`, reused by later runs; the build's
 //!   log is `build.log` there and its manifest `dbdelta-build.json`.
 //!
+//! - [`mariadb`]: MariaDB with the MyRocks plugin from Debian's `mariadb` source package or a
+//!   tree: the recipe's CMake arguments and the configure, build and install commands.
+//!
 //! The library never prints: progress goes through a callback, training through another
 //! (the CLI runs a dbdelta suite against the instrumented build).
 #![deny(missing_docs)]
 
 pub mod dist;
 pub mod driver;
+pub mod mariadb;
 pub mod recipe;
 pub mod source;
 
