@@ -10,9 +10,12 @@ use std::path::PathBuf;
 
 /// `dbdelta build`: builds and returns the bin directory.
 pub fn build_cmd(args: &BuildArgs) -> Result<PathBuf> {
+    if crate::build_mariadb::is_mariadb(&args.engine) {
+        return crate::build_mariadb::build_cmd(args);
+    }
     if !matches!(args.engine.as_str(), "postgres" | "postgresql" | "pg") {
         bail!(
-            "dbdelta build: engine '{}' cannot be built from source: give postgres",
+            "dbdelta build: engine '{}' cannot be built from source: give postgres or mariadb",
             args.engine
         );
     }

@@ -84,7 +84,9 @@ pub struct CompletionsArgs {
 /// `dbdelta build`.
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// The engine to build: postgres.
+    /// The engine to build: postgres, or mariadb (MariaDB with the MyRocks plugin, for
+    /// mysql:DIR?engine=rocksdb; --source 10.11 is Debian's mariadb source unpacked in the
+    /// cache's src/, or a tree path; no pgo).
     #[arg(value_name = "ENGINE")]
     pub engine: String,
 

@@ -10,6 +10,7 @@
 mod app;
 mod bounds;
 mod build_cmd;
+mod build_mariadb;
 mod config;
 mod connections;
 mod console;
