@@ -251,7 +251,6 @@ pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
         }
         out.push('\n');
     }
-    crate::myrocks::text(out, data, opts);
 }
 
 /// The markdown tables, one per thread count.
@@ -269,7 +268,6 @@ pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
             w.line(out, &markup_line(label, target, &values), 0);
         }
     }
-    crate::myrocks::markdown(out, data, opts);
 }
 
 /// Whether any step selected by `--metrics` has server counters (the HTML table of
@@ -306,5 +304,4 @@ pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
         }
         out.push_str("</table>\n");
     }
-    crate::myrocks::html(out, data, opts);
 }
