@@ -220,33 +220,66 @@ fn rows<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line
     rows_of(data, opts, per_op)
 }
 
+/// One per-operation counters section as the three writers lay it out: its titles, legend
+/// and column headings (the database counters here, the MyRocks counters after them).
+pub(crate) struct Section<'s> {
+    /// The text title (`--- {text_title} dop=N ---`).
+    pub text_title: &'s str,
+    /// The Markdown and HTML title.
+    pub title: &'s str,
+    /// The HTML anchor.
+    pub anchor: &'s str,
+    /// What the columns count.
+    pub legend: &'s str,
+    /// Text column headings.
+    pub text_heads: Vec<&'s str>,
+    /// Markdown and HTML column headings.
+    pub heads: Vec<&'s str>,
+}
+
+/// The lines of each thread count, the values as cells.
+pub(crate) type Tables<'a> = Vec<(u32, Vec<Line<'a, Vec<Option<f64>>>>)>;
+
+fn cells_of<'a, T>(
+    tables: Vec<(u32, Vec<Line<'a, T>>)>,
+    cells: fn(&T) -> Vec<Option<f64>>,
+) -> Tables<'a> {
+    tables
+        .into_iter()
+        .map(|(t, lines)| {
+            (
+                t,
+                lines
+                    .into_iter()
+                    .map(|(l, c, v)| (l, c, cells(&v)))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
 /// A line as the Markdown and HTML writers lay it out.
-fn markup_line(label: &str, target: &str, values: &DbPerOp) -> markup::Line {
+fn markup_line(label: &str, target: &str, values: &[Option<f64>]) -> markup::Line {
     markup::Line::keyed(
         [label, target],
         values
-            .cells()
-            .into_iter()
+            .iter()
             .map(|v| v.map_or(Out::Word("-"), |v| Out::Num(v, 3))),
     )
 }
 
-fn value(v: Option<f64>) -> String {
+fn value(v: &Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"))
 }
 
 /// The text tables, one per thread count, tab-separated with the label last.
-pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
-    for (threads, lines) in rows(data, opts) {
-        let _ = writeln!(
-            out,
-            "--- database counters per operation dop={threads} ---\n"
-        );
-        let _ = writeln!(out, "{LEGEND}\n");
-        let heads: Vec<&str> = COLUMNS.iter().map(|c| c.text).collect();
-        let _ = writeln!(out, "{}\ttarget\tstep", heads.join("\t"));
+pub(crate) fn write_text(out: &mut String, section: &Section<'_>, tables: Tables<'_>) {
+    for (threads, lines) in tables {
+        let _ = writeln!(out, "--- {} dop={threads} ---\n", section.text_title);
+        let _ = writeln!(out, "{}\n", section.legend);
+        let _ = writeln!(out, "{}\ttarget\tstep", section.text_heads.join("\t"));
         for (label, target, values) in lines {
-            let cells: Vec<String> = values.cells().into_iter().map(value).collect();
+            let cells: Vec<String> = values.iter().map(value).collect();
             let _ = writeln!(out, "{}\t{target}\t{label}", cells.join("\t"));
         }
         out.push('\n');
@@ -254,15 +287,21 @@ pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
 }
 
 /// The markdown tables, one per thread count.
-pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+pub(crate) fn write_markdown(
+    out: &mut String,
+    opts: &ReportOptions,
+    section: &Section<'_>,
+    tables: Tables<'_>,
+) {
     let w = Markdown { opts };
-    for (threads, lines) in rows(data, opts) {
-        let heads: Vec<&str> = COLUMNS.iter().map(|c| c.markdown).collect();
+    for (threads, lines) in tables {
         let _ = write!(
             out,
-            "\n### Database counters per operation, dop={threads}\n\n{LEGEND}\n\n| step | target | {} |\n|---|---|{}\n",
-            heads.join(" | "),
-            "---:|".repeat(COLUMNS.len())
+            "\n### {}, dop={threads}\n\n{}\n\n| step | target | {} |\n|---|---|{}\n",
+            section.title,
+            section.legend,
+            section.heads.join(" | "),
+            "---:|".repeat(section.heads.len())
         );
         for (label, target, values) in lines {
             w.line(out, &markup_line(label, target, &values), 0);
@@ -270,29 +309,29 @@ pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
     }
 }
 
-/// Whether any step selected by `--metrics` has server counters (the HTML table of
-/// contents links the section only then).
-pub fn any(data: &ReportData, opts: &ReportOptions) -> bool {
-    !rows(data, opts).is_empty()
-}
-
-/// The HTML section: one table per thread count after the hardware cost tables, the
-/// legend as a note.
-pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+/// The HTML section: a heading, the legend as a note, one table per thread count.
+pub(crate) fn write_html(
+    out: &mut String,
+    opts: &ReportOptions,
+    section: &Section<'_>,
+    tables: Tables<'_>,
+) {
     let w = Html { opts };
-    let tables = rows(data, opts);
     if tables.is_empty() {
         return;
     }
-    let legend: Vec<String> = LEGEND.lines().map(esc).collect();
+    let legend: Vec<String> = section.legend.lines().map(esc).collect();
     let _ = writeln!(
         out,
-        "<h2 id=\"dbcounters\">Database counters per operation</h2>\n<p class=\"note\">{}</p>",
+        "<h2 id=\"{}\">{}</h2>\n<p class=\"note\">{}</p>",
+        section.anchor,
+        section.title,
         legend.join("<br>\n")
     );
-    let heads: String = COLUMNS
+    let heads: String = section
+        .heads
         .iter()
-        .map(|c| format!("<th>{}</th>", esc(c.markdown)))
+        .map(|c| format!("<th>{}</th>", esc(c)))
         .collect();
     for (threads, lines) in tables {
         let _ = writeln!(
@@ -304,4 +343,41 @@ pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
         }
         out.push_str("</table>\n");
     }
+}
+
+fn section() -> Section<'static> {
+    Section {
+        text_title: "database counters per operation",
+        title: "Database counters per operation",
+        anchor: "dbcounters",
+        legend: LEGEND,
+        text_heads: COLUMNS.iter().map(|c| c.text).collect(),
+        heads: COLUMNS.iter().map(|c| c.markdown).collect(),
+    }
+}
+
+fn tables<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Tables<'a> {
+    cells_of(rows(data, opts), |v| v.cells().to_vec())
+}
+
+/// The text tables, one per thread count, tab-separated with the label last.
+pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    write_text(out, &section(), tables(data, opts));
+}
+
+/// The markdown tables, one per thread count.
+pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    write_markdown(out, opts, &section(), tables(data, opts));
+}
+
+/// Whether any step selected by `--metrics` has server counters (the HTML table of
+/// contents links the section only then).
+pub fn any(data: &ReportData, opts: &ReportOptions) -> bool {
+    !rows(data, opts).is_empty()
+}
+
+/// The HTML section: one table per thread count after the hardware cost tables, the
+/// legend as a note.
+pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    write_html(out, opts, &section(), tables(data, opts));
 }

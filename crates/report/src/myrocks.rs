@@ -4,11 +4,11 @@
 //! table counts them. Written only when some result has them.
 
 use crate::data::ReportData;
-use crate::dbcounters::{operations, rows_of, Line};
-use crate::markup::{self, esc, Html, Markdown, Out};
+use crate::dbcounters::{
+    operations, rows_of, write_html, write_markdown, write_text, Section, Tables,
+};
 use crate::ReportOptions;
 use dbdelta_model::StepResult;
-use std::fmt::Write;
 
 /// One column: its text and markdown headings, its status variable, and the scale.
 struct Column {
@@ -92,83 +92,34 @@ fn per_op(r: &StepResult) -> Option<[Option<f64>; COLUMNS.len()]> {
 
 type Values = [Option<f64>; COLUMNS.len()];
 
-fn tables<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line<'a, Values>>)> {
-    rows_of(data, opts, per_op)
+fn section() -> Section<'static> {
+    Section {
+        text_title: "MyRocks counters per operation",
+        title: "MyRocks counters per operation",
+        anchor: "myrocks",
+        legend: LEGEND,
+        text_heads: COLUMNS.iter().map(|c| c.text).collect(),
+        heads: COLUMNS.iter().map(|c| c.markdown).collect(),
+    }
 }
 
-fn markup_line(label: &str, target: &str, values: &Values) -> markup::Line {
-    markup::Line::keyed(
-        [label, target],
-        values
-            .iter()
-            .map(|v| v.map_or(Out::Word("-"), |v| Out::Num(v, 3))),
-    )
+fn tables<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Tables<'a> {
+    rows_of(data, opts, |r| per_op(r).map(|v: Values| v.to_vec()))
 }
 
 /// The text tables, one per thread count, tab-separated with the label last.
 pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
-    for (threads, lines) in tables(data, opts) {
-        let _ = writeln!(
-            out,
-            "--- MyRocks counters per operation dop={threads} ---\n"
-        );
-        let _ = writeln!(out, "{LEGEND}\n");
-        let heads: Vec<&str> = COLUMNS.iter().map(|c| c.text).collect();
-        let _ = writeln!(out, "{}\ttarget\tstep", heads.join("\t"));
-        for (label, target, values) in lines {
-            let cells: Vec<String> = values
-                .iter()
-                .map(|v| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}")))
-                .collect();
-            let _ = writeln!(out, "{}\t{target}\t{label}", cells.join("\t"));
-        }
-        out.push('\n');
-    }
+    write_text(out, &section(), tables(data, opts));
 }
 
 /// The markdown tables, one per thread count.
 pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
-    let w = Markdown { opts };
-    for (threads, lines) in tables(data, opts) {
-        let heads: Vec<&str> = COLUMNS.iter().map(|c| c.markdown).collect();
-        let _ = write!(
-            out,
-            "\n### MyRocks counters per operation, dop={threads}\n\n{LEGEND}\n\n| step | target | {} |\n|---|---|{}\n",
-            heads.join(" | "),
-            "---:|".repeat(COLUMNS.len())
-        );
-        for (label, target, values) in lines {
-            w.line(out, &markup_line(label, target, &values), 0);
-        }
-    }
+    write_markdown(out, opts, &section(), tables(data, opts));
 }
 
 /// The HTML section after the database counters, one table per thread count.
 pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
-    let w = Html { opts };
-    let tables = tables(data, opts);
-    if tables.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "<h2 id=\"myrocks\">MyRocks counters per operation</h2>\n<p class=\"note\">{}</p>",
-        esc(LEGEND)
-    );
-    let heads: String = COLUMNS
-        .iter()
-        .map(|c| format!("<th>{}</th>", esc(c.markdown)))
-        .collect();
-    for (threads, lines) in tables {
-        let _ = writeln!(
-            out,
-            "<h3>dop={threads}</h3>\n<table class=\"cost\">\n<tr><th>step</th><th>target</th>{heads}</tr>"
-        );
-        for (label, target, values) in lines {
-            w.line(out, &markup_line(label, target, &values), 0);
-        }
-        out.push_str("</table>\n");
-    }
+    write_html(out, opts, &section(), tables(data, opts));
 }
 
 #[cfg(test)]
