@@ -11,6 +11,9 @@
 //!                                               BINARY LOGS AND GTIDS from MySQL 8.4) before
 //!                                               every write step and settle, as the
 //!                                               published sysbench scripts do
+//! rocks=mysql:/usr?engine=rocksdb                MyRocks: the tables in MariaDB's RocksDB
+//!                                               engine (plugin loaded on managed servers),
+//!                                               MyRocks' counters in place of InnoDB's
 //! ```
 //!
 //! The client is a small blocking implementation of the MySQL protocol in layers, each
