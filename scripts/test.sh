@@ -39,6 +39,8 @@ fi
 need_apt=()
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need_apt+=(postgresql-15)
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
+# MyRocks (MariaDB's RocksDB engine) for mysql:/usr?engine=rocksdb (crates/lab/tests/myrocks.rs).
+[ -e /usr/lib/mysql/plugin/ha_rocksdb.so ] || need_apt+=(mariadb-plugin-rocksdb)
 command -v sysbench >/dev/null 2>&1 || need_apt+=(sysbench)
 # npm (it comes with Node.js) fetches PostgreSQL 10-18 binaries for postgres-dist: targets.
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)

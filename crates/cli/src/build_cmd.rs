@@ -14,9 +14,12 @@ pub fn build_cmd(args: &BuildArgs) -> Result<PathBuf> {
     if args.engine == "rocksdb" {
         return crate::build_rocksdb::build_rocksdb(args, &mut show);
     }
+    if crate::build_mariadb::is_mariadb(&args.engine) {
+        return crate::build_mariadb::build_cmd(args);
+    }
     if !matches!(args.engine.as_str(), "postgres" | "postgresql" | "pg") {
         bail!(
-            "dbdelta build: engine '{}' cannot be built from source: give postgres or rocksdb",
+            "dbdelta build: engine '{}' cannot be built from source: give postgres, rocksdb or mariadb",
             args.engine
         );
     }

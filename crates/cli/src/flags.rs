@@ -84,8 +84,10 @@ pub struct CompletionsArgs {
 /// `dbdelta build`.
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// The engine to build: postgres, or rocksdb (librocksdb.so and the same version's
-    /// db_bench; prints the library's path, what a rocksdb: target's lib= takes).
+    /// The engine to build: postgres; rocksdb (librocksdb.so and the same version's
+    /// db_bench; prints the library's path, what a rocksdb: target's lib= takes); or mariadb
+    /// (MariaDB with the MyRocks plugin, for mysql:DIR?engine=rocksdb; --source 10.11 is
+    /// Debian's mariadb source unpacked in the cache's src/, or a tree path; no pgo).
     #[arg(value_name = "ENGINE")]
     pub engine: String,
 

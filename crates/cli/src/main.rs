@@ -10,6 +10,7 @@
 mod app;
 mod bounds;
 mod build_cmd;
+mod build_mariadb;
 mod build_rocksdb;
 mod ci_summary;
 mod config;

@@ -105,7 +105,7 @@ fn show_query_set(set: &QuerySet) -> String {
 fn show_ibench(dialect: Dialect) -> String {
     use dbdelta_workload::ibench::{schema, statements};
     let mut out = String::from("suite ibench: Insert Benchmark (Mark Callaghan's iibench.py)\n\n");
-    for sql in schema::create_table_sql(dialect, "pi1") {
+    for sql in schema::create_table_sql(dialect, None, "pi1") {
         let _ = writeln!(out, "     {sql}");
     }
     out.push('\n');

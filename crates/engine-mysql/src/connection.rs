@@ -155,6 +155,10 @@ impl Connection for MysqlConnection {
         Dialect::Mysql
     }
 
+    fn table_engine(&self) -> Option<&str> {
+        self.endpoint.table_engine
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, EngineError> {
         let server = if self.prepared {
             Some(self.raw.prepare(sql).map_err(|e| statement_error(e, sql))?)
@@ -281,6 +285,7 @@ mod tests {
                 compress: false,
                 key_exchange: crate::auth::KeyExchange::default(),
             },
+            table_engine: None,
         };
         let kill = KillQuery {
             endpoint: Arc::new(endpoint),

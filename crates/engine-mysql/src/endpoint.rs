@@ -17,6 +17,9 @@ pub(crate) struct Endpoint {
     pub target: String,
     /// Address, user, password, database.
     pub params: ConnectParams,
+    /// The engine the workloads' tables are created in (`engine=rocksdb`: ROCKSDB); `None`
+    /// for the workloads' own InnoDB.
+    pub table_engine: Option<&'static str>,
 }
 
 impl Endpoint {
@@ -63,6 +66,7 @@ mod tests {
                 compress: false,
                 key_exchange: crate::auth::KeyExchange::default(),
             },
+            table_engine: None,
         }
     }
 

@@ -7,6 +7,7 @@ use crate::connection::MysqlConnection;
 use crate::counters::{self, StatsSession};
 use crate::endpoint::Endpoint;
 use crate::managed::{self, ManagedServer};
+use crate::myrocks;
 use crate::settle;
 use crate::tls;
 use crate::Flavor;
@@ -71,6 +72,7 @@ impl MysqlEngine {
         let target = spec.name.as_str();
         // dbdelta's own options are checked before a server starts.
         binlog::wanted(spec)?;
+        myrocks::wanted(spec)?;
         match &spec.location {
             Location::Default => Err(EngineError::config(format!(
                 "target '{target}': mysql needs a basedir (e.g. {target}=mysql:/usr for a managed server) or a URL (e.g. {target}=mysql://root@127.0.0.1:3306/dbdelta)"
@@ -84,16 +86,21 @@ impl MysqlEngine {
                 database,
             } => {
                 for (k, _) in &spec.params {
-                    if binlog::is_param(k) || auth::is_param(k) || tls::is_external_param(k) {
+                    if binlog::is_param(k)
+                        || myrocks::is_param(k)
+                        || auth::is_param(k)
+                        || tls::is_external_param(k)
+                    {
                         continue;
                     }
                     return Err(EngineError::config(format!(
-                        "target '{target}': '{k}' cannot be applied to an external server; settings are for managed targets (mysql:/basedir?{k}=...); external targets take only {}, {}=FILE, {}=FILE, {}=FILE, {}=true, {}=true and {}=FILE",
+                        "target '{target}': '{k}' cannot be applied to an external server; settings are for managed targets (mysql:/basedir?{k}=...); external targets take only {}, {}=FILE, {}=FILE, {}=FILE, {}=true, {}=rocksdb, {}=true and {}=FILE",
                         tls::SSL_MODE,
                         tls::SSL_CA,
                         tls::SSL_CERT,
                         tls::SSL_KEY,
                         binlog::PARAM,
+                        myrocks::PARAM,
                         auth::GET_SERVER_PUBLIC_KEY,
                         auth::SERVER_PUBLIC_KEY
                     )));
@@ -125,8 +132,13 @@ impl MysqlEngine {
         let target = spec.name.as_str();
         // Checked (and the key file read) before a server starts.
         let key_exchange = auth::key_exchange(spec)?;
-        // Every parameter but dbdelta's own options is a my.cnf line.
+        // Every parameter but dbdelta's own options is a my.cnf line; a MyRocks target's
+        // plugin lines come first, so the target's own settings win.
         let mut settings = server_settings(spec);
+        if myrocks::wanted(spec)?.is_some() {
+            myrocks::check_plugin(target, basedir, &settings)?;
+            settings.splice(0..0, myrocks::managed_settings());
+        }
         let mode = tls::mode(spec, opts.tls)?;
         let tls = if mode.wants_tls() {
             let ca = if setting(spec, "ssl_cert").is_some() || setting(spec, "ssl_key").is_some() {
@@ -198,9 +210,11 @@ impl MysqlEngine {
         opts: &OpenOptions,
         server: Option<ManagedServer>,
     ) -> Result<Self, EngineError> {
+        let table_engine = myrocks::wanted(spec)?;
         let endpoint = Arc::new(Endpoint {
             target: spec.name.clone(),
             params,
+            table_engine,
         });
         let mut conn = MysqlConnection::open(
             Arc::clone(&endpoint),
@@ -208,6 +222,9 @@ impl MysqlEngine {
             &ConnectOptions::default(),
         )?;
         let version = conn.query_scalar("SELECT VERSION()")?.unwrap_or_default();
+        if table_engine.is_some() {
+            myrocks::check_server(&spec.name, &mut conn)?;
+        }
         let flavor = if version.contains("MariaDB") {
             Flavor::MariaDb
         } else {
@@ -272,6 +289,7 @@ fn server_settings(spec: &TargetSpec) -> Vec<(String, String)> {
         .iter()
         .filter(|(k, _)| {
             !binlog::is_param(k)
+                && !myrocks::is_param(k)
                 && !auth::is_param(k)
                 && !tls::is_client_param(k)
                 && !dbdelta_kit::netns::is_param(k)
@@ -321,6 +339,9 @@ impl Engine for MysqlEngine {
     fn info(&self) -> Result<EngineInfo, EngineError> {
         let mut conn = self.connect_mysql()?;
         let mut names: Vec<String> = REPORTED.iter().map(|s| s.to_string()).collect();
+        if self.endpoint.table_engine.is_some() {
+            names.extend(myrocks::REPORTED.iter().map(|s| s.to_string()));
+        }
         for (k, _) in &self.params {
             names.push(k.replace('-', "_").to_ascii_lowercase());
         }
@@ -336,6 +357,10 @@ impl Engine for MysqlEngine {
                 .or_insert_with(|| v.clone());
         }
         settings.insert("flavor".into(), self.flavor.name().into());
+        settings.insert(
+            "table_engine".into(),
+            self.endpoint.table_engine.unwrap_or("InnoDB").into(),
+        );
         settings.insert(
             "protocol".into(),
             if self.prepared {

@@ -11,6 +11,9 @@
 //!                                               BINARY LOGS AND GTIDS from MySQL 8.4) before
 //!                                               every write step and settle, as the
 //!                                               published sysbench scripts do
+//! rocks=mysql:/usr?engine=rocksdb                MyRocks: the tables in MariaDB's RocksDB
+//!                                               engine (plugin loaded on managed servers),
+//!                                               MyRocks' counters in place of InnoDB's
 //! ```
 //!
 //! The client is a small blocking implementation of the MySQL protocol in layers, each
@@ -54,6 +57,7 @@ mod errors;
 #[doc(hidden)]
 pub mod fuzzing;
 mod managed;
+mod myrocks;
 mod options;
 mod proto;
 mod session;
@@ -146,6 +150,7 @@ impl EngineConfig for MysqlConfig {
 /// modes.
 pub fn check_spec(spec: &TargetSpec) -> Result<(), EngineError> {
     binlog::wanted(spec)?;
+    myrocks::wanted(spec)?;
     tls::mode(spec, false).map(|_| ())
 }
 

@@ -150,6 +150,13 @@ pub trait Connection: Send {
     /// Executes plain text (not prepared), consuming any result set.
     fn query(&mut self, sql: &str) -> Result<Outcome, EngineError>;
 
+    /// The storage engine the workloads' `CREATE TABLE` names where the dialect has one
+    /// (MySQL's `ENGINE=`): the target's choice (`engine=rocksdb` on a mysql target), or
+    /// `None` for the workload's own (InnoDB, as sysbench and the Insert Benchmark write).
+    fn table_engine(&self) -> Option<&str> {
+        None
+    }
+
     /// Executes several statements separated by `;` (DDL, settle). No result sets.
     fn batch(&mut self, sql: &str) -> Result<(), EngineError> {
         for stmt in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {

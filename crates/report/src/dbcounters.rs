@@ -34,12 +34,17 @@ const HANDLER_READS: &[&str] = &[
 ];
 const HANDLER_WRITES: &[&str] = &["db.handler_write", "db.handler_update", "db.handler_delete"];
 
-/// PostgreSQL's sources first, then the MySQL family's.
+/// PostgreSQL's sources first, then the MySQL family's (InnoDB's, then MyRocks': a MyRocks
+/// target reads MyRocks' counters in place of InnoDB's).
 const COLUMNS: [Column; 7] = [
     Column {
         text: "buf-rd",
         markdown: "buffer reads/op",
-        sources: &[&["db.blks_read"], &["db.innodb_buffer_pool_reads"]],
+        sources: &[
+            &["db.blks_read"],
+            &["db.innodb_buffer_pool_reads"],
+            &["db.rocksdb_block_cache_miss"],
+        ],
         scale: 1.0,
     },
     Column {
@@ -48,6 +53,7 @@ const COLUMNS: [Column; 7] = [
         sources: &[
             &["db.blks_hit", "db.blks_read"],
             &["db.innodb_buffer_pool_read_requests"],
+            &["db.rocksdb_block_cache_hit", "db.rocksdb_block_cache_miss"],
         ],
         scale: 1.0,
     },
@@ -75,7 +81,11 @@ const COLUMNS: [Column; 7] = [
     Column {
         text: "WAL-KB",
         markdown: "WAL KB/op",
-        sources: &[&["db.wal_bytes"], &["db.innodb_os_log_written"]],
+        sources: &[
+            &["db.wal_bytes"],
+            &["db.innodb_os_log_written"],
+            &["db.rocksdb_wal_bytes"],
+        ],
         scale: KB,
     },
     Column {
@@ -96,12 +106,15 @@ MySQL/MariaDB (the whole server): Innodb_buffer_pool_reads, Innodb_buffer_pool_r
 rows examined = the Handler_read_* calls, rows written = Handler_write + Handler_update + \
 Handler_delete, Handler_commit, WAL = Innodb_os_log_written, binlog = Binlog_bytes_written \
 (MariaDB, with a binary log).
+MyRocks (engine=rocksdb): buffer reads = Rocksdb_block_cache_miss, requests = \
+Rocksdb_block_cache_hit + Rocksdb_block_cache_miss, WAL = Rocksdb_wal_bytes; rows, commits \
+and binlog as above.
 PostgreSQL publishes a backend's counters at most once a second, so its figures (not WAL) can \
 be off by up to 1 s of work over the window: read them on windows of a minute or more.";
 
 /// The operations of a step's window as the cost table counts them: throughput × seconds
 /// (statements for qps, thousands of rows for scans, new orders for TPC-C).
-fn operations(r: &StepResult) -> Option<f64> {
+pub(crate) fn operations(r: &StepResult) -> Option<f64> {
     let per_s = match r.throughput.unit {
         ThroughputUnit::Nopm => r.throughput.value / 60.0,
         _ => r.throughput.value,
@@ -174,15 +187,19 @@ pub fn per_op(r: &StepResult) -> Option<DbPerOp> {
 }
 
 /// One table line: step label, target and its values.
-type Line<'a> = (&'a str, &'a str, DbPerOp);
+pub(crate) type Line<'a, T> = (&'a str, &'a str, T);
 
 /// The lines of each thread count that has any, in table order, for the steps `--metrics`
-/// selects.
-fn rows<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line<'a>>)> {
+/// selects; `per_op` gives a result's values, `None` leaves the result out.
+pub(crate) fn rows_of<'a, T>(
+    data: &'a ReportData,
+    opts: &'a ReportOptions,
+    per_op: fn(&StepResult) -> Option<T>,
+) -> Vec<(u32, Vec<Line<'a, T>>)> {
     data.tables
         .iter()
         .map(|table| {
-            let lines: Vec<Line<'a>> = table
+            let lines: Vec<Line<'a, T>> = table
                 .rows
                 .iter()
                 .filter(|row| selected(&opts.metrics, &row.step, &row.label))
@@ -199,33 +216,70 @@ fn rows<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line
         .collect()
 }
 
+fn rows<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Vec<(u32, Vec<Line<'a, DbPerOp>>)> {
+    rows_of(data, opts, per_op)
+}
+
+/// One per-operation counters section as the three writers lay it out: its titles, legend
+/// and column headings (the database counters here, the MyRocks counters after them).
+pub(crate) struct Section<'s> {
+    /// The text title (`--- {text_title} dop=N ---`).
+    pub text_title: &'s str,
+    /// The Markdown and HTML title.
+    pub title: &'s str,
+    /// The HTML anchor.
+    pub anchor: &'s str,
+    /// What the columns count.
+    pub legend: &'s str,
+    /// Text column headings.
+    pub text_heads: Vec<&'s str>,
+    /// Markdown and HTML column headings.
+    pub heads: Vec<&'s str>,
+}
+
+/// The lines of each thread count, the values as cells.
+pub(crate) type Tables<'a> = Vec<(u32, Vec<Line<'a, Vec<Option<f64>>>>)>;
+
+fn cells_of<'a, T>(
+    tables: Vec<(u32, Vec<Line<'a, T>>)>,
+    cells: fn(&T) -> Vec<Option<f64>>,
+) -> Tables<'a> {
+    tables
+        .into_iter()
+        .map(|(t, lines)| {
+            (
+                t,
+                lines
+                    .into_iter()
+                    .map(|(l, c, v)| (l, c, cells(&v)))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
 /// A line as the Markdown and HTML writers lay it out.
-fn markup_line(label: &str, target: &str, values: &DbPerOp) -> markup::Line {
+fn markup_line(label: &str, target: &str, values: &[Option<f64>]) -> markup::Line {
     markup::Line::keyed(
         [label, target],
         values
-            .cells()
-            .into_iter()
+            .iter()
             .map(|v| v.map_or(Out::Word("-"), |v| Out::Num(v, 3))),
     )
 }
 
-fn value(v: Option<f64>) -> String {
+fn value(v: &Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"))
 }
 
 /// The text tables, one per thread count, tab-separated with the label last.
-pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
-    for (threads, lines) in rows(data, opts) {
-        let _ = writeln!(
-            out,
-            "--- database counters per operation dop={threads} ---\n"
-        );
-        let _ = writeln!(out, "{LEGEND}\n");
-        let heads: Vec<&str> = COLUMNS.iter().map(|c| c.text).collect();
-        let _ = writeln!(out, "{}\ttarget\tstep", heads.join("\t"));
+pub(crate) fn write_text(out: &mut String, section: &Section<'_>, tables: Tables<'_>) {
+    for (threads, lines) in tables {
+        let _ = writeln!(out, "--- {} dop={threads} ---\n", section.text_title);
+        let _ = writeln!(out, "{}\n", section.legend);
+        let _ = writeln!(out, "{}\ttarget\tstep", section.text_heads.join("\t"));
         for (label, target, values) in lines {
-            let cells: Vec<String> = values.cells().into_iter().map(value).collect();
+            let cells: Vec<String> = values.iter().map(value).collect();
             let _ = writeln!(out, "{}\t{target}\t{label}", cells.join("\t"));
         }
         out.push('\n');
@@ -233,15 +287,21 @@ pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
 }
 
 /// The markdown tables, one per thread count.
-pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+pub(crate) fn write_markdown(
+    out: &mut String,
+    opts: &ReportOptions,
+    section: &Section<'_>,
+    tables: Tables<'_>,
+) {
     let w = Markdown { opts };
-    for (threads, lines) in rows(data, opts) {
-        let heads: Vec<&str> = COLUMNS.iter().map(|c| c.markdown).collect();
+    for (threads, lines) in tables {
         let _ = write!(
             out,
-            "\n### Database counters per operation, dop={threads}\n\n{LEGEND}\n\n| step | target | {} |\n|---|---|{}\n",
-            heads.join(" | "),
-            "---:|".repeat(COLUMNS.len())
+            "\n### {}, dop={threads}\n\n{}\n\n| step | target | {} |\n|---|---|{}\n",
+            section.title,
+            section.legend,
+            section.heads.join(" | "),
+            "---:|".repeat(section.heads.len())
         );
         for (label, target, values) in lines {
             w.line(out, &markup_line(label, target, &values), 0);
@@ -249,29 +309,29 @@ pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
     }
 }
 
-/// Whether any step selected by `--metrics` has server counters (the HTML table of
-/// contents links the section only then).
-pub fn any(data: &ReportData, opts: &ReportOptions) -> bool {
-    !rows(data, opts).is_empty()
-}
-
-/// The HTML section: one table per thread count after the hardware cost tables, the
-/// legend as a note.
-pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+/// The HTML section: a heading, the legend as a note, one table per thread count.
+pub(crate) fn write_html(
+    out: &mut String,
+    opts: &ReportOptions,
+    section: &Section<'_>,
+    tables: Tables<'_>,
+) {
     let w = Html { opts };
-    let tables = rows(data, opts);
     if tables.is_empty() {
         return;
     }
-    let legend: Vec<String> = LEGEND.lines().map(esc).collect();
+    let legend: Vec<String> = section.legend.lines().map(esc).collect();
     let _ = writeln!(
         out,
-        "<h2 id=\"dbcounters\">Database counters per operation</h2>\n<p class=\"note\">{}</p>",
+        "<h2 id=\"{}\">{}</h2>\n<p class=\"note\">{}</p>",
+        section.anchor,
+        section.title,
         legend.join("<br>\n")
     );
-    let heads: String = COLUMNS
+    let heads: String = section
+        .heads
         .iter()
-        .map(|c| format!("<th>{}</th>", esc(c.markdown)))
+        .map(|c| format!("<th>{}</th>", esc(c)))
         .collect();
     for (threads, lines) in tables {
         let _ = writeln!(
@@ -283,4 +343,41 @@ pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
         }
         out.push_str("</table>\n");
     }
+}
+
+fn section() -> Section<'static> {
+    Section {
+        text_title: "database counters per operation",
+        title: "Database counters per operation",
+        anchor: "dbcounters",
+        legend: LEGEND,
+        text_heads: COLUMNS.iter().map(|c| c.text).collect(),
+        heads: COLUMNS.iter().map(|c| c.markdown).collect(),
+    }
+}
+
+fn tables<'a>(data: &'a ReportData, opts: &'a ReportOptions) -> Tables<'a> {
+    cells_of(rows(data, opts), |v| v.cells().to_vec())
+}
+
+/// The text tables, one per thread count, tab-separated with the label last.
+pub fn text(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    write_text(out, &section(), tables(data, opts));
+}
+
+/// The markdown tables, one per thread count.
+pub fn markdown(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    write_markdown(out, opts, &section(), tables(data, opts));
+}
+
+/// Whether any step selected by `--metrics` has server counters (the HTML table of
+/// contents links the section only then).
+pub fn any(data: &ReportData, opts: &ReportOptions) -> bool {
+    !rows(data, opts).is_empty()
+}
+
+/// The HTML section: one table per thread count after the hardware cost tables, the
+/// legend as a note.
+pub fn html(out: &mut String, data: &ReportData, opts: &ReportOptions) {
+    write_html(out, opts, &section(), tables(data, opts));
 }

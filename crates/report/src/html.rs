@@ -78,6 +78,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
     latency(&mut o, &w, data);
     costs(&mut o, &w, data);
     crate::dbcounters::html(&mut o, data, opts);
+    crate::myrocks::html(&mut o, data, opts);
     dollars(&mut o, &w, data);
     load(&mut o, data);
     failures(&mut o, &w, data);

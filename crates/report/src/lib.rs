@@ -38,6 +38,7 @@ mod load;
 pub mod markdown;
 pub mod markup;
 pub mod merge;
+mod myrocks;
 mod order;
 pub mod profiles;
 pub mod queryset;

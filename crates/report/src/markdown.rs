@@ -39,6 +39,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
         latency_tables(&mut out, &w, data);
         cost_tables(&mut out, &w, data, opts);
         crate::dbcounters::markdown(&mut out, data, opts);
+        crate::myrocks::markdown(&mut out, data, opts);
     }
     dollar_tables(&mut out, &w, data, opts);
     load_table(&mut out, data);

@@ -33,6 +33,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
         crate::dbbench::kv_text(&mut out, data);
         crate::detail::cost_text(&mut out, data, &opts.metrics);
         crate::dbcounters::text(&mut out, data, opts);
+        crate::myrocks::text(&mut out, data, opts);
         crate::detail::met_text(&mut out, data, &opts.metrics);
         crate::detail::actions_text(&mut out, data);
     }

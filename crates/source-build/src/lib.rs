@@ -9,6 +9,8 @@
 //!   into `<cache>/builds/postgresql-<version>-<hash12>/`, reused by later runs; the build's
 //!   log is `build.log` there and its manifest `dbdelta-build.json`.
 //!
+//! - [`mariadb`]: MariaDB with the MyRocks plugin from Debian's `mariadb` source package or a
+//!   tree: the recipe's CMake arguments and the configure, build and install commands.
 //! - [`rocksdb`]: RocksDB's `librocksdb.so` and the same version's `db_bench`, built from
 //!   a release packaged in crates.io's `librocksdb-sys` or a tree, into
 //!   `<cache>/builds/rocksdb-<version>-<hash12>/`.
@@ -19,6 +21,7 @@
 
 pub mod dist;
 pub mod driver;
+pub mod mariadb;
 pub mod recipe;
 pub mod rocksdb;
 pub mod source;

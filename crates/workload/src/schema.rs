@@ -7,8 +7,10 @@ use dbdelta_engine::{Connection, Dialect, EngineError, OwnedValue, RowSource};
 /// dbdelta's ledger of the tables it created, in the target database.
 pub const LEDGER: &str = "dbdelta_objects";
 
-/// `CREATE TABLE sbtest<t>` for a dialect (secondary index is built after the load).
-pub fn create_table_sql(dialect: Dialect, t: u32) -> String {
+/// `CREATE TABLE sbtest<t>` for a dialect (secondary index is built after the load); on
+/// MySQL in `engine` (the target's table engine), else InnoDB as sysbench's
+/// `--mysql-storage-engine` default.
+pub fn create_table_sql(dialect: Dialect, engine: Option<&str>, t: u32) -> String {
     let tail = match dialect {
         Dialect::Sqlite => "",
         Dialect::Postgres => ",\n  PRIMARY KEY (id)",
@@ -19,9 +21,9 @@ pub fn create_table_sql(dialect: Dialect, t: u32) -> String {
         | Dialect::Mongodb => ",\n  PRIMARY KEY (id)",
     };
     let engine = if dialect == Dialect::Mysql {
-        " /*! ENGINE = innodb */"
+        format!(" /*! ENGINE = {} */", engine.unwrap_or("innodb"))
     } else {
-        ""
+        String::new()
     };
     format!(
         "CREATE TABLE sbtest{t}(\n  {},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL{tail}\n){engine}",
@@ -178,7 +180,7 @@ pub fn load_table(
     let name = format!("sbtest{t}");
     let dialect = conn.dialect();
     drop_if_owned(conn, &name, i_own_this_database)?;
-    conn.query(&create_table_sql(dialect, t))?;
+    conn.query(&create_table_sql(dialect, conn.table_engine(), t))?;
     record_owned(conn, &name)?;
     let start = std::time::Instant::now();
     let mut rows = SbtestRows::new(table_size, table_size, seed, 0x10AD_0000 + u64::from(t));
@@ -197,17 +199,50 @@ pub fn load_table(
 mod tests {
     use super::*;
 
+    /// A MyRocks target's table engine reaches every MySQL `CREATE TABLE` of the workloads
+    /// (sysbench, the Insert Benchmark, pgbench's TPC-B, TPC-C); without one they stay
+    /// InnoDB, and other dialects name no engine.
+    #[test]
+    fn every_mysql_ddl_names_the_target_engine() {
+        let rocks = Some("ROCKSDB");
+        let all = |dialect: Dialect, engine: Option<&str>| -> Vec<String> {
+            let mut v = vec![
+                create_table_sql(dialect, engine, 1),
+                crate::tpcb::create_table_sql(dialect, engine, "pgbench_accounts", 1),
+                crate::tpcc::schema::create_table_sql(dialect, engine, "customer").unwrap(),
+            ];
+            v.extend(crate::ibench::schema::create_table_sql(
+                dialect, engine, "pi1",
+            ));
+            v
+        };
+        for ddl in all(Dialect::Mysql, rocks) {
+            let upper = ddl.to_ascii_uppercase();
+            assert!(
+                upper.contains("ENGINE = ROCKSDB") || upper.contains("ENGINE=ROCKSDB"),
+                "{ddl}"
+            );
+            assert!(!upper.contains("INNODB"), "{ddl}");
+        }
+        for ddl in all(Dialect::Mysql, None) {
+            assert!(ddl.to_ascii_uppercase().contains("INNODB"), "{ddl}");
+        }
+        for ddl in all(Dialect::Postgres, rocks) {
+            assert!(!ddl.to_ascii_uppercase().contains("ENGINE"), "{ddl}");
+        }
+    }
+
     #[test]
     fn ddl_per_dialect() {
-        let pg = create_table_sql(Dialect::Postgres, 1);
+        let pg = create_table_sql(Dialect::Postgres, None, 1);
         assert!(
             pg.contains("id SERIAL") && pg.contains("PRIMARY KEY (id)"),
             "{pg}"
         );
-        let my = create_table_sql(Dialect::Mysql, 2);
+        let my = create_table_sql(Dialect::Mysql, None, 2);
         assert!(my.starts_with("CREATE TABLE sbtest2(") && my.contains("AUTO_INCREMENT"));
         assert!(my.contains("ENGINE = innodb"));
-        let lite = create_table_sql(Dialect::Sqlite, 3);
+        let lite = create_table_sql(Dialect::Sqlite, None, 3);
         assert!(lite.contains("id INTEGER PRIMARY KEY") && !lite.contains("PRIMARY KEY (id)"));
         assert_eq!(create_index_sql(4), "CREATE INDEX k_4 ON sbtest4(k)");
     }

@@ -159,8 +159,9 @@ impl Workload for Tpcb {
     }
 }
 
-/// `CREATE TABLE` of one of the tables, pgbench's columns (`initCreateTables`).
-pub fn create_table_sql(dialect: Dialect, table: &str, scale: u32) -> String {
+/// `CREATE TABLE` of one of the tables, pgbench's columns (`initCreateTables`); MySQL's
+/// in `engine` (the target's table engine), else InnoDB.
+pub fn create_table_sql(dialect: Dialect, engine: Option<&str>, table: &str, scale: u32) -> String {
     let aid = if scale >= SCALE_32BIT_THRESHOLD {
         "bigint"
     } else {
@@ -176,7 +177,7 @@ pub fn create_table_sql(dialect: Dialect, table: &str, scale: u32) -> String {
     };
     let with = match dialect {
         Dialect::Postgres if table != "pgbench_history" => " with (fillfactor=100)",
-        Dialect::Mysql => " ENGINE=InnoDB",
+        Dialect::Mysql => &format!(" ENGINE={}", engine.unwrap_or("InnoDB")),
         _ => "",
     };
     format!("create table {table}({cols}){with}")
@@ -273,7 +274,7 @@ pub fn create_and_load_small(
     ensure_ledger(conn)?;
     let dialect = conn.dialect();
     for t in TABLES {
-        conn.query(&create_table_sql(dialect, t, scale))?;
+        conn.query(&create_table_sql(dialect, conn.table_engine(), t, scale))?;
         record_owned(conn, t)?;
     }
     let s = i64::from(scale);
@@ -500,13 +501,19 @@ mod tests {
     #[test]
     fn ddl_matches_pgbench() {
         assert_eq!(
-            create_table_sql(Dialect::Postgres, "pgbench_accounts", 1),
+            create_table_sql(Dialect::Postgres, None, "pgbench_accounts", 1),
             "create table pgbench_accounts(aid int not null,bid int,abalance int,filler char(84)) with (fillfactor=100)"
         );
         assert!(
-            create_table_sql(Dialect::Postgres, "pgbench_accounts", 20_000).contains("aid bigint")
+            create_table_sql(Dialect::Postgres, None, "pgbench_accounts", 20_000)
+                .contains("aid bigint")
         );
-        assert!(!create_table_sql(Dialect::Postgres, "pgbench_history", 1).contains("fillfactor"));
-        assert!(create_table_sql(Dialect::Mysql, "pgbench_branches", 1).ends_with("ENGINE=InnoDB"));
+        assert!(
+            !create_table_sql(Dialect::Postgres, None, "pgbench_history", 1).contains("fillfactor")
+        );
+        assert!(
+            create_table_sql(Dialect::Mysql, None, "pgbench_branches", 1)
+                .ends_with("ENGINE=InnoDB")
+        );
     }
 }

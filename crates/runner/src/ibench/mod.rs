@@ -40,7 +40,7 @@ pub fn create_tables(
     let dialect = conn.dialect();
     for t in opts.tables() {
         drop_if_owned(&mut *conn, &t, i_own)?;
-        for sql in create_table_sql(dialect, &t) {
+        for sql in create_table_sql(dialect, conn.table_engine(), &t) {
             conn.query(&sql)?;
         }
         record_owned(&mut *conn, &t)?;

@@ -156,6 +156,10 @@ pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> 
     let mut errors: Vec<String> = Vec::new();
     let mut merged = Merged::default();
     let mut index_end: Option<Instant> = None;
+    // The server's own counters (InnoDB's or MyRocks', the handler calls) around the step:
+    // read while every client waits at the barrier, and after the last has ended. A failed
+    // read leaves the step without them, never fails it.
+    let mut counters_before = None;
 
     std::thread::scope(|s| {
         let mut handles = Vec::new();
@@ -238,6 +242,7 @@ pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> 
                 handles.push((Kind::Query, h));
             }
         }
+        counters_before = engine.counters().ok().flatten();
         barrier.wait();
         t0 = Instant::now();
         let sampler =
@@ -278,7 +283,11 @@ pub fn run_step(engine: &dyn Engine, ctx: &StepContext<'_>, stop: &StopFlag) -> 
     .max()
     .unwrap_or_else(Instant::now);
     let secs = end.saturating_duration_since(t0).as_secs_f64().max(1e-6);
+    let counters_after = engine.counters().ok().flatten();
     let mut r = assemble(ctx, clients, &merged, secs, started_unix, os);
+    if let (Some(a), Some(b)) = (&counters_before, &counters_after) {
+        r.engine_stats = dbdelta_engine::EngineCounters::step(a, b);
+    }
     if stop.requested() {
         r.status = StepStatus::Interrupted;
     }

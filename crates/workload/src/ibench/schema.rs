@@ -9,8 +9,9 @@ pub const INDEXES: [(&str, &str); 3] = [
     ("pdc", "price, dateandtime, customerid"),
 ];
 
-/// The statements that create `table` (no secondary indexes).
-pub fn create_table_sql(dialect: Dialect, table: &str) -> Vec<String> {
+/// The statements that create `table` (no secondary indexes); MySQL's in `engine` (the
+/// target's table engine, as iibench.py's `--engine`), else InnoDB.
+pub fn create_table_sql(dialect: Dialect, engine: Option<&str>, table: &str) -> Vec<String> {
     let cols = "dateandtime {ts},\n  cashregisterid int not null,\n  customerid int not null,\n  productid int not null,\n  price int not null,\n  data varchar(4000)";
     match dialect {
         Dialect::Postgres => vec![
@@ -25,8 +26,9 @@ pub fn create_table_sql(dialect: Dialect, table: &str) -> Vec<String> {
             cols.replace("{ts}", "datetime")
         )],
         Dialect::Mysql | Dialect::Mock | Dialect::Rocksdb | Dialect::Clickhouse | Dialect::Mongodb => vec![format!(
-            "create table {table} (transactionid bigint not null auto_increment,\n  {},\n  primary key (transactionid)) engine=InnoDB",
-            cols.replace("{ts}", "datetime")
+            "create table {table} (transactionid bigint not null auto_increment,\n  {},\n  primary key (transactionid)) engine={}",
+            cols.replace("{ts}", "datetime"),
+            engine.unwrap_or("InnoDB")
         )],
     }
 }
@@ -73,10 +75,10 @@ mod tests {
 
     #[test]
     fn ddl_per_dialect() {
-        let pg = create_table_sql(Dialect::Postgres, "pi1");
+        let pg = create_table_sql(Dialect::Postgres, None, "pi1");
         assert!(pg[0].contains("transactionid bigserial primary key"));
         assert_eq!(pg[1], "alter sequence pi1_transactionid_seq cache 1000");
-        let my = create_table_sql(Dialect::Mysql, "pi2");
+        let my = create_table_sql(Dialect::Mysql, None, "pi2");
         assert!(my[0].contains("auto_increment") && my[0].contains("data varchar(4000)"));
         let ix = create_indexes_sql(Dialect::Mysql, "pi2");
         assert_eq!(ix.len(), 1);

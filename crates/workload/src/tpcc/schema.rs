@@ -193,7 +193,11 @@ pub fn column_names(table: &str) -> Result<Vec<&'static str>, EngineError> {
 /// `CREATE TABLE` of one of [`TABLES`] in a dialect; an error for any other name. Dates
 /// are `timestamp` (PostgreSQL), `datetime` (MySQL) or `text` (SQLite, which compares
 /// `YYYY-MM-DD HH:MM:SS` text in time order); the mock is served SQLite's DDL.
-pub fn create_table_sql(dialect: Dialect, table: &str) -> Result<String, EngineError> {
+pub fn create_table_sql(
+    dialect: Dialect,
+    engine: Option<&str>,
+    table: &str,
+) -> Result<String, EngineError> {
     let d = def(table)?;
     let ts = match dialect {
         Dialect::Mysql => "datetime",
@@ -220,7 +224,8 @@ pub fn create_table_sql(dialect: Dialect, table: &str) -> Result<String, EngineE
     }
     sql.push(')');
     if dialect == Dialect::Mysql {
-        sql.push_str(" ENGINE=InnoDB");
+        sql.push_str(" ENGINE=");
+        sql.push_str(engine.unwrap_or("InnoDB"));
     }
     Ok(sql)
 }
@@ -256,7 +261,7 @@ pub fn create_tables(
     }
     ensure_ledger(conn)?;
     for t in TABLES {
-        conn.query(&create_table_sql(dialect, t)?)?;
+        conn.query(&create_table_sql(dialect, conn.table_engine(), t)?)?;
         record_owned(conn, t)?;
     }
     Ok(())
@@ -290,7 +295,7 @@ mod tests {
     use super::*;
 
     fn ddl(dialect: Dialect, table: &str) -> String {
-        create_table_sql(dialect, table).expect(table)
+        create_table_sql(dialect, None, table).expect(table)
     }
 
     #[test]
@@ -363,7 +368,7 @@ mod tests {
 
     #[test]
     fn unknown_tables_are_refused() {
-        assert!(create_table_sql(Dialect::Sqlite, "sbtest1").is_err());
+        assert!(create_table_sql(Dialect::Sqlite, None, "sbtest1").is_err());
         assert!(column_names("order").is_err());
     }
 
