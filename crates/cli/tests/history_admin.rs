@@ -38,6 +38,7 @@ fn point(run: &str, started: &str, host: &str, target: &str, qps: f64) -> Point 
         repeat: 1,
         qps,
         p95_us: 1e6 / qps,
+        p99_us: None,
         cpu_us_per_op: None,
     }
 }
