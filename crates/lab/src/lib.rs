@@ -11,9 +11,13 @@
 //! [`registry`] (the engine table), `target` (provision and retire), `sequential` and
 //! `interleave` (schedules), [`queryset`] (query-set runs), `reports` (the report files),
 //! [`gate`] (`--fail-on`), [`history`] (indexing), [`interrupt`] (Ctrl-C and SIGTERM),
-//! [`profiling`], [`outcome`] (how a run ended), [`resolve`] (`--resolve`: rounds until resolved).
+//! [`profiling`], [`outcome`] (how a run ended), [`resolve`] (`--resolve`: rounds until resolved),
+//! [`segment`] and [`barrier`] (one segment of a run measured by several processes),
+//! [`merge`] (segments merged into one run).
 #![deny(missing_docs)]
 
+pub mod barrier;
+pub mod barrier_sql;
 pub mod build;
 pub mod capacity;
 pub mod disk;
@@ -34,6 +38,7 @@ pub mod registry;
 mod reports;
 pub mod resolve;
 pub mod rundir;
+pub mod segment;
 mod sequential;
 mod target;
 pub mod time;

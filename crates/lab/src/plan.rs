@@ -48,6 +48,9 @@ pub struct RunPlan {
     pub command: Vec<String>,
     /// The dbdelta that runs (for run.json).
     pub tool: ToolInfo,
+    /// One segment of a run measured by several processes (`--segment K/N`); `None` = the
+    /// whole run.
+    pub segment: Option<crate::segment::SegmentPlan>,
 }
 
 /// A target of the plan: its spec as given and its kind's validated configuration, which
