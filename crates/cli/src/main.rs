@@ -25,11 +25,13 @@ mod fuzzing;
 mod help;
 mod history_cmd;
 mod interrupt;
+mod merge_cmd;
 mod output;
 mod prepare_cmd;
 mod profile_cmd;
 mod progress;
 mod resolve_flags;
+mod segment_flags;
 mod spec;
 mod suites_cmd;
 

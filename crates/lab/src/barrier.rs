@@ -418,7 +418,7 @@ impl SegmentSync for Barrier {
                     .map(|r| (r.segment, r.offset_us as f64 / 1000.0))
                     .collect(),
                 missing,
-                parts: Vec::new(),
+                ..SegmentWindow::default()
             },
         })
     }

@@ -28,6 +28,8 @@ pub mod history;
 mod interleave;
 pub mod interrupt;
 mod lab;
+pub mod merge;
+pub mod merge_step;
 pub mod outcome;
 pub mod plan;
 pub mod prepared;

@@ -108,6 +108,10 @@ pub struct SegmentWindow {
     /// The segment that measured this result; `None` in a merged result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u32>,
+    /// The connections this segment opened (its share of the result's `threads`, which
+    /// counts every segment's).
+    #[serde(default)]
+    pub threads: u32,
     /// The wall-clock time every segment started the step (warm-up included), seconds
     /// since the Unix epoch, chosen at the barrier once every segment was there.
     pub start_unix: f64,

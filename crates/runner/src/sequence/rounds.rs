@@ -196,6 +196,9 @@ fn after_segment_window(
     stop: &StopFlag,
     progress: &dyn Progress,
 ) {
+    if let Some(w) = result.segments.as_mut() {
+        w.threads = result.threads;
+    }
     result.threads = seg.total_threads;
     match seg
         .sync
