@@ -765,12 +765,22 @@ pub struct SegmentArgs {
 
     /// The run's name at the barrier: segments with the same name meet (default: dbdelta).
     /// Give each concurrent run its own.
-    #[arg(long, value_name = "NAME", requires = "segment", help_heading = "Segments")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "segment",
+        help_heading = "Segments"
+    )]
     pub segment_run: Option<String>,
 
     /// Keep the barrier in this SQLite file (every segment must reach it) instead of the
     /// target database: for targets without SQL (mock, rocksdb).
-    #[arg(long, value_name = "FILE", requires = "segment", help_heading = "Segments")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "segment",
+        help_heading = "Segments"
+    )]
     pub segment_barrier: Option<PathBuf>,
 }
 

@@ -33,7 +33,15 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
 struct Quiet<'a>(&'a Bars);
 
 impl dbdelta_runner::Progress for Quiet<'_> {
-    fn step_started(&self, _: &str, _: &str, _: u32, _: std::time::Duration, _: std::time::Duration) {}
+    fn step_started(
+        &self,
+        _: &str,
+        _: &str,
+        _: u32,
+        _: std::time::Duration,
+        _: std::time::Duration,
+    ) {
+    }
     fn step_tick(&self, _: std::time::Duration, _: u64) {}
     fn step_finished(&self, _: &dbdelta_model::StepResult) {}
     fn message(&self, text: &str) {

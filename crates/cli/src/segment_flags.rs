@@ -64,7 +64,10 @@ pub fn resolve(args: &SegmentArgs, plan: &RunPlan) -> Result<Option<SegmentPlan>
             }
         }
     }
-    let run = args.segment_run.clone().unwrap_or_else(|| DEFAULT_RUN.into());
+    let run = args
+        .segment_run
+        .clone()
+        .unwrap_or_else(|| DEFAULT_RUN.into());
     if run.is_empty() || run.len() > 100 {
         bail!("--segment-run '{run}': give a name of 1 to 100 characters");
     }

@@ -186,7 +186,10 @@ impl Barrier {
         let this = self.id.segment.index;
         loop {
             let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-            let joins = state.store.joins(&self.id.run).map_err(BarrierError::Store)?;
+            let joins = state
+                .store
+                .joins(&self.id.run)
+                .map_err(BarrierError::Store)?;
             let live: Vec<&Row> = joins
                 .iter()
                 .filter(|r| r.state == "joined" && r.age_us < DEAD_US && r.segment <= count)
@@ -457,10 +460,7 @@ fn store_err(e: EngineError) -> SyncError {
 
 /// `2, 3`.
 fn list(v: &[u32]) -> String {
-    v.iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
+    v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
 }
 
 /// A random number telling this process's rows from an earlier process's of the same

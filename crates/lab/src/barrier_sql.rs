@@ -127,7 +127,9 @@ impl Store {
         let at_point = conn.prepare(&format!(
             "SELECT {cols}, 0 FROM {TABLE} WHERE run = ? AND point = ? ORDER BY segment"
         ))?;
-        let clear = conn.prepare(&format!("DELETE FROM {TABLE} WHERE run = ? AND segment = ?"))?;
+        let clear = conn.prepare(&format!(
+            "DELETE FROM {TABLE} WHERE run = ? AND segment = ?"
+        ))?;
         let now = conn.prepare(&format!("SELECT {now}"))?;
         Ok(Store {
             conn,
@@ -144,8 +146,10 @@ impl Store {
 
     /// Forgets every row of `segment` in `run` (an earlier process's).
     pub fn clear(&mut self, run: &str, segment: u32) -> Result<(), EngineError> {
-        self.conn
-            .execute(self.clear, &[Value::Text(run), Value::Int(i64::from(segment))])?;
+        self.conn.execute(
+            self.clear,
+            &[Value::Text(run), Value::Int(i64::from(segment))],
+        )?;
         Ok(())
     }
 

@@ -98,9 +98,9 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
             name: &u.spec.name,
             engine: u.engine.as_ref(),
             profiling: p.as_ref(),
-            segment: joined
-                .get(i)
-                .map(|j| j.sync.clone() as std::sync::Arc<dyn dbdelta_runner::segment::SegmentSync>),
+            segment: joined.get(i).map(|j| {
+                j.sync.clone() as std::sync::Arc<dyn dbdelta_runner::segment::SegmentSync>
+            }),
         })
         .collect();
     let mut sink = |r: &dbdelta_model::StepResult| keep_result(dir, r, None);

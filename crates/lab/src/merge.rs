@@ -97,7 +97,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path, progress: &dyn LabProgress) -> Result
 
 /// The base of the merged run: the segments' (the manifest lists it first).
 fn lead_base(m: &RunManifest) -> String {
-    m.targets.first().map(|t| t.name.clone()).unwrap_or_default()
+    m.targets
+        .first()
+        .map(|t| t.name.clone())
+        .unwrap_or_default()
 }
 
 /// Every segment's run, sorted by segment; refuses directories that are not segments of

@@ -72,7 +72,10 @@ pub fn merge_step(
     m.qps = results.iter().map(|r| r.qps).sum();
     m.tps = results.iter().map(|r| r.tps).sum();
     // The common window: from the last start to the first end.
-    let start = results.iter().map(|r| r.started_unix).fold(f64::MIN, f64::max);
+    let start = results
+        .iter()
+        .map(|r| r.started_unix)
+        .fold(f64::MIN, f64::max);
     let end = results
         .iter()
         .map(|r| r.started_unix + r.seconds)
@@ -187,7 +190,10 @@ fn client_cpu(results: &[&StepResult]) -> Option<f64> {
 }
 
 fn pacing(parts: &[Part<'_>]) -> Result<Option<Pacing>, MergeStepError> {
-    let paced: Vec<&Pacing> = parts.iter().filter_map(|p| p.result.pacing.as_ref()).collect();
+    let paced: Vec<&Pacing> = parts
+        .iter()
+        .filter_map(|p| p.result.pacing.as_ref())
+        .collect();
     let Some(first) = paced.first() else {
         return Ok(None);
     };
@@ -212,14 +218,20 @@ fn pacing(parts: &[Part<'_>]) -> Result<Option<Pacing>, MergeStepError> {
 }
 
 fn connect(parts: &[Part<'_>]) -> Result<Option<ConnectStats>, MergeStepError> {
-    let all: Vec<&ConnectStats> = parts.iter().filter_map(|p| p.result.connect.as_ref()).collect();
+    let all: Vec<&ConnectStats> = parts
+        .iter()
+        .filter_map(|p| p.result.connect.as_ref())
+        .collect();
     if all.is_empty() {
         return Ok(None);
     }
     let connections: u64 = all.iter().map(|c| c.connections).sum();
     let client: Option<f64> = all
         .iter()
-        .map(|c| c.client_bytes_per_connection.map(|b| b * c.connections as f64))
+        .map(|c| {
+            c.client_bytes_per_connection
+                .map(|b| b * c.connections as f64)
+        })
         .sum();
     Ok(Some(ConnectStats {
         connections,

@@ -171,9 +171,7 @@ fn barrier_input(target: &Target, why: &str) -> LabError {
 
 /// Two connections: one for the barrier's points, one for its heartbeat.
 #[allow(clippy::type_complexity)]
-fn two(
-    engine: &dyn Engine,
-) -> Result<(Box<dyn Connection>, Box<dyn Connection>), EngineError> {
+fn two(engine: &dyn Engine) -> Result<(Box<dyn Connection>, Box<dyn Connection>), EngineError> {
     Ok((engine.connect()?, engine.connect()?))
 }
 
@@ -206,8 +204,10 @@ mod tests {
 
     #[test]
     fn differences_are_named_with_both_values() {
-        let a = json!({"options": {"threads": [8], "seed": 1, "read_secs": 2.0}, "suite": "sysbench"});
-        let b = json!({"options": {"threads": [16], "seed": 1, "read_secs": 3.0}, "suite": "sysbench"});
+        let a =
+            json!({"options": {"threads": [8], "seed": 1, "read_secs": 2.0}, "suite": "sysbench"});
+        let b =
+            json!({"options": {"threads": [16], "seed": 1, "read_secs": 3.0}, "suite": "sysbench"});
         let d = plan_difference(&a, &b);
         assert!(d.contains("options.threads: [8] here, [16] there"), "{d}");
         assert!(d.contains("options.read_secs: 2.0 here, 3.0 there"), "{d}");

@@ -86,14 +86,15 @@ pub(crate) fn run_one_target(
     let mut sink = |r: &dbdelta_model::StepResult| keep_result(dir, r, repeat);
     // One segment of a run: join the run's barrier on this target first.
     let joined = match &plan.segment {
-        Some(seg) => match crate::segment::join(plan, seg, spec, engine.as_ref(), b.stop, b.progress)
-        {
-            Ok(j) => Some(j),
-            Err(e) => {
-                retire(engine, spec, &tdir, &scratch, plan.keep_data, b.progress);
-                return Err(e);
+        Some(seg) => {
+            match crate::segment::join(plan, seg, spec, engine.as_ref(), b.stop, b.progress) {
+                Ok(j) => Some(j),
+                Err(e) => {
+                    retire(engine, spec, &tdir, &scratch, plan.keep_data, b.progress);
+                    return Err(e);
+                }
             }
-        },
+        }
         None => None,
     };
     let outcome = match &plan.ibench {

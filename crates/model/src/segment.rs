@@ -170,13 +170,7 @@ mod tests {
 
     #[test]
     fn segments_parse_and_refuse_out_of_range_numbers() {
-        assert_eq!(
-            Segment::parse("2/4"),
-            Ok(Segment {
-                index: 2,
-                count: 4
-            })
-        );
+        assert_eq!(Segment::parse("2/4"), Ok(Segment { index: 2, count: 4 }));
         assert!(Segment::parse("0/4").unwrap_err().contains("from 1 to 4"));
         assert!(Segment::parse("5/4").unwrap_err().contains("from 1 to 4"));
         assert!(Segment::parse("1/0").is_err());

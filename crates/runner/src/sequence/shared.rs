@@ -29,7 +29,9 @@ pub(super) fn load<E>(
         let told = sync.lead("load", loaded.as_ref().map(|_| ()).map_err(Clone::clone));
         return Ok(match told {
             Ok(()) => loaded,
-            Err(e) => Err(format!("the load could not be told to the other segments: {e}")),
+            Err(e) => Err(format!(
+                "the load could not be told to the other segments: {e}"
+            )),
         });
     }
     progress.message(&format!(
