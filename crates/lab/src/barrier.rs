@@ -194,7 +194,11 @@ impl Barrier {
                 .iter()
                 .filter(|r| r.state == "joined" && r.age_us < DEAD_US && r.segment <= count)
                 .collect();
-            for r in &live {
+            // A segment that refused this plan left at once: its row still names its plan.
+            for r in joins
+                .iter()
+                .filter(|r| r.age_us < DEAD_US && r.segment <= count)
+            {
                 if r.segment == this {
                     continue;
                 }
