@@ -37,12 +37,10 @@ pub fn resolve(args: &SegmentArgs, plan: &RunPlan) -> Result<Option<SegmentPlan>
         }
     }
     for t in &plan.targets {
-        let shared = match (&t.location, t.engine.as_str()) {
-            (Location::Url { .. }, _) => true,
-            (Location::Path { .. }, "sqlite") => true,
-            (_, "mock") => true,
-            _ => false,
-        };
+        let shared = matches!(
+            (&t.location, t.engine.as_str()),
+            (Location::Url { .. }, _) | (Location::Path { .. }, "sqlite") | (_, "mock")
+        );
         if !shared {
             bail!(
                 "{flag}: target {} ({}) would be this process's own: every segment must reach one \

@@ -6,7 +6,7 @@
 //! live segment is there; a segment whose heartbeat stops is named in every result it
 //! missed, so a merge never passes fewer segments off as the whole.
 
-use crate::barrier_sql::{Mark, Row, Store};
+use crate::barrier_sql::{unix_us, Mark, Row, Store};
 use dbdelta_engine::{Connection, EngineError};
 use dbdelta_model::{Segment, SegmentWindow};
 use dbdelta_runner::segment::{Meeting, SegmentSync, SyncError};
@@ -27,14 +27,6 @@ const DEAD_US: i64 = 10_000_000;
 const START_LEAD_US: i64 = 1_000_000;
 /// How long a segment waits for the others to join.
 const JOIN_WAIT: Duration = Duration::from_secs(600);
-
-/// Microseconds since the Unix epoch on this host's clock.
-pub(crate) fn unix_us() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0)
-}
 
 /// Why a segment could not join its run.
 #[derive(Debug, thiserror::Error)]
@@ -208,7 +200,7 @@ impl Barrier {
                     return Err(BarrierError::PlanMismatch {
                         this,
                         other: r.segment,
-                        difference: crate::segment::plan_difference(&self.id.plan, &theirs),
+                        difference: crate::plan_diff::plan_difference(&self.id.plan, &theirs),
                     });
                 }
             }

@@ -5,6 +5,14 @@
 
 use dbdelta_engine::{Connection, Dialect, EngineError, Op, Rows, StmtId, Value};
 
+/// Microseconds since the Unix epoch on this host's clock.
+pub fn unix_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
 /// The barrier's table.
 pub const TABLE: &str = "dbdelta_segments";
 
@@ -212,10 +220,10 @@ impl Store {
     pub fn offset_us(&mut self) -> Result<i64, EngineError> {
         let mut best: Option<(i64, i64)> = None;
         for _ in 0..3 {
-            let before = crate::barrier::unix_us();
+            let before = unix_us();
             let stmt = self.now;
             let rows = self.read_raw(stmt, &[])?;
-            let after = crate::barrier::unix_us();
+            let after = unix_us();
             let db = rows.int(0, 0)?;
             let (rtt, offset) = (after - before, (before + after) / 2 - db);
             if best.is_none_or(|(r, _)| rtt < r) {

@@ -32,6 +32,7 @@ pub mod merge;
 pub mod merge_step;
 pub mod outcome;
 pub mod plan;
+pub mod plan_diff;
 pub mod prepared;
 pub mod profiling;
 pub mod progress;

@@ -191,7 +191,7 @@ fn check_plans(runs: &[(RunData, RunSegments)]) -> Result<(), LabError> {
                 run.dir.display(),
                 runs[0].1.index.unwrap_or(0),
                 runs[0].0.dir.display(),
-                crate::segment::plan_difference(&other, &first)
+                crate::plan_diff::plan_difference(&other, &first)
                     .replace(" here,", " in this segment,")
                     .replace(" there", " in the first")
             ));

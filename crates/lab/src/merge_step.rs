@@ -194,9 +194,9 @@ fn pacing(parts: &[Part<'_>]) -> Result<Option<Pacing>, MergeStepError> {
         .iter()
         .filter_map(|p| p.result.pacing.as_ref())
         .collect();
-    let Some(first) = paced.first() else {
+    if paced.is_empty() {
         return Ok(None);
-    };
+    }
     let target: f64 = paced.iter().map(|p| p.target_per_s).sum();
     let achieved: f64 = paced.iter().map(|p| p.achieved_per_s).sum();
     Ok(Some(Pacing {
@@ -213,7 +213,6 @@ fn pacing(parts: &[Part<'_>]) -> Result<Option<Pacing>, MergeStepError> {
         service: add(parts, "service time", |r| {
             r.pacing.as_ref().map(|p| &p.service)
         })?,
-        ..(*first).clone()
     }))
 }
 
