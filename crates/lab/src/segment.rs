@@ -7,28 +7,13 @@ use crate::barrier::{Barrier, BarrierError, Identity};
 use crate::error::LabError;
 use crate::plan::{RunPlan, Target};
 use dbdelta_engine::{Connection, Dialect, Engine, EngineError, OpenOptions};
-use dbdelta_model::{Location, Segment, TargetSpec};
+use dbdelta_model::{Location, TargetSpec};
 use dbdelta_runner::{Progress, StopFlag};
 use serde_json::{json, Value};
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-/// What makes a process a segment of a run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SegmentPlan {
-    /// Which segment (`--segment K/N`).
-    pub segment: Segment,
-    /// The run's name at the barrier (`--segment-run`): segments of one run share it.
-    pub run: String,
-    /// A SQLite file that holds the barrier instead of the target database
-    /// (`--segment-barrier`): for engines without SQL, or when the segments should not
-    /// write to the target.
-    pub barrier_file: Option<PathBuf>,
-}
-
-/// The run name segments meet under unless `--segment-run` gives another.
-pub const DEFAULT_RUN: &str = "dbdelta";
+pub use crate::plan::{SegmentPlan, DEFAULT_RUN};
 
 /// The plan every segment of a run must share: what is measured and how, never where this
 /// segment's results go or which segment it is. The barrier compares it as a whole and
