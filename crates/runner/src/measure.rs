@@ -106,6 +106,9 @@ impl StepPlan {
     }
 }
 
+/// The share of a window the segments' clock offsets may spread before a warning.
+const CLOCK_SPREAD_WARN: f64 = 0.01;
+
 /// New connections per second unless `--connect-rate` says otherwise: well below what a
 /// listen backlog of 4096 absorbs.
 pub const DEFAULT_CONNECT_RATE: f64 = 2000.0;
@@ -467,6 +470,19 @@ fn run_jobs(
             (Some(t), _) => t.turns.meet(plan.warmup, plan.window),
             (None, Some(seg)) => match seg.sync.meet(&seg.what(&plan.step.label), stop, progress) {
                 Ok(m) => {
+                    // Windows are aligned by wall clock: clocks further apart than a
+                    // hundredth of the window shift the segments' windows noticeably.
+                    let spread_s = m.window.clock_spread_ms() / 1000.0;
+                    if spread_s > CLOCK_SPREAD_WARN * plan.window.as_secs_f64() {
+                        progress.message(&format!(
+                            "warning: [{}] {}: the segments' clocks are {:.0} ms apart, more than                              {:.0} % of the {:.1} s window; sync the hosts' clocks (NTP)",
+                            plan.target,
+                            plan.step.label,
+                            spread_s * 1000.0,
+                            CLOCK_SPREAD_WARN * 100.0,
+                            plan.window.as_secs_f64()
+                        ));
+                    }
                     started_unix = m.window.start_unix + plan.warmup.as_secs_f64();
                     met = Some(Ok(m.window));
                     m.start
