@@ -44,6 +44,7 @@ pub mod profiles;
 pub mod queryset;
 pub mod resolved;
 mod sections;
+pub mod segments;
 pub mod series;
 pub mod series_out;
 pub mod summary;

@@ -123,6 +123,7 @@ impl Synthetic {
                 error: None,
             }],
             command: vec!["dbdelta".into(), "run".into()],
+            segments: None,
         }
     }
 
