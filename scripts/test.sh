@@ -62,6 +62,13 @@ if ! ls "$VENV"/lib/python3*/site-packages/chdb/_chdb.abi3.so >/dev/null 2>&1; t
 fi
 DBDELTA_CHDB_LIB=$(ls "$VENV"/lib/python3*/site-packages/chdb/_chdb.abi3.so | head -1)
 export DBDELTA_CHDB_LIB
+# kubernetes-validate (with Kubernetes' schemas inside the package) checks deploy/kubernetes/
+# (crates/cli/tests/deploy.rs); about 16 s to install once.
+if [ ! -x "$VENV/bin/kubernetes-validate" ]; then
+  echo "== installing kubernetes-validate into $VENV"
+  "$VENV/bin/pip" install -q kubernetes-validate
+fi
+export DBDELTA_KUBERNETES_VALIDATE="$VENV/bin/kubernetes-validate"
 
 # The build of crates/cli/tests/build_real.rs: Debian's postgresql-15 source package built
 # with frame pointers, once (minutes on 2 cores), then found in dbdelta's build cache. apt

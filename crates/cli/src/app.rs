@@ -59,6 +59,7 @@ pub fn run() -> Result<ExitCode> {
             print_out(&crate::fetch_cmd::fetch_cmd(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Merge(args) => crate::merge_cmd::merge(&args),
     }
 }
 

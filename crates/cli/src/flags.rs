@@ -48,6 +48,11 @@ pub enum Command {
     /// Print a shell completion script, e.g. `dbdelta completions bash >
     /// ~/.local/share/bash-completion/completions/dbdelta`.
     Completions(CompletionsArgs),
+    /// Merge the run directories of the segments of one run (`run --segment K/N`) into one
+    /// ordinary run directory: throughput summed over the common window, latency histograms
+    /// added (never percentiles averaged), each segment's client costs kept apart; reports
+    /// written. Exit 3 when a step misses a segment, 2 when the runs are not one plan.
+    Merge(MergeArgs),
 }
 
 /// `dbdelta fetch`.
@@ -628,6 +633,10 @@ pub struct RunArgs {
     /// anything, and without creating a run directory.
     #[arg(long, help_heading = "Output")]
     pub dry_run: bool,
+
+    /// One segment of a run measured by several processes or hosts.
+    #[command(flatten)]
+    pub segments: SegmentArgs,
 }
 
 /// Report formats.
@@ -837,4 +846,53 @@ pub struct ExportArgs {
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+/// `run --segment K/N`: one segment of a run measured by several processes or hosts.
+#[derive(Debug, Clone, Args, Default)]
+pub struct SegmentArgs {
+    /// Run segment K of N of the same run (1 ≤ K ≤ N): this process opens its share of
+    /// every step's connections (worker w runs in segment w mod N + 1), segment 1 loads and
+    /// settles while the others wait, and every step's window starts at one time agreed at
+    /// a barrier in the target database. Start every segment with the same flags, then
+    /// `dbdelta merge` their run directories. Against a server every segment reaches (or a
+    /// shared sqlite:/path/file.db).
+    #[arg(long, value_name = "K/N", help_heading = "Segments")]
+    pub segment: Option<String>,
+
+    /// The run's name at the barrier: segments with the same name meet (default: dbdelta).
+    /// Give each concurrent run its own.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "segment",
+        help_heading = "Segments"
+    )]
+    pub segment_run: Option<String>,
+
+    /// Keep the barrier in this SQLite file (every segment must reach it) instead of the
+    /// target database: for targets without SQL (mock, rocksdb).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "segment",
+        help_heading = "Segments"
+    )]
+    pub segment_barrier: Option<PathBuf>,
+}
+
+/// `dbdelta merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The run directories of every segment of the run (`run --segment K/N`), in any order.
+    #[arg(required = true, value_name = "SEGMENT_DIR")]
+    pub dirs: Vec<PathBuf>,
+
+    /// The merged run directory to create (it may exist if empty).
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: PathBuf,
+
+    /// Do not print the brief report.
+    #[arg(long)]
+    pub quiet: bool,
 }

@@ -27,12 +27,14 @@ mod help;
 mod history_admin;
 mod history_cmd;
 mod interrupt;
+mod merge_cmd;
 mod output;
 mod prepare_cmd;
 mod profile_cmd;
 mod profile_on_change;
 mod progress;
 mod resolve_flags;
+mod segment_flags;
 mod spec;
 mod suites_cmd;
 

@@ -433,7 +433,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
         repeat: args.repeat_query.or(set.repeat).unwrap_or(DEFAULT_REPEAT),
         set,
     });
-    Ok(RunPlan {
+    let mut plan = RunPlan {
         options,
         suite,
         targets,
@@ -469,7 +469,10 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
             version: env!("CARGO_PKG_VERSION").to_string(),
             git_commit: env!("DBDELTA_GIT_COMMIT").to_string(),
         },
-    })
+        segment: None,
+    };
+    plan.segment = crate::segment_flags::resolve(&args.segments, &plan)?;
+    Ok(plan)
 }
 
 /// The command line, with the passwords of target URLs redacted (for run.json).

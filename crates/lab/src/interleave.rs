@@ -70,6 +70,22 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
             Err(msg) => failures.push(msg),
         }
     }
+    // One segment of a run: every target's barrier is joined before anything runs.
+    let mut joined = Vec::new();
+    if let Some(seg) = &plan.segment {
+        for u in &up {
+            let target = plan.targets.iter().find(|t| t.name == u.spec.name);
+            let Some(target) = target else { continue };
+            match crate::segment::join(plan, seg, target, u.engine.as_ref(), stop, progress) {
+                Ok(j) => joined.push(j),
+                Err(e) => {
+                    drop(joined);
+                    retire_all(up, plan.keep_data, progress);
+                    return Err(e);
+                }
+            }
+        }
+    }
     let profiles: Vec<Option<TargetProfiling>> = up
         .iter()
         .map(|u| profiling.map(|p| p.for_target(dir.path(), &u.spec.name)))
@@ -77,10 +93,14 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
     let targets: Vec<TargetUnderTest<'_>> = up
         .iter()
         .zip(&profiles)
-        .map(|(u, p)| TargetUnderTest {
+        .enumerate()
+        .map(|(i, (u, p))| TargetUnderTest {
             name: &u.spec.name,
             engine: u.engine.as_ref(),
             profiling: p.as_ref(),
+            segment: joined.get(i).map(|j| {
+                j.sync.clone() as std::sync::Arc<dyn dbdelta_runner::segment::SegmentSync>
+            }),
         })
         .collect();
     let mut sink = |r: &dbdelta_model::StepResult| keep_result(dir, r, None);
@@ -109,6 +129,7 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
         &mut sink,
     );
     drop(targets);
+    drop(joined);
     let specs: Vec<&TargetSpec> = up.iter().map(|u| u.spec).collect();
     retire_all(up, plan.keep_data, progress);
     let outcomes = match outcomes {

@@ -99,6 +99,12 @@ impl<P: LabProgress + 'static> Lab<P> {
                 })
                 .collect(),
             command: plan.command.clone(),
+            segments: plan.segment.as_ref().map(|s| dbdelta_model::RunSegments {
+                count: s.segment.count,
+                index: Some(s.segment.index),
+                run: s.run.clone(),
+                hosts: vec![crate::segment::hostname()],
+            }),
         };
         // Base first: reports take the first manifest target as the default base.
         if let Some(i) = manifest.targets.iter().position(|t| t.name == plan.base) {

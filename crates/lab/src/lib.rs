@@ -12,9 +12,13 @@
 //! `interleave` (schedules), [`queryset`] (query-set runs), `reports` (the report files),
 //! [`gate`] (`--fail-on`), [`history`] (indexing), [`interrupt`] (Ctrl-C and SIGTERM),
 //! [`profiling`], [`outcome`] (how a run ended), [`resolve`] (`--resolve`: rounds until resolved),
-//! [`rerun`] (`detect --profile-on-change`: profiling the two sides of a new regression).
+//! [`rerun`] (`detect --profile-on-change`: profiling the two sides of a new regression),
+//! [`segment`] and [`barrier`] (one segment of a run measured by several processes),
+//! [`merge`] (segments merged into one run).
 #![deny(missing_docs)]
 
+pub mod barrier;
+pub mod barrier_sql;
 pub mod build;
 pub mod capacity;
 pub mod disk;
@@ -25,8 +29,11 @@ pub mod history;
 mod interleave;
 pub mod interrupt;
 mod lab;
+pub mod merge;
+pub mod merge_step;
 pub mod outcome;
 pub mod plan;
+pub mod plan_diff;
 pub mod prepared;
 pub mod profiling;
 pub mod progress;
@@ -36,6 +43,7 @@ mod reports;
 pub mod rerun;
 pub mod resolve;
 pub mod rundir;
+pub mod segment;
 mod sequential;
 mod target;
 pub mod time;

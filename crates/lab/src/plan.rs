@@ -4,7 +4,7 @@
 
 use crate::error::LabError;
 use dbdelta_engine::{Engine, EngineConfig, EngineError, EngineKind, OpenOptions, SpecError};
-use dbdelta_model::{IbenchOptions, RunOptions, TargetSpec, ToolInfo};
+use dbdelta_model::{IbenchOptions, RunOptions, Segment, TargetSpec, ToolInfo};
 use dbdelta_profile::ProfileSettings;
 use dbdelta_workload::queryset::QuerySet;
 use dbdelta_workload::Suite;
@@ -48,6 +48,9 @@ pub struct RunPlan {
     pub command: Vec<String>,
     /// The dbdelta that runs (for run.json).
     pub tool: ToolInfo,
+    /// One segment of a run measured by several processes (`--segment K/N`); `None` = the
+    /// whole run.
+    pub segment: Option<SegmentPlan>,
 }
 
 /// A target of the plan: its spec as given and its kind's validated configuration, which
@@ -173,3 +176,19 @@ pub enum History {
     /// else the default file.
     Store(Option<String>),
 }
+
+/// What makes a process a segment of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentPlan {
+    /// Which segment (`--segment K/N`).
+    pub segment: Segment,
+    /// The run's name at the barrier (`--segment-run`): segments of one run share it.
+    pub run: String,
+    /// A SQLite file that holds the barrier instead of the target database
+    /// (`--segment-barrier`): for engines without SQL, or when the segments should not
+    /// write to the target.
+    pub barrier_file: Option<PathBuf>,
+}
+
+/// The run name segments meet under unless `--segment-run` gives another.
+pub const DEFAULT_RUN: &str = "dbdelta";

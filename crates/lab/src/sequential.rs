@@ -84,6 +84,19 @@ pub(crate) fn run_one_target(
         Err(msg) => return Ok(Some(msg)),
     };
     let mut sink = |r: &dbdelta_model::StepResult| keep_result(dir, r, repeat);
+    // One segment of a run: join the run's barrier on this target first.
+    let joined = match &plan.segment {
+        Some(seg) => {
+            match crate::segment::join(plan, seg, spec, engine.as_ref(), b.stop, b.progress) {
+                Ok(j) => Some(j),
+                Err(e) => {
+                    retire(engine, spec, &tdir, &scratch, plan.keep_data, b.progress);
+                    return Err(e);
+                }
+            }
+        }
+        None => None,
+    };
     let outcome = match &plan.ibench {
         Some(ib) => dbdelta_runner::ibench::run_ibench(
             engine.as_ref(),
@@ -99,19 +112,29 @@ pub(crate) fn run_one_target(
             b.progress,
             &mut sink,
         ),
-        None => dbdelta_runner::run_target_profiled(
-            engine.as_ref(),
-            &spec.name,
-            &suite,
-            &plan.options,
-            b.profiling
-                .map(|p| p.for_target(dir.path(), &spec.name))
-                .as_ref(),
-            b.stop,
-            b.progress,
-            &mut sink,
-        ),
+        None => {
+            let profiling = b.profiling.map(|p| p.for_target(dir.path(), &spec.name));
+            let t = dbdelta_runner::TargetUnderTest {
+                name: &spec.name,
+                engine: engine.as_ref(),
+                profiling: profiling.as_ref(),
+                segment: joined.as_ref().map(|j| {
+                    j.sync.clone() as std::sync::Arc<dyn dbdelta_runner::segment::SegmentSync>
+                }),
+            };
+            dbdelta_runner::run_interleaved(
+                std::slice::from_ref(&t),
+                &suite,
+                &plan.options,
+                1,
+                b.stop,
+                b.progress,
+                &mut sink,
+            )
+            .map(|mut o| o.pop().unwrap_or(TargetOutcome::Complete))
+        }
     };
+    drop(joined);
     if rep.keep && matches!(outcome, Ok(TargetOutcome::Complete)) {
         copy_server_log(engine.as_ref(), &tdir);
         *rep.slot = Some(engine);

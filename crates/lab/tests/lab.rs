@@ -92,6 +92,7 @@ fn plan(targets: &[&str], run: &Path) -> RunPlan {
             version: "test".into(),
             git_commit: "unknown".into(),
         },
+        segment: None,
     }
 }
 

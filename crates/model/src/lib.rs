@@ -17,6 +17,7 @@ pub mod options;
 pub mod os;
 pub mod queryset;
 pub mod result;
+pub mod segment;
 pub mod target;
 #[cfg(feature = "test-support")]
 pub mod testing;
@@ -33,4 +34,5 @@ pub use result::{
     StepKind, StepResult, StepStatus, Throughput, ThroughputUnit, TurnsInfo, TxnCounts,
     DB_COUNTER_PREFIX, RESULT_SCHEMA,
 };
+pub use segment::{RunSegments, Segment, SegmentPart, SegmentWindow};
 pub use target::{Location, Secret, TargetError, TargetSpec};

@@ -101,4 +101,7 @@ pub struct RunManifest {
     pub targets: Vec<TargetManifest>,
     /// The command line with secrets redacted.
     pub command: Vec<String>,
+    /// A segment of a run (`--segment K/N`), or a run merged from segments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<crate::segment::RunSegments>,
 }

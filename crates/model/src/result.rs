@@ -296,6 +296,10 @@ pub struct StepResult {
     /// a busy host slowed them (rounds in turns take that time off instead: `turns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub could_run: Option<f64>,
+    /// Measured by segments of one run (`--segment K/N`): the window they shared, and in a
+    /// merged result what each segment measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<crate::segment::SegmentWindow>,
 }
 
 /// What `--resolve` reached on one step at one thread count.
@@ -545,6 +549,7 @@ impl StepResult {
             resolved: None,
             extended_secs: None,
             could_run: None,
+            segments: None,
         }
     }
 

@@ -71,6 +71,10 @@ pub fn brief(data: &ReportData) -> String {
             let _ = writeln!(out, "{line}");
         }
     }
+    for line in crate::segments::summary_lines(data) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out
 }
 

@@ -43,6 +43,7 @@ pub mod profiles;
 pub mod queryset;
 pub mod resolved;
 mod sections;
+pub mod segments;
 pub mod summary;
 pub mod svg;
 pub mod table;

@@ -43,6 +43,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
     dollar_tables(&mut out, &w, data, opts);
     load_table(&mut out, data);
     failure_list(&mut out, &w, data);
+    crate::segments::markdown(&mut out, data);
     out
 }
 

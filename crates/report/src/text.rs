@@ -35,6 +35,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
         crate::dbcounters::text(&mut out, data, opts);
         crate::detail::met_text(&mut out, data, &opts.metrics);
         crate::detail::actions_text(&mut out, data);
+        crate::segments::text(&mut out, data);
     }
     out
 }

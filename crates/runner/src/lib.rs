@@ -24,6 +24,7 @@ pub mod queryset;
 pub mod recorder;
 mod runqueue;
 pub mod schedule;
+pub mod segment;
 pub mod sequence;
 mod shared;
 mod statement_limit;

@@ -82,6 +82,10 @@ pub struct StepPlan {
     /// Measured in turns with the other targets of an interleaved round (closed-loop
     /// blocking workers only); `None` = the window is this target's alone.
     pub turn: Option<crate::turns::Turn>,
+    /// One segment of a run measured by several processes (`--segment K/N`): `threads` and
+    /// `active` are this segment's share, its workers carry their run-wide numbers, and the
+    /// window starts when the barrier says; `None` = the whole run is this process's.
+    pub segment: Option<crate::segment::StepSegment>,
 }
 
 impl StepPlan {
@@ -141,6 +145,13 @@ pub fn measure_step(
         plan.window,
     );
     let kind = step_kind(plan);
+    if let Some(seg) = plan.segment.as_ref().filter(|_| plan.threads == 0) {
+        // Fewer connections than segments: this one has none at this step, yet meets the
+        // others so that their windows start together.
+        let r = empty_share(plan, kind, seg, stop, progress);
+        progress.step_finished(&r);
+        return r;
+    }
     let mut connect = None;
     let mut idle: Vec<dbdelta_engine::Socket> = Vec::new();
     let mut idle_blocking: Vec<Box<dyn dbdelta_engine::Connection>> = Vec::new();
@@ -189,6 +200,9 @@ fn step_kind(plan: &StepPlan) -> StepKind {
 
 /// A terminal's workload on a connection of the given dialect.
 fn workload_for(plan: &StepPlan, w: u32, dialect: dbdelta_engine::Dialect) -> Box<dyn Workload> {
+    // A segment's workers are the run's workers of its stripe: the same streams (and TPC-C
+    // home warehouses) as in one process.
+    let w = plan.segment.as_ref().map_or(w, |s| s.global_worker(w));
     plan.workload.terminal(&TerminalSetup {
         worker: w,
         stream: (u64::from(plan.step.order) << 20) | u64::from(w),
@@ -310,6 +324,37 @@ impl Connected {
     }
 }
 
+/// The result of a segment with no connection at a step: it met the others (or says why
+/// not) and measured nothing.
+fn empty_share(
+    plan: &StepPlan,
+    kind: StepKind,
+    seg: &crate::segment::StepSegment,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+) -> StepResult {
+    match seg.sync.meet(&seg.what(&plan.step.label), stop, progress) {
+        Ok(m) => {
+            let mut r = StepResult::empty(
+                &plan.target,
+                &plan.step.name,
+                &plan.step.label,
+                plan.step.order,
+                plan.step.group,
+                kind,
+                0,
+            );
+            r.started_unix = m.window.start_unix + plan.warmup.as_secs_f64();
+            r.seconds = plan.window.as_secs_f64();
+            r.warmup_secs = plan.warmup.as_secs_f64();
+            r.throughput.unit = unit_of(plan);
+            r.segments = Some(m.window);
+            r
+        }
+        Err(e) => failed_result(plan, kind, e.to_string()),
+    }
+}
+
 /// Runs the jobs through warm-up and the measured window and assembles the result.
 fn run_jobs(
     engine: &dyn Engine,
@@ -318,11 +363,9 @@ fn run_jobs(
     progress: &dyn Progress,
     jobs: Vec<Job>,
 ) -> StepResult {
-    let started_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-        + plan.warmup.as_secs_f64();
+    let mut started_unix = now_unix() + plan.warmup.as_secs_f64();
+    // A segment's window: where the segments met, or why they could not.
+    let mut met: Option<Result<dbdelta_model::SegmentWindow, String>> = None;
     let live: Vec<Padded> = (0..jobs.len()).map(|_| Padded::default()).collect();
     let n_jobs = jobs.len();
     let shared = Shared {
@@ -425,9 +468,23 @@ fn run_jobs(
             })
             .collect();
         // Targets in turns share one clock: their windows start together.
-        let t0 = match &plan.turn {
-            Some(t) => t.turns.meet(plan.warmup, plan.window),
-            None => Instant::now(),
+        // Segments of one run start together at the time their barrier chose.
+        let t0 = match (&plan.turn, &plan.segment) {
+            (Some(t), _) => t.turns.meet(plan.warmup, plan.window),
+            (None, Some(seg)) => match seg.sync.meet(&seg.what(&plan.step.label), stop, progress) {
+                Ok(m) => {
+                    started_unix = m.window.start_unix + plan.warmup.as_secs_f64();
+                    met = Some(Ok(m.window));
+                    m.start
+                }
+                Err(e) => {
+                    // Nothing is measured: the workers leave at once.
+                    shared.abort.store(true, Ordering::SeqCst);
+                    met = Some(Err(e.to_string()));
+                    Instant::now()
+                }
+            },
+            (None, None) => Instant::now(),
         };
         let _ = shared.start.set(t0);
         // With no warm-up (a counted step) the workers start on the window's first
@@ -613,6 +670,15 @@ fn run_jobs(
         result.status = StepStatus::Failed { reason: why };
     }
     result.could_run = could_run;
+    match met {
+        Some(Ok(window)) => result.segments = Some(window),
+        Some(Err(why)) => {
+            result.status = StepStatus::Failed {
+                reason: format!("the segments did not meet: {why}"),
+            }
+        }
+        None => {}
+    }
     if let Some(p) = &plan.window_probe {
         match (probe_at_window, probe_at_end) {
             (Some(Ok(a)), Some(Ok(b))) => {
@@ -981,6 +1047,19 @@ fn now_unix() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The unit of a step's headline number.
+fn unit_of(plan: &StepPlan) -> ThroughputUnit {
+    if plan.step.params.kind == WorkloadKind::Scan {
+        ThroughputUnit::KrowsPerSec
+    } else if plan.counts_operations() {
+        ThroughputUnit::OpsPerSec
+    } else if plan.step.params.kind.counts_transactions() {
+        ThroughputUnit::Tps
+    } else {
+        ThroughputUnit::Qps
+    }
+}
+
 /// A result for a step that did not produce numbers.
 pub fn failed_result(plan: &StepPlan, kind: StepKind, reason: String) -> StepResult {
     let s = &plan.step;
@@ -1252,6 +1331,7 @@ fn assemble(
         resolved: None,
         extended_secs: window.extended.map(|d| d.as_secs_f64()),
         could_run: None,
+        segments: None,
     }
 }
 

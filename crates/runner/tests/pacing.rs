@@ -49,6 +49,7 @@ fn plan(rate: f64, secs: f64) -> StepPlan {
         txn: Default::default(),
         window_probe: None,
         turn: None,
+        segment: None,
     }
 }
 

@@ -102,6 +102,7 @@ pub fn manifest(targets: &[&str], status: RunStatus) -> RunManifest {
             .build(),
         targets: targets.iter().map(|t| target(t)).collect(),
         command: vec!["dbdelta".into(), "run".into()],
+        segments: None,
     }
 }
 
@@ -217,6 +218,7 @@ pub fn result(
         resolved: None,
         extended_secs: None,
         could_run: None,
+        segments: None,
     }
 }
 

@@ -13,6 +13,7 @@ mod plan;
 pub mod policy;
 mod rounds;
 mod settle;
+mod shared;
 mod target;
 
 pub use dbdelta_workload::tpcc::benchmark::INCONSISTENT;
@@ -64,6 +65,7 @@ pub fn run_target_profiled<E>(
         name: target,
         engine,
         profiling,
+        segment: None,
     }];
     let mut outcomes = run_interleaved(&one, suite, opts, 1, stop, progress, sink)?;
     Ok(outcomes.pop().unwrap_or(TargetOutcome::Complete))
@@ -155,11 +157,11 @@ pub fn run_interleaved_with<E>(
                         break 'items;
                     }
                     carries[i] = Carry::after_load(opts);
-                    match load::run_load(t, *order, bench, opts, progress, sink)? {
+                    match shared::load(t, *order, bench, opts, stop, progress, sink)? {
                         Ok(rows) => loaded_rows[i] = rows,
                         Err(e) => {
                             alive[i] = false;
-                            outcomes[i] = TargetOutcome::LoadFailed(e.to_string());
+                            outcomes[i] = TargetOutcome::LoadFailed(e);
                         }
                     }
                 }
@@ -182,7 +184,7 @@ pub fn run_interleaved_with<E>(
                         tables: &tables,
                         rows: loaded_rows[i],
                     };
-                    settle::run_settle(t, &point, opts, stop, progress, sink)?;
+                    shared::settle(t, &point, opts, stop, progress, sink)?;
                 }
             }
             SuiteItem::Step(step) => {

@@ -25,6 +25,9 @@ pub(super) fn plan_round(
     // One profile per step and target: the first round's.
     let profiling = t.profiling.filter(|_| round == 1);
     let mut plan = step_plan(t.name, bench, step, threads, opts, profiling, carry);
+    if let Some(sync) = &t.segment {
+        split(&mut plan, sync.clone());
+    }
     if round > 1 {
         if let Some(w) = opts.round_warmup_secs {
             plan.warmup = Duration::from_secs_f64(w.max(0.0));
@@ -35,6 +38,27 @@ pub(super) fn plan_round(
         plan.warmup = Duration::ZERO;
     }
     plan
+}
+
+/// This segment's share of a step planned for the whole run: its connections and active
+/// ones (striped over the segments, as [`dbdelta_model::Segment::share`] says); the
+/// workload keeps the whole run's thread count (TPC-C deals its warehouses by it).
+fn split(plan: &mut StepPlan, sync: std::sync::Arc<dyn crate::segment::SegmentSync>) {
+    let segment = sync.segment();
+    let (total_threads, total_active) = (plan.threads, plan.active);
+    plan.threads = segment.share(total_threads);
+    plan.active = segment.share(total_active);
+    plan.connect.count = plan.threads;
+    // Paced load: each segment paces its share of the rate.
+    if let Some(rate) = plan.rate {
+        plan.rate = Some(rate * f64::from(plan.active) / f64::from(total_active.max(1)));
+    }
+    plan.segment = Some(crate::segment::StepSegment {
+        sync,
+        segment,
+        total_threads,
+        total_active,
+    });
 }
 
 /// What `measure_step` needs for one step of one target at one thread count.
@@ -79,6 +103,7 @@ fn step_plan(
         txn: txn_policy(bench, step, opts),
         window_probe: bench.window_probe(),
         turn: None,
+        segment: None,
         profile: profiling
             .filter(|p| !step.warm && p.settings.wants(&step.name, &step.label))
             .map(|p| dbdelta_profile::ProfileSpec {

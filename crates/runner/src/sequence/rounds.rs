@@ -12,7 +12,7 @@ use crate::planned::PlannedStep;
 use crate::progress::{Progress, StepStart};
 use crate::turns::{Turn, Turns};
 use dbdelta_engine::{Engine, EngineError};
-use dbdelta_model::{Group, RunOptions, StepKind, StepResult};
+use dbdelta_model::{Group, RunOptions, StepKind, StepResult, StepStatus};
 use dbdelta_workload::{Benchmark, Carry, Step};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -116,8 +116,10 @@ pub(super) fn run_step<E>(
             if plans.is_empty() {
                 break;
             }
+            // Segments start every window at the barrier's time: no turns.
             let in_turns = round > 1
                 && plans.len() > 1
+                && targets.iter().all(|t| t.segment.is_none())
                 && plans
                     .iter()
                     .all(|(i, p)| takes_turns(targets[*i].engine, p));
@@ -131,6 +133,9 @@ pub(super) fn run_step<E>(
                     finished.repeat = round;
                 }
                 plan.workload.carry_on(&mut carries[i]);
+                if let Some(seg) = &plan.segment {
+                    after_segment_window(seg, &mut finished, &mut carries[i], stop, progress);
+                }
                 if !adaptive {
                     sink(&finished)?;
                 }
@@ -179,6 +184,45 @@ pub(super) fn run_step<E>(
         progress.sequence_step_finished();
     }
     Ok(ControlFlow::Continue(()))
+}
+
+/// A segment's window is over: the result counts the whole run's connections (this
+/// segment's share is in its parts), and the segments hand on the largest insert key
+/// any of them reached; a segment that did not end the window is named in the result.
+fn after_segment_window(
+    seg: &crate::segment::StepSegment,
+    result: &mut StepResult,
+    carry: &mut Carry,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+) {
+    if let Some(w) = result.segments.as_mut() {
+        w.threads = result.threads;
+    }
+    result.threads = seg.total_threads;
+    match seg
+        .sync
+        .after(&seg.what(&result.label), carry.next_insert, stop, progress)
+    {
+        Ok((next, missing)) => {
+            carry.next_insert = next;
+            if let Some(w) = result.segments.as_mut() {
+                for m in missing {
+                    if !w.missing.contains(&m) {
+                        w.missing.push(m);
+                    }
+                }
+                w.missing.sort_unstable();
+            }
+        }
+        Err(e) => {
+            if result.is_ok() && !stop.requested() {
+                result.status = StepStatus::Failed {
+                    reason: format!("after the window: {e}"),
+                };
+            }
+        }
+    }
 }
 
 /// Runs the step's before-actions and measures it.
@@ -438,7 +482,7 @@ fn round_order(targets: usize, round: u32) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dbdelta_model::{StepStatus, TurnsInfo};
+    use dbdelta_model::TurnsInfo;
 
     fn in_turns(turn_secs: f64, lost_secs: f64, events: u64, status: StepStatus) -> StepResult {
         StepResult {

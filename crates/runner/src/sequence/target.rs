@@ -33,4 +33,7 @@ pub struct TargetUnderTest<'a> {
     pub engine: &'a dyn Engine,
     /// CPU profiling of its measured steps, if asked for.
     pub profiling: Option<&'a TargetProfiling>,
+    /// This process is one segment of a run measured by several (`--segment K/N`): the
+    /// run's barrier on this target.
+    pub segment: Option<std::sync::Arc<dyn crate::segment::SegmentSync>>,
 }
