@@ -169,7 +169,8 @@ fleet_start() {
     mkdir -p "$dir"; chown postgres:postgres "$dir"
     PG_DATA=$dir/data
     runuser -u postgres -- "$pgbin/initdb" -D "$PG_DATA" -A trust -U postgres >"$dir/initdb.log" 2>&1
-    pgport=$((20000 + RANDOM % 20000)); BPORT=$((pgport + 1))
+    # below the ephemeral range (32768–60999 by default), where a client's port could be
+    pgport=$((20000 + RANDOM % 12000)); BPORT=$((pgport + 1))
     # The server holds only the pools' connections, but dbdelta checks a URL target's level
     # against the server's max_connections (it cannot see the pooler): that limit is raised
     # to the largest level (it reserves shared memory, not processes).
@@ -209,7 +210,6 @@ rss_kb() { local t=0 p r; for p in "$@"; do r=$(awk '/VmRSS/ { print $2 }' "/pro
 # seg_sweep: per level, SEGMENTS dbdelta segments against the fleet, merged; one row each.
 seg_sweep() {
     local n k rd seg pids pgb pg peak_c peak_b peak_s b0 s0 c b s f
-    [ -z "$PG_DATA" ] && fleet_start
     for n in $LEVELS; do
         rd=$WORK/seg-$n; mkdir -p "$rd"
         log "segments: $n connections over $SEGMENTS processes"
@@ -253,6 +253,8 @@ seg_sweep() {
     done
 }
 
+# Started here, not in the pipeline below: cleanup (in this shell) must see PG_DATA.
+if [ "$SEGMENTS" -gt 0 ]; then fleet_start; fi
 {
     echo "# Connections: one dbdelta process, $ACTIVE active connections per level ($STAMP)"
     echo
