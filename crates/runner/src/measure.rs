@@ -241,7 +241,12 @@ fn connect_phase(
     };
     let server_rss0 = crate::cpu::tree_rss_bytes(&server_side_pids(engine));
     let active = plan.active_connections() as usize;
-    let opened = open_all(engine, &connect, stop, &|i, mut conn| {
+    let run_wide = |i: usize| {
+        plan.segment
+            .as_ref()
+            .map_or(i, |s| s.global_worker(i as u32) as usize)
+    };
+    let opened = open_all(engine, &connect, stop, &run_wide, &|i, mut conn| {
         if i < active {
             let mut w = workload_for(plan, i as u32, conn.dialect());
             w.prepare(&mut *conn)?;
