@@ -65,9 +65,11 @@ fn ten_thousand_connections_to_mariadb_from_one_process() {
     let client = r["connect"]["client_bytes_per_connection"]
         .as_f64()
         .unwrap();
+    // The step's peak over its connections (connect phase, warm-up and window): an idle
+    // connection is only its socket, the goal is at most 10 KB (measured: about 0.5 KB).
     assert!(
-        client < 16.0 * 1024.0,
-        "the client holds {client} bytes per connection"
+        client < 10.0 * 1024.0,
+        "the client's peak memory grew {client} bytes per connection over the step"
     );
     let server = r["connect"]["server_bytes_per_connection"]
         .as_f64()

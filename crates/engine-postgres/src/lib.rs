@@ -324,7 +324,7 @@ impl Engine for PostgresEngine {
 
     fn connection_limit(&self) -> Option<u64> {
         if let Some(b) = &self.bouncer {
-            return Some(b.max_client_conn);
+            return Some(b.client_capacity());
         }
         let mut conn = connect(&self.params).ok()?;
         let max: u64 = conn
@@ -457,7 +457,7 @@ impl Engine for PostgresEngine {
     }
 
     fn proxy_pids(&self) -> Vec<u32> {
-        self.bouncer.iter().filter_map(|b| b.pid()).collect()
+        self.bouncer.iter().flat_map(|b| b.pids()).collect()
     }
 
     fn data_dir(&self) -> Option<PathBuf> {

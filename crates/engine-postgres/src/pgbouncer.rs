@@ -5,6 +5,11 @@
 //! settle and the manifest's queries go to the server directly. pgbouncer runs as our child
 //! under the same start, stop and orphan rules as the server, listens on 127.0.0.1 only, and
 //! inherits dbdelta's raised open-file limit, so it can hold tens of thousands of clients.
+//!
+//! `pgbouncer.processes=N` starts a fleet: N pgbouncer processes on one port with
+//! `so_reuseport = 1` (pgbouncer's documented way to use several cores or, here, to hold more
+//! clients than one process's open-file limit allows); the kernel spreads new connections
+//! over them. Every process of the fleet is started, checked and stopped like a single one.
 
 use dbdelta_engine::EngineError;
 use dbdelta_kit::listen;
@@ -14,7 +19,6 @@ use dbdelta_kit::server::{
 use dbdelta_model::TargetSpec;
 use std::fmt::Write as _;
 use std::fs;
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -23,6 +27,8 @@ use std::time::Duration;
 const DEFAULT_BIN: &str = "/usr/sbin/pgbouncer";
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 const STOP_GRACE: Duration = Duration::from_secs(10);
+/// Most processes of one fleet: far more than cores on any host this runs on.
+const MAX_PROCESSES: u32 = 64;
 /// Settings dbdelta writes itself: a target may not change where pgbouncer listens or logs.
 const RESERVED: &[&str] = &[
     "listen_addr",
@@ -67,6 +73,8 @@ impl PoolMode {
 pub(crate) struct BouncerSpec {
     pub mode: PoolMode,
     bin: PathBuf,
+    /// Processes sharing the port (`pgbouncer.processes`, default 1).
+    processes: u32,
     settings: Vec<(String, String)>,
 }
 
@@ -80,6 +88,7 @@ pub(crate) fn parse(spec: &TargetSpec) -> Result<Option<BouncerSpec>, EngineErro
     let bad = |msg: String| EngineError::config(format!("target '{}': {msg}", spec.name));
     let mut mode = None;
     let mut bin = PathBuf::from(DEFAULT_BIN);
+    let mut processes = 1;
     let mut settings = Vec::new();
     for (k, v) in &spec.params {
         let key = k.to_ascii_lowercase();
@@ -97,6 +106,23 @@ pub(crate) fn parse(spec: &TargetSpec) -> Result<Option<BouncerSpec>, EngineErro
         } else if let Some(name) = key.strip_prefix("pgbouncer.") {
             if name == "bin" {
                 bin = PathBuf::from(v);
+            } else if name == "processes" {
+                processes = v
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=MAX_PROCESSES).contains(n))
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "pgbouncer.processes={v} is not a process count: use 1 to \
+                             {MAX_PROCESSES} (processes sharing one port)"
+                        ))
+                    })?;
+            } else if name == "so_reuseport" {
+                return Err(bad(
+                    "pgbouncer.so_reuseport cannot be set: dbdelta sets it with \
+                     pgbouncer.processes=N"
+                        .to_string(),
+                ));
             } else if RESERVED.contains(&name) {
                 return Err(bad(format!(
                     "pgbouncer.{name} cannot be set: dbdelta sets it (pool mode: pgbouncer=MODE)"
@@ -125,6 +151,7 @@ pub(crate) fn parse(spec: &TargetSpec) -> Result<Option<BouncerSpec>, EngineErro
             Ok(Some(BouncerSpec {
                 mode,
                 bin,
+                processes,
                 settings,
             }))
         }
@@ -135,12 +162,13 @@ pub(crate) fn parse(spec: &TargetSpec) -> Result<Option<BouncerSpec>, EngineErro
     }
 }
 
-/// A running pgbouncer.
+/// A running pgbouncer, or a fleet of them on one port.
 #[derive(Debug)]
 pub(crate) struct Bouncer {
-    process: ServerProcess,
+    processes: Vec<ServerProcess>,
     pub port: u16,
     pub mode: PoolMode,
+    /// Clients one process accepts.
     pub max_client_conn: u64,
     pub log_path: PathBuf,
     pub version: String,
@@ -148,14 +176,30 @@ pub(crate) struct Bouncer {
 }
 
 impl Bouncer {
-    /// pgbouncer's pid.
-    pub(crate) fn pid(&self) -> Option<u32> {
-        self.process.pid()
+    /// The pids of the running pgbouncer processes.
+    pub(crate) fn pids(&self) -> Vec<u32> {
+        self.processes
+            .iter()
+            .filter_map(ServerProcess::pid)
+            .collect()
     }
 
-    /// Stops pgbouncer (SIGINT: safe shutdown). Idempotent.
+    /// Clients the whole fleet accepts.
+    pub(crate) fn client_capacity(&self) -> u64 {
+        self.max_client_conn * self.processes.len() as u64
+    }
+
+    /// Stops every pgbouncer process (SIGINT: safe shutdown), all of them even when one
+    /// fails; the first failure is returned. Idempotent.
     pub(crate) fn stop(&mut self) -> Result<(), EngineError> {
-        self.process.stop()
+        let mut first = Ok(());
+        for p in &mut self.processes {
+            let stopped = p.stop();
+            if first.is_ok() {
+                first = stopped;
+            }
+        }
+        first
     }
 
     /// Settings for the manifest, `pgbouncer.`-prefixed.
@@ -175,6 +219,12 @@ impl Bouncer {
                 self.log_path.display().to_string(),
             ),
         ];
+        if self.processes.len() > 1 {
+            out.push((
+                "pgbouncer.processes".to_string(),
+                self.processes.len().to_string(),
+            ));
+        }
         out.extend(
             self.settings
                 .iter()
@@ -185,7 +235,7 @@ impl Bouncer {
     }
 }
 
-/// Starts pgbouncer for the server at `server_port`, as `owner` when given.
+/// Starts pgbouncer (or the fleet) for the server at `server_port`, as `owner` when given.
 pub(crate) fn start(
     spec: &TargetSpec,
     b: &BouncerSpec,
@@ -203,34 +253,47 @@ pub(crate) fn start(
         .canonicalize()
         .map_err(|e| err(format!("cannot resolve {}: {e}", dir.display())))?;
     let port = free_loopback_port()?;
-    let log_path = dir.join("pgbouncer.log");
     let max_client_conn: u64 = match b.settings.iter().find(|(k, _)| k == "max_client_conn") {
         Some((_, v)) => v
             .parse()
             .map_err(|_| err(format!("pgbouncer.max_client_conn={v} is not a number")))?,
         None => 10_000,
     };
-    let mut ini = String::new();
-    let _ = writeln!(ini, "[databases]\n* = host=127.0.0.1 port={server_port}\n");
-    let _ = writeln!(ini, "[pgbouncer]");
-    let _ = writeln!(ini, "listen_addr = 127.0.0.1\nlisten_port = {port}");
-    let _ = writeln!(ini, "unix_socket_dir =");
-    let _ = writeln!(ini, "logfile = {}", log_path.display());
-    let _ = writeln!(ini, "pidfile = {}", dir.join("pgbouncer.pid").display());
-    // The server trusts loopback; pgbouncer then needs no password either.
-    let _ = writeln!(ini, "auth_type = trust");
-    let _ = writeln!(ini, "auth_file = {}", dir.join("userlist.txt").display());
-    let _ = writeln!(ini, "admin_users = {user}");
-    let _ = writeln!(ini, "pool_mode = {}", b.mode.name());
-    let _ = writeln!(ini, "max_client_conn = {max_client_conn}");
-    let _ = writeln!(ini, "ignore_startup_parameters = extra_float_digits");
-    for (k, v) in b.settings.iter().filter(|(k, _)| k != "max_client_conn") {
-        let _ = writeln!(ini, "{k} = {v}");
-    }
-    let conf = dir.join("pgbouncer.ini");
-    fs::write(&conf, ini).map_err(|e| err(format!("cannot write {}: {e}", conf.display())))?;
     fs::write(dir.join("userlist.txt"), format!("\"{user}\" \"\"\n"))
         .map_err(|e| err(format!("cannot write the userlist: {e}")))?;
+    let fleet = b.processes > 1;
+    // One file set per process: pgbouncer refuses to start on another live one's pidfile.
+    let files = |k: u32, ext: &str| {
+        if fleet {
+            dir.join(format!("pgbouncer-{k}.{ext}"))
+        } else {
+            dir.join(format!("pgbouncer.{ext}"))
+        }
+    };
+    for k in 0..b.processes {
+        let mut ini = String::new();
+        let _ = writeln!(ini, "[databases]\n* = host=127.0.0.1 port={server_port}\n");
+        let _ = writeln!(ini, "[pgbouncer]");
+        let _ = writeln!(ini, "listen_addr = 127.0.0.1\nlisten_port = {port}");
+        let _ = writeln!(ini, "unix_socket_dir =");
+        let _ = writeln!(ini, "logfile = {}", files(k, "log").display());
+        let _ = writeln!(ini, "pidfile = {}", files(k, "pid").display());
+        if fleet {
+            let _ = writeln!(ini, "so_reuseport = 1");
+        }
+        // The server trusts loopback; pgbouncer then needs no password either.
+        let _ = writeln!(ini, "auth_type = trust");
+        let _ = writeln!(ini, "auth_file = {}", dir.join("userlist.txt").display());
+        let _ = writeln!(ini, "admin_users = {user}");
+        let _ = writeln!(ini, "pool_mode = {}", b.mode.name());
+        let _ = writeln!(ini, "max_client_conn = {max_client_conn}");
+        let _ = writeln!(ini, "ignore_startup_parameters = extra_float_digits");
+        for (k, v) in b.settings.iter().filter(|(k, _)| k != "max_client_conn") {
+            let _ = writeln!(ini, "{k} = {v}");
+        }
+        let conf = files(k, "ini");
+        fs::write(&conf, ini).map_err(|e| err(format!("cannot write {}: {e}", conf.display())))?;
+    }
     dbdelta_kit::server::chown_tree(&dir, owner)?;
     // As the service user, like pgbouncer itself: pgbouncer.bin= names code dbdelta runs.
     let mut version_cmd = Command::new(&b.bin);
@@ -242,8 +305,44 @@ pub(crate) fn start(
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .and_then(|s| s.lines().next().map(|l| l.trim().to_string()))
         .unwrap_or_default();
+    let mut processes = Vec::with_capacity(b.processes as usize);
+    for k in 0..b.processes {
+        // A failure drops the processes started so far, which stops them.
+        processes.push(start_one(
+            spec,
+            b,
+            &files(k, "ini"),
+            &files(k, "log"),
+            port,
+            owner,
+        )?);
+    }
+    Ok(Bouncer {
+        processes,
+        port,
+        mode: b.mode,
+        max_client_conn,
+        log_path: files(0, "log"),
+        version,
+        settings: b.settings.clone(),
+    })
+}
+
+/// Starts one pgbouncer process with `conf` and waits until it listens on `port` itself
+/// (in a fleet a connect could reach another process, so the kernel's socket table of
+/// this pid is what says it is ready).
+fn start_one(
+    spec: &TargetSpec,
+    b: &BouncerSpec,
+    conf: &Path,
+    log_path: &Path,
+    port: u16,
+    owner: Option<(u32, u32)>,
+) -> Result<ServerProcess, EngineError> {
+    let err =
+        |msg: String| EngineError::config(format!("target '{}': pgbouncer: {msg}", spec.name));
     let mut cmd = Command::new(&b.bin);
-    cmd.arg(&conf)
+    cmd.arg(conf)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -253,10 +352,10 @@ pub(crate) fn start(
         .map_err(|e| err(format!("cannot start {}: {e}", b.bin.display())))?;
     // SIGINT: pgbouncer's safe shutdown.
     let mut process = ServerProcess::new(child, libc::SIGINT, STOP_GRACE);
-    let listening = || {
-        TcpStream::connect(("127.0.0.1", port))
-            .map(drop)
-            .map_err(|_| Probe::<()>::NotYet(None))
+    let pid = process.pid();
+    let listening = || match pid.map(listen::listening) {
+        Some(Ok(addrs)) if addrs.iter().any(|a| a.port() == port) => Ok(()),
+        _ => Err(Probe::<()>::NotYet(None)),
     };
     let waited = wait_ready(
         &mut process,
@@ -266,37 +365,25 @@ pub(crate) fn start(
     );
     match waited {
         Ok(()) => {
-            if let Err(e) =
-                listen::require_loopback_only(&spec.name, "pgbouncer", process.pid(), &[])
-            {
+            if let Err(e) = listen::require_loopback_only(&spec.name, "pgbouncer", pid, &[]) {
                 let _ = process.stop();
                 return Err(e);
             }
+            Ok(process)
         }
-        Err(NotReady::Exited(status)) => {
-            return Err(err(format!(
-                "exited ({status}) at start; a setting it rejects? {}:\n{}",
-                log_path.display(),
-                log_tail(&log_path, 10)
-            )))
-        }
+        Err(NotReady::Exited(status)) => Err(err(format!(
+            "exited ({status}) at start; a setting it rejects? {}:\n{}",
+            log_path.display(),
+            log_tail(log_path, 10)
+        ))),
         Err(NotReady::Failed(()) | NotReady::TimedOut(_)) => {
             let _ = process.stop();
-            return Err(err(format!(
+            Err(err(format!(
                 "did not listen on port {port} within {START_TIMEOUT:?}:\n{}",
-                log_tail(&log_path, 10)
-            )));
+                log_tail(log_path, 10)
+            )))
         }
     }
-    Ok(Bouncer {
-        process,
-        port,
-        mode: b.mode,
-        max_client_conn,
-        log_path,
-        version,
-        settings: b.settings.clone(),
-    })
 }
 
 #[cfg(test)]
@@ -337,6 +424,15 @@ mod tests {
                 .contains("pgbouncer=session|transaction|statement"),
             "{e}"
         );
+        for bad in ["0", "65", "two"] {
+            let e = parse(&spec(&format!(
+                "pgbouncer=session&pgbouncer.processes={bad}"
+            )))
+            .unwrap_err();
+            assert!(e.message.contains("pgbouncer.processes"), "{bad}: {e}");
+        }
+        let e = parse(&spec("pgbouncer=session&pgbouncer.so_reuseport=0")).unwrap_err();
+        assert!(e.message.contains("pgbouncer.processes=N"), "{e}");
         let e = parse(&spec("pgbouncer=session&pgbouncer.bin=/nonexistent/pgb")).unwrap_err();
         assert!(e.message.contains("/nonexistent/pgb"), "{e}");
         assert!(parse(&spec("shared_buffers=128MB")).unwrap().is_none());

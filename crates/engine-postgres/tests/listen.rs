@@ -92,3 +92,42 @@ fn listen_and_include_settings_are_refused_before_the_server_starts() {
         );
     }
 }
+
+#[test]
+fn a_pgbouncer_fleet_shares_one_port_and_stops_together() {
+    if !have_pg() || !std::path::Path::new("/usr/sbin/pgbouncer").is_file() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "postgresql-15 or pgbouncer missing"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let eng = start(
+        dir.path(),
+        "?pgbouncer=transaction&pgbouncer.processes=2&pgbouncer.max_client_conn=50",
+    );
+    let pids = eng.proxy_pids();
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    let ports: Vec<Vec<u16>> = pids
+        .iter()
+        .map(|&p| {
+            let addrs = listen::listening(p).unwrap();
+            assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+            addrs.iter().map(|a| a.port()).collect()
+        })
+        .collect();
+    assert!(!ports[0].is_empty() && ports[0] == ports[1], "{ports:?}");
+    // The fleet's capacity is every process's; connections through it work.
+    assert_eq!(eng.connection_limit(), Some(100));
+    let opts = dbdelta_engine::ConnectOptions::default();
+    let mut conns: Vec<_> = (0..4).map(|_| eng.connect_with(&opts).unwrap()).collect();
+    for c in &mut conns {
+        assert_eq!(c.query_scalar("SELECT 7").unwrap().as_deref(), Some("7"));
+    }
+    drop(conns);
+    drop(eng);
+    for p in &pids {
+        assert!(gone(*p), "pgbouncer {p} survived drop");
+    }
+}

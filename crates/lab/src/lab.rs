@@ -56,6 +56,12 @@ impl<P: LabProgress + 'static> Lab<P> {
         }
         let (most, flag) = crate::capacity::most_clients(&plan);
         let active = plan.options.client.active.map_or(most, |k| k.min(most));
+        // A segment opens only its share of every step's connections (its fds, threads and
+        // memory); the target's own limit is checked against the whole run's.
+        let (most, active) = match &plan.segment {
+            Some(s) => (s.segment.share(most), s.segment.share(active)),
+            None => (most, active),
+        };
         crate::capacity::ensure_capacity(
             flag.unwrap_or("--connections"),
             u64::from(most),

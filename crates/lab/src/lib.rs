@@ -12,7 +12,7 @@
 //! `interleave` (schedules), [`queryset`] (query-set runs), `reports` (the report files),
 //! [`gate`] (`--fail-on`), [`history`] (indexing), [`interrupt`] (Ctrl-C and SIGTERM),
 //! [`profiling`], [`outcome`] (how a run ended), [`resolve`] (`--resolve`: rounds until resolved),
-//! [`rerun`] (`detect --profile-on-change`: profiling the two sides of a new regression).
+//! [`rerun`] (`detect --profile-on-change`: profiling the two sides of a new regression),
 //! [`segment`] and [`barrier`] (one segment of a run measured by several processes),
 //! [`merge`] (segments merged into one run).
 #![deny(missing_docs)]

@@ -423,7 +423,8 @@ pub struct ConnectStats {
     pub seconds: f64,
     /// Latency of one connect (TCP, startup, authentication, statement preparation), µs.
     pub latency: LatencySummary,
-    /// Growth of dbdelta's resident memory over the connect phase per connection, bytes.
+    /// Growth of dbdelta's peak resident memory over the whole step (connect phase, warm-up,
+    /// window) per connection, bytes: what each connection cost the client at its worst.
     pub client_bytes_per_connection: Option<f64>,
     /// Growth of the server's resident memory (process tree, with a managed proxy such as
     /// pgbouncer) per connection, bytes; absent when the server's processes are not visible

@@ -55,11 +55,14 @@ pub fn source_address(i: usize) -> Option<Ipv4Addr> {
 
 /// Opens `plan.count` connections and turns each into `T` with `setup` (prepare statements,
 /// split into a session…). Fails with the first error; a stop request ends it early with an
-/// `Interrupted`-style error.
+/// `Interrupted`-style error. `run_wide(i)` is connection `i`'s number in the whole run (a
+/// segment's connections are a stripe of it): its source address follows that number, so
+/// segments on one host do not all crowd the first addresses' ephemeral ports.
 pub(crate) fn open_all<T: Send>(
     engine: &dyn Engine,
     plan: &ConnectPlan,
     stop: &StopFlag,
+    run_wide: &(dyn Fn(usize) -> usize + Sync),
     setup: &(dyn Fn(usize, Box<dyn Connection>) -> Result<T, EngineError> + Sync),
 ) -> Result<Opened<T>, EngineError> {
     let n = plan.count as usize;
@@ -90,7 +93,7 @@ pub(crate) fn open_all<T: Send>(
                     }
                     let started = Instant::now();
                     let opts = ConnectOptions {
-                        source: source_address(i),
+                        source: source_address(run_wide(i)),
                         timeout: Some(plan.timeout),
                         io_timeout: plan.io_timeout,
                     };

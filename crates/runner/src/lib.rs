@@ -13,6 +13,7 @@ pub mod families;
 mod gate;
 pub mod ibench;
 pub mod measure;
+pub mod memory;
 mod mux;
 mod observe;
 mod op_types;

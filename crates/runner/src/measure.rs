@@ -158,6 +158,9 @@ pub fn measure_step(
     let mut connect = None;
     let mut idle: Vec<dbdelta_engine::Socket> = Vec::new();
     let mut idle_blocking: Vec<Box<dyn dbdelta_engine::Connection>> = Vec::new();
+    // Client memory is charged over the whole step (connect phase, warm-up, window), not
+    // only what is still resident after the connect phase.
+    let memory = crate::memory::StepMemory::start();
     let jobs = if engine.embedded() {
         (0..plan.active_connections() + plan.background_workers())
             .map(|w| Job::Thread { w, pre: None })
@@ -180,6 +183,9 @@ pub fn measure_step(
         }
     };
     let mut result = run_jobs(engine, plan, stop, progress, jobs);
+    if let Some(c) = connect.as_mut() {
+        c.client_bytes_per_connection = memory.per_connection(c.connections);
+    }
     result.connect = connect;
     drop(idle);
     drop(idle_blocking);
@@ -211,13 +217,17 @@ fn workload_for(plan: &StepPlan, w: u32, dialect: dbdelta_engine::Dialect) -> Bo
 /// A connection after the connect phase.
 enum Prepared {
     Active(Box<dyn dbdelta_engine::Connection>, Box<dyn Workload>),
-    Idle(Box<dyn dbdelta_engine::Connection>),
+    /// An idle connection reduced to its socket as soon as it is open: its protocol
+    /// buffers go back to the allocator before the next connection is opened, so they are
+    /// never all resident at once.
+    Idle(dbdelta_engine::Socket),
+    /// An idle connection that cannot be split (TLS) stays whole.
+    IdleWhole(Box<dyn dbdelta_engine::Connection>),
 }
 
 struct Connected {
     opened: Opened<Prepared>,
     active: u64,
-    client_rss0: Option<u64>,
     server_rss0: Option<u64>,
     server_rss1: Option<u64>,
 }
@@ -232,22 +242,28 @@ fn connect_phase(
         count: plan.threads,
         ..plan.connect.clone()
     };
-    let client_rss0 = crate::cpu::process_rss_bytes();
     let server_rss0 = crate::cpu::tree_rss_bytes(&server_side_pids(engine));
     let active = plan.active_connections() as usize;
-    let opened = open_all(engine, &connect, stop, &|i, mut conn| {
+    let run_wide = |i: usize| {
+        plan.segment
+            .as_ref()
+            .map_or(i, |s| s.global_worker(i as u32) as usize)
+    };
+    let opened = open_all(engine, &connect, stop, &run_wide, &|i, mut conn| {
         if i < active {
             let mut w = workload_for(plan, i as u32, conn.dialect());
             w.prepare(&mut *conn)?;
             Ok(Prepared::Active(conn, w))
         } else {
-            Ok(Prepared::Idle(conn))
+            Ok(match conn.into_session() {
+                Ok(parts) => Prepared::Idle(parts.socket),
+                Err(conn) => Prepared::IdleWhole(conn),
+            })
         }
     })?;
     Ok(Connected {
         opened,
         active: active as u64,
-        client_rss0,
         server_rss0,
         server_rss1: crate::cpu::tree_rss_bytes(&server_side_pids(engine)),
     })
@@ -273,7 +289,7 @@ impl Connected {
             (Some(a), Some(b)) if n > 0 => Some(b.saturating_sub(a) as f64 / n as f64),
             _ => None,
         };
-        let mut stats = ConnectStats {
+        let stats = ConnectStats {
             connections: n,
             active: self.active,
             seconds: self.opened.elapsed.as_secs_f64(),
@@ -298,10 +314,8 @@ impl Connected {
                 },
                 // An idle connection keeps only its socket: a few hundred bytes of client
                 // memory, the rest is in the kernel.
-                Prepared::Idle(conn) => match conn.into_session() {
-                    Ok(parts) => idle.push(parts.socket),
-                    Err(conn) => idle_blocking.push(conn),
-                },
+                Prepared::Idle(socket) => idle.push(socket),
+                Prepared::IdleWhole(conn) => idle_blocking.push(conn),
             }
         }
         let loops = std::thread::available_parallelism()
@@ -314,9 +328,6 @@ impl Connected {
             dealt[i % loops].push(t);
         }
         threads.extend(dealt.into_iter().filter(|d| !d.is_empty()).map(Job::Loop));
-        // Measured once the connections are in the form they keep during the step (the
-        // handshake's buffers are gone).
-        stats.client_bytes_per_connection = per(self.client_rss0, crate::cpu::process_rss_bytes());
         (threads, stats)
     }
 }
