@@ -207,6 +207,9 @@ echo
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores; $RECORDS records, $THREADS threads, ${SECS} s per workload, $REPS interleaved repeats; dbdelta's RocksDB options: $ROCKSDB_PARAMS."
 echo "Command: bench/vs-ycsb.sh --engines \"$ENGINES\" --records $RECORDS --secs $SECS --threads $THREADS --reps $REPS"
 echo "Client CPU: the JVM's (/proc, from the status line at 3 s to the last) and dbdelta's (getrusage over the window), per operation; on RocksDB both include the embedded engine."
+if [[ " $ENGINES " == *" mongodb "* ]]; then
+    echo "mongodb: both clients against one FerretDB ($("$FERRETDB" --version 2>/dev/null | head -1 | sed 's/^version: //'), SQLite backend, w=1, which FerretDB v1 ignores). YCSB's side is YCSB 0.17.0 core with MongoDocClient, dbdelta's re-implementation of YCSB's mongodb binding on mongodb-driver-sync 5.14.0 (bench/ycsb-bindings/README.md), not YCSB's own binding."
+fi
 echo
 python3 - "$WORK" "$REPS" "$ENGINES" "$ORDER" <<'PY'
 import json, statistics, sys
