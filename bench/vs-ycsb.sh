@@ -49,7 +49,7 @@ for c in java javac mvn jq python3 runuser ss; do command -v $c >/dev/null || di
 [ -x "$DBDELTA" ] || die "no dbdelta binary at $DBDELTA (cargo build --release)"
 id "$RUN_USER" >/dev/null 2>&1 || useradd --system --no-create-home "$RUN_USER"
 if [[ " $ENGINES " == *" mongodb "* ]]; then
-    [ -x "$FERRETDB" ] || die "no FerretDB binary at $FERRETDB (--ferretdb PATH; 'dbdelta run -t fd=ferretdb' builds one into its build cache)"
+    [ -x "$FERRETDB" ] || die "no FerretDB binary at $FERRETDB (--ferretdb PATH; scripts/test.sh builds one there)"
 fi
 : "${OUT:=$HERE/results-vs-ycsb-$(date -u +%Y%m%d).md}"
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/dbdelta-ycsb
