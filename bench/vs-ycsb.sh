@@ -234,6 +234,19 @@ for engine in engines:
         print(f"| {engine} | {w.upper()} | {statistics.median(x['throughput'] for x in y):.0f} | "
               f"{statistics.median(x['throughput'] for x in d):.0f} | {ratio:.2f} | {fmt(ym)} | {fmt(dm)} | "
               f"{diff:.2f} | {yc:.1f} | {dc:.1f} | {dc / yc:.2f} |")
+print()
+print("Per repeat, ops/s YCSB / dbdelta (operations YCSB / dbdelta):")
+print()
+print("| engine | workload | " + " | ".join(f"rep {r}" for r in range(1, reps + 1)) + " |")
+print("|---|---|" + "---|" * reps)
+for engine in engines:
+    for w in order:
+        cells = []
+        for r in range(1, reps + 1):
+            a, b = load("ycsb", engine, r, w), load("dbd", engine, r, w)
+            cells.append(f"{a['throughput']:.1f} / {b['throughput']:.1f} "
+                         f"({sum(a['counts'].values())} / {sum((b['counts'] or {}).values())})")
+        print(f"| {engine} | {w.upper()} | " + " | ".join(cells) + " |")
 PY
 } | tee "$OUT"
 log "written to $OUT"
