@@ -15,12 +15,13 @@ CP="$CACHE/classes:$CACHE/lib/*" WL=$HERE/ycsb-bindings/workloads
 [ -f "$CACHE/classes/site/ycsb/db/mongodoc/MongoDocClient.class" ] || { echo "run bench/vs-ycsb.sh --engines mongodb once first" >&2; exit 1; }
 WORK=$(mktemp -d /var/tmp/fd-point-read.XXXXXX)
 mkdir -p "$WORK/fd/data" "$WORK/fd/state"
-PORT=$((20000 + RANDOM % 30000))
+while :; do PORT=$((20000 + RANDOM % 30000)); ss -Htan "( sport = :$PORT )" | grep -q . || break; done
 "$FD" --handler=sqlite "--sqlite-url=file:$WORK/fd/data/" "--listen-addr=127.0.0.1:$PORT" --debug-addr=- \
     --telemetry=disable --log-level=warn "--state-dir=$WORK/fd/state" >"$WORK/fd/log" 2>&1 &
 FDP=$!
 trap 'kill $FDP; rm -rf "$WORK"' EXIT
 sleep 2
+kill -0 $FDP 2>/dev/null || { cat "$WORK/fd/log" >&2; exit 1; }
 (while kill -0 $FDP 2>/dev/null; do echo "$(date +%s.%N) $(awk '{print $14+$15}' /proc/$FDP/stat)"; sleep 0.25; done >"$WORK/cpu.log") &
 cpu() { awk '{print $14+$15}' /proc/$FDP/stat; }
 URL="mongodb://127.0.0.1:$PORT/ycsbpt?w=1"
