@@ -7,8 +7,8 @@
 # serve them). For mongodb, YCSB's own mongodb binding cannot be used (not on Maven
 # Central, and built on the 3.x driver API that mongodb-driver-sync 5.x lacks): the client
 # is MongoDocClient, dbdelta's re-implementation of that binding's requests on the 5.14.0
-# driver (bench/ycsb-bindings/README.md). Each repeat runs both tools in turn (the order alternates): the load of
-# --records records, then workloads A, B, C, F, D and E for --secs each at --threads.
+# driver (bench/ycsb-bindings/README.md). Each repeat runs both tools in turn (the order
+# alternates): the load of --records records, then workloads A, B, C, F, D and E for --secs each at --threads.
 # Prints per workload and engine: throughput of each tool and their ratio, each tool's
 # operation mix and the largest difference (goal: within 1 point), and each tool's client
 # CPU per operation over the steady part of the run (goal: dbdelta <= 0.5x YCSB's).
