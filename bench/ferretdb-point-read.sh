@@ -19,7 +19,7 @@ while :; do PORT=$((20000 + RANDOM % 30000)); ss -Htan "( sport = :$PORT )" | gr
 "$FD" --handler=sqlite "--sqlite-url=file:$WORK/fd/data/" "--listen-addr=127.0.0.1:$PORT" --debug-addr=- \
     --telemetry=disable --log-level=warn "--state-dir=$WORK/fd/state" >"$WORK/fd/log" 2>&1 &
 FDP=$!
-trap 'kill $FDP; rm -rf "$WORK"' EXIT
+trap 'kill $FDP 2>/dev/null || true; rm -rf "$WORK"' EXIT
 sleep 2
 kill -0 $FDP 2>/dev/null || { cat "$WORK/fd/log" >&2; exit 1; }
 (while kill -0 $FDP 2>/dev/null; do echo "$(date +%s.%N) $(awk '{print $14+$15}' /proc/$FDP/stat)"; sleep 0.25; done >"$WORK/cpu.log") &
