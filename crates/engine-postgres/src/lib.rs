@@ -279,6 +279,12 @@ impl PostgresEngine {
         self.params.addr.to_string()
     }
 
+    /// Where benchmark connections go: the managed pgbouncer's address when one runs in
+    /// front of the server, else [`Self::address`] (tests reach the pooler as a URL).
+    pub fn bench_address(&self) -> String {
+        self.bench.as_ref().unwrap_or(&self.params).addr.to_string()
+    }
+
     /// The database connections use.
     pub fn database(&self) -> &str {
         &self.params.database

@@ -75,6 +75,9 @@ pub struct StepSetup<'a> {
     pub threads: u32,
     /// The run's options (sizes, seed, the TPC options).
     pub opts: &'a RunOptions,
+    /// The segment of the run this process measures (`--segment K/N`); `None` for a
+    /// whole run. `threads` still counts every segment's terminals.
+    pub segment: Option<dbdelta_model::Segment>,
 }
 
 /// What a target's steps hand on to the next until its next load.

@@ -24,7 +24,10 @@ pub(super) fn plan_round(
 ) -> StepPlan {
     // One profile per step and target: the first round's.
     let profiling = t.profiling.filter(|_| round == 1);
-    let mut plan = step_plan(t.name, bench, step, threads, opts, profiling, carry);
+    let segment = t.segment.as_ref().map(|s| s.segment());
+    let mut plan = step_plan(
+        t.name, bench, step, threads, opts, profiling, carry, segment,
+    );
     if let Some(sync) = &t.segment {
         split(&mut plan, sync.clone());
     }
@@ -62,6 +65,7 @@ fn split(plan: &mut StepPlan, sync: std::sync::Arc<dyn crate::segment::SegmentSy
 }
 
 /// What `measure_step` needs for one step of one target at one thread count.
+#[allow(clippy::too_many_arguments)] // each is one independent input of the plan
 fn step_plan(
     target: &str,
     bench: &dyn Benchmark,
@@ -70,6 +74,7 @@ fn step_plan(
     opts: &RunOptions,
     profiling: Option<&TargetProfiling>,
     carry: &Carry,
+    segment: Option<dbdelta_model::Segment>,
 ) -> StepPlan {
     StepPlan {
         target: target.to_string(),
@@ -97,6 +102,7 @@ fn step_plan(
                 step,
                 threads,
                 opts,
+                segment,
             },
             carry,
         ),

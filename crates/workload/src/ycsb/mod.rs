@@ -113,8 +113,57 @@ impl YcsbConfig {
 #[derive(Debug)]
 pub struct YcsbShared {
     config: YcsbConfig,
+    /// Insert sequence numbers of this process, 0, 1, 2, …; [`InsertKeys`] maps them to
+    /// key numbers.
     inserts: AcknowledgedCounter,
+    keys: InsertKeys,
     latest_zetan: f64,
+}
+
+/// Which key numbers a process's inserts take: from `start` on, every `stride`-th from
+/// `start + offset`. A whole run takes them all (offset 0, stride 1); segment K of N takes
+/// `start + K − 1 + j·N`, so the segments' inserts are disjoint and their union is the
+/// key range one process would insert — YCSB's wiki splits a load over clients by
+/// disjoint `insertstart`/`insertcount`, which needs the insert count in advance; a timed
+/// step has none, so the range is interleaved instead of cut into blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InsertKeys {
+    /// The first key number not inserted before this step (the record count after a load).
+    pub start: u64,
+    /// This process's first key number, relative to `start` (segment index − 1).
+    pub offset: u64,
+    /// Key numbers between this process's consecutive inserts (the segment count).
+    pub stride: u64,
+}
+
+impl InsertKeys {
+    /// Every key number from `start` on (one process measures the whole run).
+    pub fn whole(start: u64) -> Self {
+        InsertKeys {
+            start,
+            offset: 0,
+            stride: 1,
+        }
+    }
+
+    /// Segment `segment`'s share of the key numbers from `start` on.
+    pub fn segment(start: u64, segment: dbdelta_model::Segment) -> Self {
+        InsertKeys {
+            start,
+            offset: u64::from(segment.index - 1),
+            stride: u64::from(segment.count.max(1)),
+        }
+    }
+
+    /// The key number of this process's `seq`-th insert; `seq` = −1 is the last key before
+    /// the step (so "every insert up to −1 acknowledged" is the loaded records).
+    pub fn key(&self, seq: i64) -> i64 {
+        if seq < 0 {
+            self.start as i64 - 1
+        } else {
+            (self.start + self.offset) as i64 + seq * self.stride as i64
+        }
+    }
 }
 
 impl YcsbShared {
@@ -122,23 +171,42 @@ impl YcsbShared {
     /// record count after a fresh load, further on when earlier steps inserted: YCSB
     /// would collide with those rows).
     pub fn new(config: YcsbConfig, insert_start: u64) -> Arc<Self> {
-        let start = insert_start.max(config.record_count) as i64;
-        let inserts = AcknowledgedCounter::new(start);
+        Self::with_keys(config, InsertKeys::whole(insert_start))
+    }
+
+    /// Shared state for one step whose inserts take the key numbers `keys` says (a
+    /// segment's share); `keys.start` is raised to the record count, as in [`Self::new`].
+    pub fn with_keys(config: YcsbConfig, mut keys: InsertKeys) -> Arc<Self> {
+        keys.start = keys.start.max(config.record_count);
+        let inserts = AcknowledgedCounter::new(0);
         let latest_zetan = if config.mix.latest() {
-            SkewedLatest::zeta_for(inserts.last_value())
+            SkewedLatest::zeta_for(keys.key(inserts.last_value()))
         } else {
             0.0
         };
         Arc::new(YcsbShared {
             config,
             inserts,
+            keys,
             latest_zetan,
         })
     }
 
-    /// The first insert key number not used yet (where the next step starts).
+    /// The key number after this process's last insert (where the next step starts): past
+    /// every key it took. Of several segments, the largest of theirs is past every key any
+    /// of them took.
     pub fn next_insert(&self) -> u64 {
-        self.inserts.peek_next().max(0) as u64
+        let taken = self.inserts.peek_next();
+        if taken == 0 {
+            self.keys.start
+        } else {
+            (self.keys.key(taken - 1) + 1).max(0) as u64
+        }
+    }
+
+    /// The highest key number with this process's every insert up to it acknowledged.
+    fn last_key(&self) -> i64 {
+        self.keys.key(self.inserts.last_value())
     }
 
     /// The step's configuration.
@@ -180,10 +248,7 @@ impl Ycsb {
             (p[RMW], RMW),
         ]);
         let keys = if c.mix.latest() {
-            Keys::Latest(SkewedLatest::new(
-                shared.inserts.last_value(),
-                shared.latest_zetan,
-            ))
+            Keys::Latest(SkewedLatest::new(shared.last_key(), shared.latest_zetan))
         } else {
             // expectednewkeys = operationcount · insertproportion · 2 ("2 is fudge factor").
             let expected = (c.operation_count as f64 * p[INSERT] * 2.0) as i64;
@@ -206,7 +271,7 @@ impl Ycsb {
 
     /// `CoreWorkload.nextKeynum`: a key number no higher than the last acknowledged insert.
     fn next_keynum(&mut self) -> i64 {
-        let last = self.shared.inserts.last_value();
+        let last = self.shared.last_key();
         match &mut self.keys {
             Keys::Latest(g) => g.next(last, &mut self.rng),
             Keys::Zipfian(g) => loop {
@@ -325,9 +390,9 @@ impl Workload for Ycsb {
                 )
             }
             _ => {
-                let k = self.shared.inserts.next_value();
-                self.pending_insert = Some(k);
-                self.set_key(k);
+                let seq = self.shared.inserts.next_value();
+                self.pending_insert = Some(seq);
+                self.set_key(self.shared.keys.key(seq));
                 let n = usize::from(self.shared.config.field_count).min(MAX_FIELDS);
                 self.fill_values(n);
                 // Each field's slice of the value buffer, on the stack (no allocation).
@@ -438,9 +503,13 @@ impl Benchmark for YcsbBenchmark {
     fn step(&self, setup: &StepSetup<'_>, carry: &Carry) -> Arc<dyn StepWorkload> {
         // A validated suite's steps on dataset = "usertable" are all ycsb-*.
         let mix = Mix::of(setup.step.params.kind).unwrap_or(Mix::A);
-        Arc::new(YcsbStep(YcsbShared::new(
+        let keys = match setup.segment {
+            Some(segment) => InsertKeys::segment(carry.next_insert, segment),
+            None => InsertKeys::whole(carry.next_insert),
+        };
+        Arc::new(YcsbStep(YcsbShared::with_keys(
             YcsbConfig::new(mix, setup.opts.table_size),
-            carry.next_insert,
+            keys,
         )))
     }
 }
@@ -509,7 +578,7 @@ mod tests {
     #[test]
     fn inserts_continue_the_sequence_and_are_acknowledged_when_done() {
         let shared = YcsbShared::new(YcsbConfig::new(Mix::D, 1000), 1500);
-        assert_eq!(shared.inserts.last_value(), 1499);
+        assert_eq!(shared.last_key(), 1499);
         let mut w = Ycsb::new(shared.clone(), 5, 6);
         w.route = Some(KvRoute::Native);
         let mut ops = OpBatch::new();
@@ -519,12 +588,75 @@ mod tests {
             w.next_event(&mut ops).unwrap();
             if w.last_type == INSERT {
                 inserted += 1;
-                assert_eq!(shared.inserts.last_value(), 1499 + inserted - 1);
+                assert_eq!(shared.last_key(), 1499 + inserted - 1);
                 w.event_done();
-                assert_eq!(shared.inserts.last_value(), 1499 + inserted);
+                assert_eq!(shared.last_key(), 1499 + inserted);
             }
         }
         assert!(inserted > 50, "{inserted}");
         assert_eq!(shared.next_insert(), 1500 + inserted as u64);
+    }
+
+    /// The key numbers of `n` inserts by one worker of `shared`'s process.
+    fn insert_keys(shared: &Arc<YcsbShared>, n: usize) -> Vec<i64> {
+        let mut w = Ycsb::new(shared.clone(), 7, 8);
+        w.route = Some(KvRoute::Native);
+        let mut ops = OpBatch::new();
+        let mut keys = Vec::new();
+        while keys.len() < n {
+            ops.clear();
+            w.next_event(&mut ops).unwrap();
+            if let Some(seq) = w.pending_insert {
+                keys.push(shared.keys.key(seq));
+            }
+            w.event_done();
+        }
+        keys
+    }
+
+    #[test]
+    fn segments_insert_disjoint_keys_whose_union_is_one_process_range() {
+        let cfg = YcsbConfig::new(Mix::D, 1000);
+        let start = 1200;
+        let whole = insert_keys(&YcsbShared::new(cfg.clone(), start), 300);
+        let mut union = Vec::new();
+        let mut carries = Vec::new();
+        for k in 1..=3 {
+            let seg = dbdelta_model::Segment::new(k, 3).unwrap();
+            let shared = YcsbShared::with_keys(cfg.clone(), InsertKeys::segment(start, seg));
+            // Before any insert, a segment's reads see the loaded and carried keys only.
+            assert_eq!(shared.last_key(), start as i64 - 1);
+            let keys = insert_keys(&shared, 100);
+            // Each segment's keys are its stride, in order, acknowledged as they complete.
+            for (j, key) in keys.iter().enumerate() {
+                assert_eq!(*key, (start + u64::from(k) - 1) as i64 + 3 * j as i64);
+            }
+            assert_eq!(shared.last_key(), *keys.last().unwrap());
+            carries.push(shared.next_insert());
+            union.extend(keys);
+        }
+        union.sort_unstable();
+        let n = union.len();
+        union.dedup();
+        assert_eq!(union.len(), n, "segments inserted the same key twice");
+        assert_eq!(union, whole, "the union is what one process inserts");
+        // The next step starts past every key any segment took: the largest carry.
+        let next = carries.into_iter().max().unwrap();
+        assert_eq!(next, start + 300);
+    }
+
+    #[test]
+    fn segments_with_unequal_inserts_carry_past_every_key() {
+        let cfg = YcsbConfig::new(Mix::E, 100);
+        let mut all = Vec::new();
+        let mut next = 0;
+        for (k, n) in [(1, 10), (2, 3), (3, 0)] {
+            let seg = dbdelta_model::Segment::new(k, 3).unwrap();
+            let shared = YcsbShared::with_keys(cfg.clone(), InsertKeys::segment(100, seg));
+            all.extend(insert_keys(&shared, n));
+            next = next.max(shared.next_insert());
+        }
+        assert!(all.iter().all(|k| (*k as u64) < next), "{all:?} {next}");
+        assert_eq!(next, 100 + 9 * 3 + 1);
     }
 }
