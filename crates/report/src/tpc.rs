@@ -104,15 +104,34 @@ fn intervals(out: &mut String, r: &StepResult) {
         out,
         "per second: t\ttps\tp50-ms\tp95-ms\tp99-ms\tmax-ms\terrors"
     );
-    for i in &r.intervals {
+    // A run merged from segments keeps each second's rates and slowest event (they add
+    // exactly), but not its percentiles: those would need each second's histograms.
+    let merged = r
+        .segments
+        .as_ref()
+        .is_some_and(|s| s.index.is_none() && s.count > 1);
+    if merged {
         let _ = writeln!(
             out,
-            "{:.0}\t{:.0}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{}",
+            "(merged from segments: per-second percentiles are not kept, shown as -)"
+        );
+    }
+    for i in &r.intervals {
+        let ms = |us: f64| {
+            if merged {
+                "-".to_string()
+            } else {
+                format!("{:.3}", us / 1000.0)
+            }
+        };
+        let _ = writeln!(
+            out,
+            "{:.0}\t{:.0}\t{}\t{}\t{}\t{:.3}\t{}",
             i.t,
             i.tps,
-            i.p50_us / 1000.0,
-            i.p95_us / 1000.0,
-            i.p99_us / 1000.0,
+            ms(i.p50_us),
+            ms(i.p95_us),
+            ms(i.p99_us),
             i.max_us / 1000.0,
             i.errors
         );
@@ -172,5 +191,55 @@ fn condition_text(n: usize) -> &'static str {
         2 => "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)",
         3 => "max(NO_O_ID) - min(NO_O_ID) + 1 = rows in NEW-ORDER",
         _ => "sum(O_OL_CNT) = rows in ORDER-LINE",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::intervals;
+    use dbdelta_model::segment::SegmentWindow;
+    use dbdelta_model::{Interval, StepResult};
+
+    fn step() -> StepResult {
+        let mut r = StepResult::empty(
+            "a",
+            "tpcb-like",
+            "tpcb-like",
+            1,
+            dbdelta_model::Group::Write,
+            dbdelta_model::StepKind::Measured,
+            1,
+        );
+        r.intervals = vec![Interval {
+            t: 1.0,
+            qps: 500.0,
+            tps: 100.0,
+            p95_us: 2500.0,
+            p99_us: 4000.0,
+            p50_us: 1000.0,
+            max_us: 9000.0,
+            errors: 0,
+        }];
+        r
+    }
+
+    #[test]
+    fn a_merged_run_shows_no_per_second_percentiles() {
+        let mut one = String::new();
+        intervals(&mut one, &step());
+        assert!(
+            one.contains("1\t100\t1.000\t2.500\t4.000\t9.000\t0"),
+            "{one}"
+        );
+
+        let mut r = step();
+        r.segments = Some(SegmentWindow {
+            count: 4,
+            ..SegmentWindow::default()
+        });
+        let mut merged = String::new();
+        intervals(&mut merged, &r);
+        assert!(merged.contains("1\t100\t-\t-\t-\t9.000\t0"), "{merged}");
+        assert!(merged.contains("merged from segments"), "{merged}");
     }
 }
