@@ -225,13 +225,7 @@ pub fn collect(points: &[Point], filter: &Filter) -> Vec<SeriesData> {
     type Runs<'a> = BTreeMap<(&'a str, &'a str), Vec<&'a Point>>;
     let mut by_key: BTreeMap<SeriesKey, Runs> = BTreeMap::new();
     for p in points.iter().filter(|p| filter.matches(p)) {
-        let key = SeriesKey {
-            host: p.host.clone(),
-            suite: p.suite.clone(),
-            target: p.target.clone(),
-            label: p.label.clone(),
-            threads: p.threads,
-        };
+        let key = SeriesKey::of(p);
         by_key
             .entry(key)
             .or_default()

@@ -82,6 +82,19 @@ pub struct SeriesKey {
     pub threads: u32,
 }
 
+impl SeriesKey {
+    /// The series a point belongs to.
+    pub fn of(p: &Point) -> SeriesKey {
+        SeriesKey {
+            host: p.host.clone(),
+            suite: p.suite.clone(),
+            target: p.target.clone(),
+            label: p.label.clone(),
+            threads: p.threads,
+        }
+    }
+}
+
 /// One run in a series: the mean of its repeats.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SeriesPoint {
@@ -131,13 +144,7 @@ pub struct Series {
 pub fn series(points: &[Point], filter: &Filter) -> Vec<Series> {
     let mut by_key: BTreeMap<SeriesKey, BTreeMap<(String, String), Vec<&Point>>> = BTreeMap::new();
     for p in points.iter().filter(|p| filter.matches(p)) {
-        let key = SeriesKey {
-            host: p.host.clone(),
-            suite: p.suite.clone(),
-            target: p.target.clone(),
-            label: p.label.clone(),
-            threads: p.threads,
-        };
+        let key = SeriesKey::of(p);
         by_key
             .entry(key)
             .or_default()

@@ -28,18 +28,30 @@ struct BuildTarget {
     server_params: Vec<(String, String)>,
 }
 
+/// The source a built target names (its location), for a `*-build:` target: `examples` are
+/// what a missing source should be, `kinds` what a source can be.
+pub(crate) fn source_text(t: &TargetSpec, examples: &str, kinds: &str) -> Result<String, LabError> {
+    match &t.location {
+        Location::Path { path } => Ok(path.display().to_string()),
+        Location::Default => Err(input!(
+            "--target {}: {} needs a source: {examples}",
+            t.name,
+            t.engine
+        )),
+        Location::Url { .. } => Err(input!(
+            "--target {}: {} takes a source ({kinds}), not a URL",
+            t.name,
+            t.engine
+        )),
+    }
+}
+
 fn split(t: &TargetSpec) -> Result<BuildTarget, LabError> {
-    let source_text = match &t.location {
-        Location::Path { path } => path.display().to_string(),
-        Location::Default => return Err(input!(
-            "--target {}: postgres-build needs a source: postgres-build:15 (Debian's postgresql-15 source package) or postgres-build:/path/to/postgresql-15.x",
-            t.name
-        )),
-        Location::Url { .. } => return Err(input!(
-            "--target {}: postgres-build takes a source (a major version such as 15 or a source tree path), not a URL",
-            t.name
-        )),
-    };
+    let source_text = source_text(
+        t,
+        "postgres-build:15 (Debian's postgresql-15 source package) or postgres-build:/path/to/postgresql-15.x",
+        "a major version such as 15 or a source tree path",
+    )?;
     let source = SourceSpec::parse(&source_text).map_err(|e| input!("--target {}: {e}", t.name))?;
     let (recipe, server_params) = recipe_and_rest(t, "server settings")?;
     Ok(BuildTarget {

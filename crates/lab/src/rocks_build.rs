@@ -28,17 +28,11 @@ struct RocksBuildTarget {
 }
 
 fn split(t: &TargetSpec) -> Result<RocksBuildTarget, LabError> {
-    let source_text = match &t.location {
-        Location::Path { path } => path.display().to_string(),
-        Location::Default => return Err(input!(
-            "--target {}: rocksdb-build needs a source: rocksdb-build:9.9 (a RocksDB release packaged in crates.io's librocksdb-sys), rocksdb-build:crate:librocksdb-sys@0.17.1+9.9.3 or rocksdb-build:/path/to/rocksdb",
-            t.name
-        )),
-        Location::Url { .. } => return Err(input!(
-            "--target {}: rocksdb-build takes a source (a release such as 9.9, crate:NAME@VERSION or a tree path), not a URL",
-            t.name
-        )),
-    };
+    let source_text = crate::build::source_text(
+        t,
+        "rocksdb-build:9.9 (a RocksDB release packaged in crates.io's librocksdb-sys), rocksdb-build:crate:librocksdb-sys@0.17.1+9.9.3 or rocksdb-build:/path/to/rocksdb",
+        "a release such as 9.9, crate:NAME@VERSION or a tree path",
+    )?;
     let source =
         RocksSourceSpec::parse(&source_text).map_err(|e| input!("--target {}: {e}", t.name))?;
     if t.params.iter().any(|(k, _)| k == "lib") {
