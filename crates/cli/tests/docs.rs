@@ -226,51 +226,83 @@ fn every_runnable_block_runs() {
     );
     // DBDELTA_DOCS_ONLY=README.md runs the blocks of one file (while editing it).
     let only = std::env::var("DBDELTA_DOCS_ONLY").ok();
-    let mut failures = Vec::new();
-    let mut ran = 0;
-    for (i, block) in all_blocks().iter().enumerate() {
+    // The blocks of one file run in order (a block may use what an earlier one made, and
+    // the file's history store); files run in two lanes at once, because a block mostly
+    // waits for its measuring windows: the test takes about half the time.
+    let mut by_file: std::collections::BTreeMap<String, Vec<(usize, &Block)>> =
+        std::collections::BTreeMap::new();
+    let blocks = all_blocks();
+    for (i, block) in blocks.iter().enumerate() {
         if block.marker != "runnable" || only.as_deref().is_some_and(|o| block.file != o) {
             continue;
         }
-        let needed = needs(&block.text);
-        if !needed
-            .iter()
-            .all(|(path, install)| common::require(&[path], install))
-        {
-            continue;
-        }
-        let cwd = tmp.path().join(format!("block{i}"));
-        std::fs::create_dir_all(&cwd).expect("block dir");
-        std::os::unix::fs::symlink(repo().join("examples"), cwd.join("examples"))
-            .expect("examples link");
-        let out = Command::new("bash")
-            .args(["-euo", "pipefail", "-c", &block.text])
-            .current_dir(&cwd)
-            .env("PATH", &path)
-            .env("DBDELTA_DOCS_REAL", &real)
-            .env("DBDELTA_STORE", tmp.path().join("history.sqlite"))
-            .output()
-            .expect("bash runs");
-        ran += 1;
-        if !out.status.success() {
-            failures.push(format!(
-                "{}:{} exited {:?}:\n{}\n--- stderr (last 30 lines)\n{}",
-                block.file,
-                block.line,
-                out.status.code(),
-                block.text,
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .rev()
-                    .take(30)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            ));
-        }
+        by_file
+            .entry(block.file.clone())
+            .or_default()
+            .push((i, block));
     }
+    let mut files: Vec<Vec<(usize, &Block)>> = by_file.into_values().collect();
+    files.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    let mut lanes: [Vec<(usize, &Block)>; 2] = [Vec::new(), Vec::new()];
+    for f in files {
+        let lane = usize::from(lanes[1].len() < lanes[0].len());
+        lanes[lane].extend(f);
+    }
+    let run_lane = |lane: &[(usize, &Block)]| {
+        let mut failures = Vec::new();
+        let mut ran = 0;
+        for &(i, block) in lane {
+            let needed = needs(&block.text);
+            if !needed
+                .iter()
+                .all(|(path, install)| common::require(&[path], install))
+            {
+                continue;
+            }
+            let cwd = tmp.path().join(format!("block{i}"));
+            std::fs::create_dir_all(&cwd).expect("block dir");
+            std::os::unix::fs::symlink(repo().join("examples"), cwd.join("examples"))
+                .expect("examples link");
+            let store = tmp
+                .path()
+                .join(format!("history-{}.sqlite", block.file.replace('/', "-")));
+            let out = Command::new("bash")
+                .args(["-euo", "pipefail", "-c", &block.text])
+                .current_dir(&cwd)
+                .env("PATH", &path)
+                .env("DBDELTA_DOCS_REAL", &real)
+                .env("DBDELTA_STORE", store)
+                .output()
+                .expect("bash runs");
+            ran += 1;
+            if !out.status.success() {
+                failures.push(format!(
+                    "{}:{} exited {:?}:\n{}\n--- stderr (last 30 lines)\n{}",
+                    block.file,
+                    block.line,
+                    out.status.code(),
+                    block.text,
+                    String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .rev()
+                        .take(30)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ));
+            }
+        }
+        (ran, failures)
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let first = s.spawn(|| run_lane(&lanes[0]));
+        let second = run_lane(&lanes[1]);
+        (first.join().expect("lane thread"), second)
+    });
+    let ran = a.0 + b.0;
+    let failures: Vec<String> = a.1.into_iter().chain(b.1).collect();
     assert!(ran > 0 || only.is_some(), "no runnable block ran");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
