@@ -263,3 +263,60 @@ fn a_kv_selection_gets_its_fillseq_and_an_unfinished_fillseq_fails() {
         "{err}"
     );
 }
+
+/// A counted step ends when its operations are done, not when the duration flag's window
+/// does: the quick preset's 0.3 s write window once cut the default run's fill short
+/// (1,000,000 keys) and failed the step.
+#[test]
+fn fillseq_writes_every_key_past_a_short_write_window() {
+    if !require(
+        &["/usr/lib/x86_64-linux-gnu/librocksdb.so"],
+        "apt-get install librocksdb-dev",
+    ) {
+        return;
+    }
+    let keys = 100_000u64;
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    succeed(
+        dbdelta()
+            .args([
+                "run",
+                "--quiet",
+                "--no-store",
+                "--suite",
+                "kv",
+                "-t",
+                "a=rocksdb:",
+                "--steps",
+                "fillseq,readrandom",
+                "--table-size",
+                &keys.to_string(),
+                // Far shorter than writing 100,000 keys takes on any host.
+                "--write-secs",
+                "0.05",
+                "--read-secs",
+                "0.2",
+                "--run-dir",
+            ])
+            .arg(&rd),
+    );
+    let all = step_results(&rd, "a");
+    let fill = step(&all, "fillseq");
+    assert_eq!(
+        fill.status,
+        dbdelta_model::StepStatus::Ok,
+        "{:?}",
+        fill.status
+    );
+    assert_eq!(
+        fill.events, keys,
+        "fillseq wrote {} of {keys} keys",
+        fill.events
+    );
+    assert!(
+        fill.seconds > 0.05,
+        "the window was not extended: {} s",
+        fill.seconds
+    );
+}

@@ -37,11 +37,20 @@ pub(super) fn plan_round(
         }
     }
     if plan.workload.counted() {
-        // Counted steps end when their operations are done: every operation is measured.
+        // Counted steps end when their operations are done: every operation is measured,
+        // however long it takes (db_bench's fillseq writes every key), so the duration flag
+        // is no bound: a quick preset's 0.3 s window cut the kv suite's fill short and
+        // failed the step. The stall watchdog still ends a store that stops progressing.
         plan.warmup = Duration::ZERO;
+        plan.window = plan.window.max(COUNTED_STEP_BOUND);
     }
     plan
 }
+
+/// The longest a counted step may run before its window ends: far above any fill this tool
+/// is sized for (a million keys take seconds), a bound only for a store that is progressing
+/// too slowly to finish.
+const COUNTED_STEP_BOUND: Duration = Duration::from_secs(3600);
 
 /// This segment's share of a step planned for the whole run: its connections and active
 /// ones (striped over the segments, as [`dbdelta_model::Segment::share`] says); the
