@@ -37,6 +37,33 @@ pub struct StepContext<'a> {
     pub os_metrics: bool,
     /// Block device override.
     pub device: Option<String>,
+    /// Which share of the step's rows this run inserts ([`Share::WHOLE`] outside rounds).
+    pub share: Share,
+}
+
+/// One round's share of a step split into interleaved rounds: round `round` of `of`. The
+/// step's insert batches are split into `of` consecutive parts whose sizes differ by at most
+/// one batch and add up to the whole step's, so the rounds insert the same rows in total
+/// (and, for a paced step, last as long in total) as the step run once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    /// 1-based round.
+    pub round: u32,
+    /// Rounds the step is split into.
+    pub of: u32,
+}
+
+impl Share {
+    /// The whole step in one run.
+    pub const WHOLE: Share = Share { round: 1, of: 1 };
+
+    /// This round's part of `total` batches: `⌊total·k/R⌋ − ⌊total·(k−1)/R⌋`.
+    pub fn part(self, total: u64) -> u64 {
+        let of = u64::from(self.of.max(1));
+        let k = u64::from(self.round.clamp(1, self.of.max(1)));
+        let upto = |k: u64| (u128::from(total) * u128::from(k) / u128::from(of)) as u64;
+        upto(k) - upto(k - 1)
+    }
 }
 
 impl StepContext<'_> {
@@ -70,18 +97,33 @@ impl StepContext<'_> {
         }
     }
 
+    /// Insert batches one client runs in this share of the step. l.x inserts its one batch
+    /// whole: it is never split.
+    pub fn batches_per_client(&self) -> u64 {
+        let total = self.rows_per_client().div_ceil(self.rows_per_commit());
+        if self.step.create_indexes {
+            total
+        } else {
+            self.share.part(total)
+        }
+    }
+
     fn plan(&self, c: u32) -> ClientPlan {
         let tables = self.opts.tables();
         let rpc = self.rows_per_commit();
         ClientPlan {
             table: tables[(c as usize).min(tables.len() - 1)].clone(),
-            rounds: self.rows_per_client().div_ceil(rpc),
+            rounds: self.batches_per_client(),
             rows_per_commit: rpc,
             rate: self.step.rate,
             deletes: self.step.deletes,
             queries: self.step.queries,
             seed: self.opts.seed,
-            stream: (u64::from(self.order) << 20) | u64::from(c),
+            // Each round draws its own rows; round 1 (and a whole step) keeps the stream
+            // of the step run once.
+            stream: ((u64::from(self.share.round.saturating_sub(1))) << 40)
+                | (u64::from(self.order) << 20)
+                | u64::from(c),
         }
     }
 }
