@@ -7,7 +7,7 @@
 //! other targets' same round. l.x builds the secondary indexes once per target; settle runs
 //! once per target.
 
-use super::step::{run_step, Share, StepContext};
+use super::step::{rounds_for, run_step, Share, StepContext};
 use super::{create_tables, settle, IbenchEnv};
 use crate::control::StopFlag;
 use crate::progress::Progress;
@@ -55,15 +55,6 @@ fn round_order(targets: usize, round: u32) -> Vec<usize> {
         order.reverse();
     }
     order
-}
-
-/// Rounds a step splits into: l.x (index creation) and a settle run once.
-pub fn rounds_of(step: &IbenchStep, rounds: u32) -> u32 {
-    if step.create_indexes || step.settle {
-        1
-    } else {
-        rounds.max(1)
-    }
 }
 
 /// Runs the Insert Benchmark on every target, each measured step in rounds that alternate
@@ -114,7 +105,7 @@ pub fn run_ibench_rounds<E>(
             }
             continue;
         }
-        let split = rounds_of(step, run.rounds);
+        let split = rounds_for(opts, step, run.rounds);
         if split > 1 {
             progress.message(&format!(
                 "{}: {split} rounds alternating the targets",
@@ -244,16 +235,20 @@ mod tests {
     #[test]
     fn shares_add_up_to_the_whole_step() {
         for total in [0u64, 1, 7, 20, 200, 2001] {
-            for of in 1..=12 {
-                let parts: Vec<u64> = (1..=of)
-                    .map(|round| Share { round, of }.part(total))
-                    .collect();
-                assert_eq!(parts.iter().sum::<u64>(), total, "{total} in {of}");
-                let (lo, hi) = (parts.iter().min(), parts.iter().max());
-                assert!(hi.zip(lo).is_some_and(|(h, l)| h - l <= 1), "{parts:?}");
+            for unit in [1u64, 2, 20] {
+                for of in 1..=12 {
+                    let parts: Vec<u64> = (1..=of)
+                        .map(|round| Share { round, of }.batches(total, unit))
+                        .collect();
+                    assert_eq!(parts.iter().sum::<u64>(), total, "{total}/{unit} in {of}");
+                    // Every round but the last is whole windows.
+                    for p in &parts[..parts.len() - 1] {
+                        assert_eq!(p % unit, 0, "{parts:?}");
+                    }
+                }
             }
         }
-        assert_eq!(Share::WHOLE.part(37), 37);
+        assert_eq!(Share::WHOLE.batches(37, 1), 37);
     }
 
     #[test]
@@ -261,7 +256,29 @@ mod tests {
         assert_eq!(round_order(2, 1), [0, 1]);
         assert_eq!(round_order(2, 2), [1, 0]);
         let steps = dbdelta_workload::ibench::steps::builtin();
-        let split: Vec<u32> = steps.iter().map(|s| rounds_of(s, 10)).collect();
+        let quick = IbenchOptions::quick(1);
+        let split: Vec<u32> = steps.iter().map(|s| rounds_for(&quick, s, 10)).collect();
         assert_eq!(split, [10, 1, 10, 10, 1, 10, 10, 10, 10, 10, 10]);
+        // Ten 1-second windows of each paced step at the quick scale: one per round.
+        for s in steps.iter().filter(|s| s.rate.is_some()) {
+            let per_round = Share { round: 3, of: 10 }.batches(
+                (quick.query_secs * f64::from(s.rate.unwrap_or(0))
+                    / 50f64.min(f64::from(s.rate.unwrap_or(1))))
+                .ceil() as u64,
+                unit_of_test(s),
+            );
+            assert_eq!(per_round, unit_of_test(s), "{}", s.name);
+        }
+        // A step with fewer windows than rounds asked runs one round per window.
+        let tiny = IbenchOptions {
+            query_secs: 1.0,
+            ..quick
+        };
+        assert_eq!(rounds_for(&tiny, &steps[5], 10), 1);
+    }
+
+    fn unit_of_test(s: &IbenchStep) -> u64 {
+        let rpc = s.rows_per_commit.min(u64::from(s.rate.unwrap_or(0))).max(1);
+        u64::from(s.rate.unwrap_or(0)).div_ceil(rpc)
     }
 }
