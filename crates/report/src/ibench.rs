@@ -31,13 +31,11 @@ pub fn present(data: &ReportData) -> bool {
         .any(|r| r.results.iter().any(|s| s.ibench.is_some()))
 }
 
-/// The last result of `step` for `target`.
+/// The last result of `step` for `target`: the last round when the step ran in rounds.
 fn result<'a>(data: &'a ReportData, target: &str, step: &str) -> Option<&'a StepResult> {
-    data.runs
-        .iter()
-        .flat_map(|r| r.results.iter())
-        .rev()
-        .find(|r| r.target == target && r.step == step && r.kind == StepKind::Measured)
+    rounds(data, target, step)
+        .into_iter()
+        .max_by_key(|r| r.repeat)
 }
 
 /// Every result of `step` for `target` in the last run that has one: its rounds when the
