@@ -11,7 +11,7 @@ use super::step::{rounds_for, run_step, Share, StepContext};
 use super::{create_tables, settle, IbenchEnv};
 use crate::control::StopFlag;
 use crate::progress::Progress;
-use crate::sequence::TargetOutcome;
+use crate::sequence::{round_order, TargetOutcome};
 use dbdelta_engine::Engine;
 use dbdelta_model::ibench::IbenchOptions;
 use dbdelta_model::{Group, StepKind, StepResult, StepStatus};
@@ -46,15 +46,6 @@ struct Lane {
     ended: Option<TargetOutcome>,
     /// Rows l.i0 inserted over all clients and rounds (l.x's indexed rows/s counts them).
     loaded_rows: u64,
-}
-
-/// Targets in the order of round `round`: A B in odd rounds, B A in even ones.
-fn round_order(targets: usize, round: u32) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..targets).collect();
-    if round.is_multiple_of(2) {
-        order.reverse();
-    }
-    order
 }
 
 /// Runs the Insert Benchmark on every target, each measured step in rounds that alternate
