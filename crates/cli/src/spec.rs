@@ -162,7 +162,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
                 families: vec![dbdelta_engine::Family::Sql],
                 dataset: Default::default(),
                 table_size: None,
-                quick: None,
+                quick: dbdelta_workload::ibench::steps::builtin_quick(),
             },
             None => Suite::load(&suite_name).map_err(|e| anyhow::anyhow!("--suite: {e}"))?,
         },

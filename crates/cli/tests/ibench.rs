@@ -1,5 +1,5 @@
-//! The Insert Benchmark end to end: every step on SQLite, managed PostgreSQL and managed
-//! MariaDB at tiny scale; bad flag combinations exit 2 naming the flag. That the range and
+//! The Insert Benchmark end to end: every step on SQLite and managed PostgreSQL (two targets
+//! each: interleaved rounds) and managed MariaDB (one: every step whole) at tiny scale; bad flag combinations exit 2 naming the flag. That the range and
 //! point queries use the covering indexes (EXPLAIN) is tested in crates/lab/tests/ibench.rs.
 
 mod common;
@@ -28,7 +28,7 @@ fn run_all_steps(targets: &[&str]) {
             "--rows-write",
             "500",
             "--query-secs",
-            "1",
+            "2",
         ])
         .arg("--run-dir")
         .arg(&rd)
@@ -43,12 +43,49 @@ fn run_all_steps(targets: &[&str]) {
     for t in targets {
         let name = t.split('=').next().unwrap();
         let rs = step_results(&rd, name);
-        let measured: Vec<&str> = rs
+        let mut measured: Vec<&str> = rs
             .iter()
             .filter(|r| r.kind == StepKind::Measured)
             .map(|r| r.step.as_str())
             .collect();
+        measured.dedup();
         assert_eq!(measured, MEASURED, "{name}");
+        // Interleaved rounds (two targets) split a step's batches, never its rows: every
+        // step inserts the rows it inserts run whole, l.x runs once.
+        let rounds = |s: &str| -> Vec<&dbdelta_model::StepResult> {
+            rs.iter().filter(|r| r.step == s).collect()
+        };
+        let inserted = |s: &str| -> u64 {
+            rounds(s)
+                .iter()
+                .filter_map(|r| r.ibench.as_ref())
+                .map(|st| st.rows_inserted)
+                .sum()
+        };
+        assert_eq!(inserted("l.i0"), 2000, "{name}");
+        assert_eq!(inserted("l.i1"), 400, "{name}");
+        assert_eq!(inserted("l.i2"), 100, "{name}");
+        assert_eq!(inserted("qr100"), 200, "{name}");
+        assert_eq!(inserted("qp1000"), 2000, "{name}");
+        assert_eq!(rounds("l.x").len(), 1, "{name}");
+        let numbers = |s: &str| -> Vec<u32> {
+            let mut n: Vec<u32> = rounds(s).iter().map(|r| r.repeat).collect();
+            n.sort_unstable();
+            n
+        };
+        if targets.len() > 1 {
+            assert_eq!(numbers("l.i0"), (1..=10).collect::<Vec<_>>(), "{name}");
+            assert_eq!(numbers("l.i1"), (1..=8).collect::<Vec<_>>(), "{name}");
+            // Paced steps split in whole seconds: two 1-second rounds of --query-secs 2.
+            assert_eq!(numbers("qp500"), [1, 2], "{name}");
+            assert_eq!(numbers("l.x"), [0], "{name}");
+        } else {
+            assert_eq!(
+                numbers("l.i0"),
+                [0],
+                "{name}: one target runs every step whole"
+            );
+        }
         assert!(rs.iter().any(|r| r.kind == StepKind::Settle && r.is_ok()));
         for r in &rs {
             assert_eq!(r.status, StepStatus::Ok, "{name} {}", r.step);
@@ -71,6 +108,22 @@ fn run_all_steps(targets: &[&str]) {
         assert_eq!(at_end("l.x"), Some(2100), "{name}");
         for s in &MEASURED[2..] {
             assert_eq!(at_end(s), Some(2100), "{name} {s}");
+            for r in rounds(s) {
+                let end = r.ibench.as_ref().and_then(|st| st.rows_at_end);
+                assert_eq!(end, Some(2100), "{name} {s} round {}", r.repeat);
+            }
+        }
+    }
+    if targets.len() > 1 {
+        // Rounds give the ratios intervals: the noise-floor line, the verdicts, and l.x's
+        // ratio says why it has none.
+        let txt = std::fs::read_to_string(rd.join("report.txt")).unwrap();
+        for want in [
+            "Noise floor:",
+            "Verdicts relative to",
+            "no interval: 1 round",
+        ] {
+            assert!(txt.contains(want), "{want} missing:\n{txt}");
         }
     }
     for table in [
@@ -113,7 +166,10 @@ fn have(path: &str) -> bool {
 #[test]
 fn all_steps_run_on_managed_postgres() {
     if have(&format!("{PG_BIN}/initdb")) {
-        run_all_steps(&[&format!("pg=postgres:{PG_BIN}")]);
+        run_all_steps(&[
+            &format!("pg=postgres:{PG_BIN}"),
+            &format!("async=postgres:{PG_BIN}?synchronous_commit=off"),
+        ]);
     }
 }
 

@@ -104,6 +104,33 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
         })
         .collect();
     let mut sink = |r: &dbdelta_model::StepResult| keep_result(dir, r, None);
+    // The Insert Benchmark runs its own rounds: shares of each stateful step (crate
+    // dbdelta_runner::ibench::rounds).
+    if let Some(ib) = &plan.ibench {
+        let ib_targets: Vec<dbdelta_runner::ibench::IbenchTarget<'_>> = targets
+            .iter()
+            .map(|t| dbdelta_runner::ibench::IbenchTarget {
+                name: t.name,
+                engine: t.engine,
+            })
+            .collect();
+        let outcomes = dbdelta_runner::ibench::run_ibench_rounds(
+            &ib_targets,
+            &dbdelta_runner::ibench::IbenchRun {
+                steps: &dbdelta_workload::ibench::steps::builtin(),
+                opts: ib,
+                env: &crate::sequential::ibench_env(plan),
+                rounds: plan.schedule.rounds,
+            },
+            stop,
+            progress,
+            &mut sink,
+        );
+        drop(ib_targets);
+        drop(targets);
+        drop(joined);
+        return finish(up, outcomes, plan, dir, manifest, failures, progress);
+    }
     let mut fixed = FixedRounds(plan.schedule.rounds);
     let mut resolving = plan.schedule.resolve.map(|goal| {
         ResolvePolicy::new(
@@ -130,6 +157,19 @@ pub(crate) fn run(b: &Bench<'_>, manifest: &mut RunManifest) -> Result<Interleav
     );
     drop(targets);
     drop(joined);
+    finish(up, outcomes, plan, dir, manifest, failures, progress)
+}
+
+/// Stops every target and records each one's outcome in the manifest.
+fn finish<E: std::error::Error>(
+    up: Vec<Up<'_>>,
+    outcomes: Result<Vec<dbdelta_runner::TargetOutcome>, E>,
+    plan: &crate::plan::RunPlan,
+    dir: &crate::rundir::RunDir,
+    manifest: &mut RunManifest,
+    mut failures: Vec<String>,
+    progress: &dyn LabProgress,
+) -> Result<Interleaved, LabError> {
     let specs: Vec<&TargetSpec> = up.iter().map(|u| u.spec).collect();
     retire_all(up, plan.keep_data, progress);
     let outcomes = match outcomes {

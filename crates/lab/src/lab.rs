@@ -188,10 +188,7 @@ impl<P: LabProgress + 'static> Lab<P> {
         let repeats = schedule.repeats;
         // With --reuse-load every target's engine (server and data) stays up between repeats.
         let mut kept: Vec<Option<Box<dyn Engine>>> = plan.targets.iter().map(|_| None).collect();
-        let mut sequential = plan.targets.len() < 2
-            || plan.ibench.is_some()
-            || schedule.sequential
-            || schedule.reuse_load;
+        let mut sequential = plan.targets.len() < 2 || schedule.sequential || schedule.reuse_load;
         if !sequential {
             match crate::interleave::run(&bench, &mut manifest)? {
                 Interleaved::Done(problems) => failures = problems,

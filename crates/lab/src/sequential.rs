@@ -103,11 +103,7 @@ pub(crate) fn run_one_target(
             &spec.name,
             &dbdelta_workload::ibench::steps::builtin(),
             ib,
-            &dbdelta_runner::ibench::IbenchEnv {
-                os_metrics: plan.options.os_metrics,
-                device: plan.options.device.clone(),
-                i_own_this_database: plan.options.i_own_this_database,
-            },
+            &ibench_env(plan),
             b.stop,
             b.progress,
             &mut sink,
@@ -142,4 +138,13 @@ pub(crate) fn run_one_target(
         retire(engine, spec, &tdir, &scratch, plan.keep_data, b.progress);
     }
     outcome_problem(outcome, spec, manifest, entry_idx, b.progress)
+}
+
+/// Where the Insert Benchmark's OS sampler looks and what it may drop, from the plan.
+pub(crate) fn ibench_env(plan: &RunPlan) -> dbdelta_runner::ibench::IbenchEnv {
+    dbdelta_runner::ibench::IbenchEnv {
+        os_metrics: plan.options.os_metrics,
+        device: plan.options.device.clone(),
+        i_own_this_database: plan.options.i_own_this_database,
+    }
 }

@@ -6,7 +6,7 @@ mod common;
 use dbdelta_engine::{Engine, OpenOptions};
 use dbdelta_model::ibench::IbenchOptions;
 use dbdelta_model::{StepStatus, TargetSpec};
-use dbdelta_runner::ibench::{create_tables, run_step, StepContext};
+use dbdelta_runner::ibench::{create_tables, run_step, Share, StepContext};
 use dbdelta_runner::StopFlag;
 use dbdelta_workload::ibench::statements::{point_query, range_queries};
 use dbdelta_workload::ibench::steps::builtin;
@@ -37,6 +37,7 @@ fn explain_plans(e: &dyn Engine, explain: &str) -> Vec<String> {
             loaded_rows: loaded,
             os_metrics: false,
             device: None,
+            share: Share::WHOLE,
         };
         let r = run_step(e, &ctx, &StopFlag::new());
         assert_eq!(r.status, StepStatus::Ok, "{}", s.name);

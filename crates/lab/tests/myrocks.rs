@@ -10,7 +10,7 @@ use dbdelta_engine::{Engine, OpenOptions};
 use dbdelta_model::ibench::IbenchOptions;
 use dbdelta_model::testing::OptionsBuilder;
 use dbdelta_model::{StepResult, StepStatus, TargetSpec};
-use dbdelta_runner::ibench::{create_tables, run_step, StepContext};
+use dbdelta_runner::ibench::{create_tables, run_step, Share, StepContext};
 use dbdelta_runner::{run_target, Silent, StopFlag, TargetOutcome};
 use dbdelta_workload::ibench::steps::builtin;
 use dbdelta_workload::Suite;
@@ -114,6 +114,7 @@ fn sysbench_and_the_insert_benchmark_run_on_myrocks() {
             loaded_rows: loaded,
             os_metrics: false,
             device: None,
+            share: Share::WHOLE,
         };
         let r = run_step(&e, &ctx, &StopFlag::new());
         assert_eq!(r.status, StepStatus::Ok, "{}", s.name);
@@ -141,6 +142,7 @@ fn sysbench_and_the_insert_benchmark_run_on_myrocks() {
         loaded_rows: loaded,
         os_metrics: false,
         device: None,
+        share: Share::WHOLE,
     };
     let r = run_step(&e, &ctx, &StopFlag::new());
     assert_eq!(r.status, StepStatus::Ok, "l.i1");

@@ -31,17 +31,77 @@ pub fn present(data: &ReportData) -> bool {
         .any(|r| r.results.iter().any(|s| s.ibench.is_some()))
 }
 
-/// The last result of `step` for `target`.
+/// The last result of `step` for `target`: the last round when the step ran in rounds.
 fn result<'a>(data: &'a ReportData, target: &str, step: &str) -> Option<&'a StepResult> {
-    data.runs
-        .iter()
-        .flat_map(|r| r.results.iter())
-        .rev()
-        .find(|r| r.target == target && r.step == step && r.kind == StepKind::Measured)
+    rounds(data, target, step)
+        .into_iter()
+        .max_by_key(|r| r.repeat)
 }
 
-fn stats(r: Option<&StepResult>) -> Option<&IbenchStats> {
-    r.filter(|r| r.is_ok()).and_then(|r| r.ibench.as_ref())
+/// Every result of `step` for `target` in the last run that has one: its rounds when the
+/// step ran in interleaved rounds, else the one result.
+fn rounds<'a>(data: &'a ReportData, target: &str, step: &str) -> Vec<&'a StepResult> {
+    let of = |r: &&StepResult| r.target == target && r.step == step && r.kind == StepKind::Measured;
+    let Some(run) = data
+        .runs
+        .iter()
+        .rev()
+        .find(|run| run.results.iter().any(|r| of(&r)))
+    else {
+        return Vec::new();
+    };
+    let all: Vec<&StepResult> = run.results.iter().filter(of).collect();
+    match all.last() {
+        Some(last) if last.repeat == 0 => vec![*last],
+        _ => all.into_iter().filter(|r| r.repeat > 0).collect(),
+    }
+}
+
+/// A step on one target over its rounds: the headline as the geometric mean of the completed
+/// rounds (the verdicts' ratio is of the same means), the background insert rate as rows over
+/// seconds of them, and whether that rate missed the step's target.
+struct StepView {
+    headline: f64,
+    inserts_per_s: f64,
+    target_insert_rate: Option<f64>,
+    sla_failed: bool,
+}
+
+/// `None` without a result; `Some(Err(()))` when no round completed.
+fn view(data: &ReportData, target: &str, step: &str) -> Option<Result<StepView, ()>> {
+    let rs = rounds(data, target, step);
+    if rs.is_empty() {
+        return None;
+    }
+    let ok: Vec<(&StepResult, &IbenchStats)> = rs
+        .iter()
+        .filter(|r| r.is_ok())
+        .filter_map(|r| r.ibench.as_ref().map(|st| (*r, st)))
+        .collect();
+    if ok.is_empty() {
+        return Some(Err(()));
+    }
+    let logs: f64 = ok.iter().map(|(_, st)| st.headline().max(1e-9).ln()).sum();
+    let headline = (logs / ok.len() as f64).exp();
+    let rows: u64 = ok.iter().map(|(_, st)| st.rows_inserted).sum();
+    let secs: f64 = ok.iter().map(|(r, _)| r.seconds).sum();
+    let inserts_per_s = if ok.len() == 1 {
+        ok[0].1.inserts_per_s
+    } else {
+        rows as f64 / secs.max(1e-6)
+    };
+    let target_insert_rate = ok.iter().find_map(|(_, st)| st.target_insert_rate);
+    let sla_failed = match (ok.len(), target_insert_rate) {
+        (1, _) => ok[0].1.sla_failed,
+        (_, Some(t)) => dbdelta_model::ibench::sla_failed(inserts_per_s, t),
+        (_, None) => false,
+    };
+    Some(Ok(StepView {
+        headline,
+        inserts_per_s,
+        target_insert_rate,
+        sla_failed,
+    }))
 }
 
 fn targets(data: &ReportData) -> Vec<&str> {
@@ -60,20 +120,17 @@ pub fn tput(data: &ReportData) -> Grid {
         .map(|t| {
             let cells = STEPS
                 .iter()
-                .map(|s| match result(data, t, s) {
+                .map(|s| match view(data, t, s) {
                     None => GridCell::missing("-"),
-                    Some(r) if !r.is_ok() => GridCell::missing("failed"),
-                    Some(r) => match &r.ibench {
-                        Some(st) => GridCell::num(st.headline(), fmt0(st.headline())),
-                        None => GridCell::missing("-"),
-                    },
+                    Some(Err(())) => GridCell::missing("failed"),
+                    Some(Ok(v)) => GridCell::num(v.headline, fmt0(v.headline)),
                 })
                 .collect();
             (t.to_string(), cells)
         })
         .collect();
     for (c, step) in STEPS.iter().enumerate() {
-        let failed = |t: &str| stats(result(data, t, step)).is_some_and(|s| s.sla_failed);
+        let failed = |t: &str| matches!(view(data, t, step), Some(Ok(v)) if v.sla_failed);
         let vals: Vec<(usize, f64, bool)> = rows
             .iter()
             .enumerate()
@@ -113,7 +170,7 @@ pub fn tput(data: &ReportData) -> Grid {
         corner: "dbms".into(),
         notes: Vec::new(),
         layout: Layout::Colored,
-        title: "Absolute throughput: inserts/s (l.i0, l.i1, l.i2), indexed rows/s (l.x), queries/s (qr*, qp*)".into(),
+        title: "Absolute throughput: inserts/s (l.i0, l.i1, l.i2), indexed rows/s (l.x), queries/s (qr*, qp*); a step in rounds: the geometric mean of its rounds".into(),
         columns,
         rows,
         legend: "red (r): bottom 25% of the column, not used when the minimum is within 80% of the max; green (g): top 25%; gray (sla): the target did not sustain the background insert rate, ignored for the max".into(),
@@ -189,19 +246,16 @@ pub fn iput(data: &ReportData) -> Grid {
         .map(|t| {
             let cells = RW_STEPS
                 .iter()
-                .map(|(s, _)| match result(data, t, s) {
+                .map(|(s, _)| match view(data, t, s) {
                     None => GridCell::missing("-"),
-                    Some(r) if !r.is_ok() => GridCell::missing("failed"),
-                    Some(r) => match &r.ibench {
-                        Some(st) => {
-                            let mut c = GridCell::num(st.inserts_per_s, fmt0(st.inserts_per_s));
-                            if st.sla_failed {
-                                c.color = Color::Red;
-                            }
-                            c
+                    Some(Err(())) => GridCell::missing("failed"),
+                    Some(Ok(v)) => {
+                        let mut c = GridCell::num(v.inserts_per_s, fmt0(v.inserts_per_s));
+                        if v.sla_failed {
+                            c.color = Color::Red;
                         }
-                        None => GridCell::missing("-"),
-                    },
+                        c
+                    }
                 })
                 .collect();
             (t.to_string(), cells)
@@ -210,9 +264,10 @@ pub fn iput(data: &ReportData) -> Grid {
     let target_row = RW_STEPS
         .iter()
         .map(|(s, _)| {
-            let t = names
-                .iter()
-                .find_map(|t| stats(result(data, t, s)).and_then(|st| st.target_insert_rate));
+            let t = names.iter().find_map(|t| match view(data, t, s) {
+                Some(Ok(v)) => v.target_insert_rate,
+                _ => None,
+            });
             match t {
                 Some(v) => GridCell {
                     color: Color::Target,
@@ -318,7 +373,12 @@ pub fn details(data: &ReportData) -> Vec<Grid> {
                 corner: "dbms".into(),
                 notes: Vec::new(),
                 layout: Layout::Colored,
-                title: format!("{s}: {}", section_title(s)),
+                title: match names.iter().map(|t| rounds(data, t, s).len()).max() {
+                    Some(n) if n > 1 => {
+                        format!("{s}: {} (the last of {n} rounds)", section_title(s))
+                    }
+                    _ => format!("{s}: {}", section_title(s)),
+                },
                 columns: columns.clone(),
                 rows,
                 legend: String::new(),

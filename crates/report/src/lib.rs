@@ -201,9 +201,24 @@ pub fn render(
         let series = |f: fn(&ReportData, &ReportOptions, &[verdict::VerdictCell]) -> String| {
             f(data, opts, &verdict::verdicts(data))
         };
+        // Rounds (the default with two targets) give the ratios intervals: the noise-floor
+        // line first, the verdicts after the Insert Benchmark's own tables.
+        let cells = verdict::verdicts(data);
+        let floor =
+            verdict::noise_floor(data, &cells).map_or(String::new(), |l| format!("{l}.\n\n"));
         return Ok(match format {
-            Format::Text => ibench::text(data, opts.details) + &series(series_out::text),
-            Format::Markdown => ibench::markdown(data) + &series(series_out::markdown),
+            Format::Text => {
+                floor
+                    + &ibench::text(data, opts.details)
+                    + &verdict::render_text(data, &cells)
+                    + &series(series_out::text)
+            }
+            Format::Markdown => {
+                ibench::markdown(data)
+                    + &floor
+                    + &verdict::render_markdown(data, &cells)
+                    + &series(series_out::markdown)
+            }
             Format::Csv => ibench::csv(data),
             Format::Json => ibench::json(data),
             Format::Html => with_series(ibench::html(data), &series(series_out::html)),

@@ -9,7 +9,7 @@ use dbdelta_engine::{
 use dbdelta_engine_sqlite::SqliteEngine;
 use dbdelta_model::ibench::IbenchOptions;
 use dbdelta_model::{StepResult, StepStatus, TargetSpec};
-use dbdelta_runner::ibench::{create_tables, run_step, StepContext};
+use dbdelta_runner::ibench::{create_tables, run_step, Share, StepContext};
 use dbdelta_runner::StopFlag;
 use dbdelta_workload::ibench::steps::builtin;
 use dbdelta_workload::ibench::IbenchStep;
@@ -48,6 +48,7 @@ fn run(engine: &dyn Engine, o: &IbenchOptions, name: &str, loaded: u64) -> StepR
         loaded_rows: loaded,
         os_metrics: false,
         device: None,
+        share: Share::WHOLE,
     };
     let r = run_step(engine, &ctx, &StopFlag::new());
     assert_eq!(r.status, StepStatus::Ok, "{name}: {:?}", r.status);

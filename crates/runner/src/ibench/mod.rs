@@ -1,22 +1,25 @@
 //! The Insert Benchmark sequence (Mark Callaghan's ibench: `iibench.py` and its steps)
-//! against one target: create the `pi<n>` tables, then l.i0, l.x, l.i1, l.i2, settle,
-//! qr100 … qp1000 in order, each result handed to the sink the moment it exists.
+//! against one target or, in interleaved rounds, several (crate::ibench::rounds): create the
+//! `pi<n>` tables, then l.i0, l.x, l.i1, l.i2, settle, qr100 … qp1000 in order, each result
+//! handed to the sink the moment it exists.
 
 pub mod client;
+pub mod rounds;
 pub mod step;
 
-pub use step::{run_step, StepContext};
+pub use rounds::{run_ibench_rounds, IbenchRun, IbenchTarget};
+pub use step::{run_step, Share, StepContext};
 
 use crate::control::StopFlag;
 use crate::progress::Progress;
 use crate::sequence::TargetOutcome;
 use dbdelta_engine::{Engine, EngineError, SettleWait};
 use dbdelta_model::ibench::IbenchOptions;
-use dbdelta_model::{Group, StepKind, StepResult, StepStatus};
+use dbdelta_model::StepResult;
 use dbdelta_workload::ibench::schema::create_table_sql;
 use dbdelta_workload::ibench::IbenchStep;
 use dbdelta_workload::schema::{drop_if_owned, ensure_ledger, record_owned};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Where the OS sampler looks and whether dbdelta may drop foreign tables.
 #[derive(Debug, Clone, Default)]
@@ -51,7 +54,7 @@ pub fn create_tables(
 /// The settle ("vac") step of the Insert Benchmark's sequence: the engine's vacuum/analyze/checkpoint/flush, then the
 /// rest of the run's settle sleep (server engines wait it out, MySQL with InnoDB's
 /// dirty-page flushing raised); what was done, for the result.
-fn settle(
+pub(crate) fn settle(
     engine: &dyn Engine,
     opts: &IbenchOptions,
     stop: &StopFlag,
@@ -69,8 +72,8 @@ fn settle(
     Ok(engine.settle(&opts.tables(), &wait)?.actions)
 }
 
-/// Runs the Insert Benchmark against one target. `sink` persists each result; an error from
-/// it stops the target and is returned.
+/// Runs the Insert Benchmark against one target, every step whole. `sink` persists each
+/// result; an error from it stops the target and is returned.
 #[allow(clippy::too_many_arguments)]
 pub fn run_ibench<E>(
     engine: &dyn Engine,
@@ -82,85 +85,16 @@ pub fn run_ibench<E>(
     progress: &dyn Progress,
     sink: &mut dyn FnMut(&StepResult) -> Result<(), E>,
 ) -> Result<TargetOutcome, E> {
-    progress.message(&format!(
-        "[{target}] ibench: {} client(s), tables {}",
-        opts.clients,
-        opts.tables().join(",")
-    ));
-    if let Err(e) = create_tables(engine, opts, env.i_own_this_database) {
-        let reason = e.to_string();
-        let mut r = StepResult::empty(target, "l.i0", "l.i0", 1, Group::Write, StepKind::Load, 1);
-        r.status = StepStatus::Failed {
-            reason: reason.clone(),
-        };
-        sink(&r)?;
-        return Ok(TargetOutcome::LoadFailed(reason));
-    }
-    let mut loaded_rows = 0u64;
-    for (i, step) in steps.iter().enumerate() {
-        if stop.requested() {
-            return Ok(TargetOutcome::Interrupted);
-        }
-        let order = i as u32 + 1;
-        if step.settle {
-            progress.message(&format!("[{target}] settle"));
-            let start = Instant::now();
-            let mut r = StepResult::empty(
-                target,
-                &step.name,
-                &step.name,
-                order,
-                Group::Write,
-                StepKind::Settle,
-                1,
-            );
-            match settle(engine, opts, stop) {
-                Ok(actions) => r.actions = actions,
-                Err(e) => {
-                    r.status = StepStatus::Failed {
-                        reason: e.to_string(),
-                    }
-                }
-            }
-            r.seconds = start.elapsed().as_secs_f64();
-            sink(&r)?;
-            continue;
-        }
-        let ctx = StepContext {
-            target,
-            opts,
-            step,
-            order,
-            loaded_rows,
-            os_metrics: env.os_metrics,
-            device: env.device.clone(),
-        };
-        let expected = if step.rate.is_some() {
-            Duration::from_secs_f64(opts.query_secs)
-        } else {
-            Duration::ZERO
-        };
-        progress.step_started(target, &step.name, opts.clients, Duration::ZERO, expected);
-        let r = run_step(engine, &ctx, stop);
-        progress.step_finished(&r);
-        sink(&r)?;
-        if let StepStatus::Failed { reason } = &r.status {
-            if i == 0 {
-                return Ok(TargetOutcome::LoadFailed(reason.clone()));
-            }
-            progress.message(&format!(
-                "[{target}] {} failed: the remaining steps depend on it and are skipped",
-                step.name
-            ));
-            return Ok(TargetOutcome::Complete);
-        }
-        if i == 0 {
-            loaded_rows = r.ibench.as_ref().map_or(0, |s| s.rows_inserted);
-        }
-    }
-    Ok(if stop.requested() {
-        TargetOutcome::Interrupted
-    } else {
-        TargetOutcome::Complete
-    })
+    let one = [IbenchTarget {
+        name: target,
+        engine,
+    }];
+    let run = IbenchRun {
+        steps,
+        opts,
+        env,
+        rounds: 1,
+    };
+    let mut outcomes = run_ibench_rounds(&one, &run, stop, progress, sink)?;
+    Ok(outcomes.pop().unwrap_or(TargetOutcome::Complete))
 }

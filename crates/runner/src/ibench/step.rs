@@ -37,6 +37,75 @@ pub struct StepContext<'a> {
     pub os_metrics: bool,
     /// Block device override.
     pub device: Option<String>,
+    /// Which share of the step's rows this run inserts ([`Share::WHOLE`] outside rounds).
+    pub share: Share,
+}
+
+/// One round's share of a step split into interleaved rounds: round `round` of `of`. The
+/// step's insert batches are split into `of` consecutive parts that add up to the whole
+/// step's, so the rounds insert the same rows in total as the step run once. A paced step
+/// (read+write) is split in whole 1-second windows of its insert rate, so its rounds also
+/// last its `--query-secs` in total, each round a whole number of windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    /// 1-based round.
+    pub round: u32,
+    /// Rounds the step is split into.
+    pub of: u32,
+}
+
+impl Share {
+    /// The whole step in one run.
+    pub const WHOLE: Share = Share { round: 1, of: 1 };
+
+    /// Units (of `unit` batches each) before this round: `⌊units·(k−1)/R⌋`; the round runs
+    /// batches `[unit·before(k), unit·before(k+1))`, cut at `total`.
+    pub fn batches(self, total: u64, unit: u64) -> u64 {
+        let unit = unit.max(1);
+        let units = total.div_ceil(unit);
+        let of = u128::from(self.of.max(1));
+        let k = u128::from(self.round.clamp(1, self.of.max(1)));
+        let upto = |k: u128| ((u128::from(units) * k / of) as u64 * unit).min(total);
+        upto(k) - upto(k - 1)
+    }
+}
+
+/// Rows per insert: `min(rows_per_commit, rate)` as the Insert Benchmark does.
+fn rows_per_commit_of(step: &IbenchStep) -> u64 {
+    match step.rate {
+        Some(r) => step.rows_per_commit.min(u64::from(r)).max(1),
+        None => step.rows_per_commit.max(1),
+    }
+}
+
+/// Rows one client inserts in the whole step (`maxr`).
+fn rows_per_client_of(opts: &IbenchOptions, step: &IbenchStep) -> u64 {
+    match step.rows {
+        Some(RowsFrom::Load) => opts.rows_load,
+        Some(RowsFrom::Index) | None => rows_per_commit_of(step),
+        Some(RowsFrom::Write1) => opts.rows_li1(),
+        Some(RowsFrom::Write2) => opts.rows_li2(),
+        Some(RowsFrom::Rate) => (opts.query_secs * f64::from(step.rate.unwrap_or(0))).ceil() as u64,
+    }
+}
+
+/// Batches a round's share is counted in: one batch, or for a paced step the batches of one
+/// 1-second window (the statement maker's rounds per second).
+fn unit_of(step: &IbenchStep) -> u64 {
+    step.rate.map_or(1, |r| {
+        u64::from(r).div_ceil(rows_per_commit_of(step)).max(1)
+    })
+}
+
+/// Rounds `step` splits into when `asked` for: 1 for l.x (it builds the indexes once) and a
+/// settle, else `asked` but no more than the step has units (so no round is empty).
+pub fn rounds_for(opts: &IbenchOptions, step: &IbenchStep, asked: u32) -> u32 {
+    if step.create_indexes || step.settle {
+        return 1;
+    }
+    let total = rows_per_client_of(opts, step).div_ceil(rows_per_commit_of(step));
+    let units = total.div_ceil(unit_of(step)).max(1);
+    u32::try_from(units).unwrap_or(u32::MAX).min(asked.max(1))
 }
 
 impl StepContext<'_> {
@@ -51,22 +120,22 @@ impl StepContext<'_> {
 
     /// Rows per insert: `min(rows_per_commit, rate)` as the Insert Benchmark does.
     fn rows_per_commit(&self) -> u64 {
-        match self.step.rate {
-            Some(r) => self.step.rows_per_commit.min(u64::from(r)).max(1),
-            None => self.step.rows_per_commit.max(1),
-        }
+        rows_per_commit_of(self.step)
     }
 
-    /// Rows one client inserts (`maxr`).
+    /// Rows one client inserts in the whole step (`maxr`; a round inserts its share).
     pub fn rows_per_client(&self) -> u64 {
-        match self.step.rows {
-            Some(RowsFrom::Load) => self.opts.rows_load,
-            Some(RowsFrom::Index) | None => self.rows_per_commit(),
-            Some(RowsFrom::Write1) => self.opts.rows_li1(),
-            Some(RowsFrom::Write2) => self.opts.rows_li2(),
-            Some(RowsFrom::Rate) => {
-                (self.opts.query_secs * f64::from(self.step.rate.unwrap_or(0))).ceil() as u64
-            }
+        rows_per_client_of(self.opts, self.step)
+    }
+
+    /// Insert batches one client runs in this share of the step. l.x inserts its one batch
+    /// whole: it is never split.
+    pub fn batches_per_client(&self) -> u64 {
+        let total = self.rows_per_client().div_ceil(self.rows_per_commit());
+        if self.step.create_indexes {
+            total
+        } else {
+            self.share.batches(total, unit_of(self.step))
         }
     }
 
@@ -75,13 +144,17 @@ impl StepContext<'_> {
         let rpc = self.rows_per_commit();
         ClientPlan {
             table: tables[(c as usize).min(tables.len() - 1)].clone(),
-            rounds: self.rows_per_client().div_ceil(rpc),
+            rounds: self.batches_per_client(),
             rows_per_commit: rpc,
             rate: self.step.rate,
             deletes: self.step.deletes,
             queries: self.step.queries,
             seed: self.opts.seed,
-            stream: (u64::from(self.order) << 20) | u64::from(c),
+            // Each round draws its own rows; round 1 (and a whole step) keeps the stream
+            // of the step run once.
+            stream: ((u64::from(self.share.round.saturating_sub(1))) << 40)
+                | (u64::from(self.order) << 20)
+                | u64::from(c),
         }
     }
 }

@@ -18,6 +18,8 @@ mod target;
 
 pub use dbdelta_workload::tpcc::benchmark::INCONSISTENT;
 pub use policy::{FixedRounds, RoundPolicy};
+/// The Insert Benchmark's rounds alternate targets the same way (crate::ibench::rounds).
+pub(crate) use rounds::round_order;
 pub use target::{TargetOutcome, TargetProfiling, TargetUnderTest};
 
 use crate::control::StopFlag;

@@ -471,7 +471,7 @@ impl Progress for TurnProgress {
 /// The order of the targets in a round: forward in odd rounds, backward in even ones
 /// (A B, B A, …), so a cost of going first or second (a cold cache, the other target's
 /// leftover background work) lands on both sides of the ratio.
-fn round_order(targets: usize, round: u32) -> Vec<usize> {
+pub(crate) fn round_order(targets: usize, round: u32) -> Vec<usize> {
     let mut order: Vec<usize> = (0..targets).collect();
     if round.is_multiple_of(2) {
         order.reverse();

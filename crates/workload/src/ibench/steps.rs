@@ -1,6 +1,7 @@
 //! The step list of `suites/ibench.toml` (iq.sh), read and validated once.
 
 use crate::suite::SuiteError;
+use dbdelta_model::QuickPreset;
 use serde::Deserialize;
 
 /// The built-in step list.
@@ -69,8 +70,41 @@ struct File {
     #[allow(dead_code)]
     #[serde(default)]
     description: String,
+    /// `[quick]`: the rounds a step splits into at `--scale quick`.
+    #[serde(default)]
+    quick: Option<QuickPreset>,
     #[serde(rename = "step")]
     steps: Vec<IbenchStep>,
+}
+
+/// Parses an ibench step list's `[quick]` preset: only `rounds` applies (a step's length is
+/// its rows, not seconds).
+pub fn parse_quick(text: &str) -> Result<Option<QuickPreset>, SuiteError> {
+    let file: File = toml::from_str(text).map_err(|e| SuiteError::Parse {
+        origin: "ibench".to_string(),
+        message: e.to_string(),
+    })?;
+    if let Some(q) = &file.quick {
+        let secs = [
+            q.read_secs,
+            q.write_secs,
+            q.insert_secs,
+            q.warmup_secs,
+            q.round_warmup_secs,
+        ];
+        if q.rounds == Some(0) || secs.iter().any(Option::is_some) {
+            return Err(SuiteError::Parse {
+                origin: "ibench".to_string(),
+                message: "[quick]: only rounds (at least 1) applies to the Insert Benchmark".into(),
+            });
+        }
+    }
+    Ok(file.quick)
+}
+
+/// The built-in `[quick]` preset (interleaved rounds per step).
+pub fn builtin_quick() -> Option<QuickPreset> {
+    parse_quick(BUILTIN).ok().flatten()
 }
 
 /// Parses and validates an ibench step list.
@@ -129,6 +163,13 @@ mod tests {
         assert!(steps[1].create_indexes);
         assert_eq!(steps[9].rate, Some(1000));
         assert_eq!(steps[10].queries, Some(QueryKind::Point));
+    }
+
+    #[test]
+    fn builtin_splits_steps_into_ten_rounds_at_the_quick_scale() {
+        assert_eq!(builtin_quick().and_then(|q| q.rounds), Some(10));
+        let e = parse_quick("name='x'\n[quick]\nread_secs=1\n[[step]]\nname='s'\nsettle=true\n");
+        assert!(e.unwrap_err().to_string().contains("only rounds"));
     }
 
     #[test]
