@@ -19,6 +19,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 DBDELTA=$ROOT/target/release/dbdelta
 PARTS="aa main walfull planted"
 TRIES=5
+SUITES="tpcb tpcc ycsb kv"
 BUDGET=10m
 PG=/usr/lib/postgresql/15/bin
 LOAD=0
@@ -36,6 +37,7 @@ usage: bench/trust.sh [--dbdelta PATH] [--parts "aa main planted"] [--load] [--p
                         (--resolve 2% --budget on the default SQLite pair), suites (tpcb, tpcc,
                         ycsb, kv: an A/A default run and a known effect, --tries times each)
   --tries N             tries per suite and case of the suites part (default 5)
+  --suites LIST         suites of the suites part (default "tpcb tpcc ycsb kv")
   --budget D            --budget of the pgwrites and resolve parts (default 10m)
   --pg DIR              PostgreSQL bin directory of the pgwrites part (default PostgreSQL 15's)
   --load                loop `cargo build --release` of this repo (own target dir) beside the runs
@@ -52,6 +54,7 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1 ;;
     --planted-rounds) ROUNDS=$2; shift ;;
     --tries) TRIES=$2; shift ;;
+    --suites) SUITES=$2; shift ;;
     --budget) BUDGET=$2; shift ;;
     --pg) PG=$2; shift ;;
     --out) OUT=$2; shift ;;
@@ -379,7 +382,7 @@ for part in $PARTS; do
             echo "|---|---|---:|---:|---:|---:|---|---|"
         } >>"$OUT"
         for try in $(seq "$TRIES"); do
-            for suite in tpcb tpcc ycsb kv; do
+            for suite in $SUITES; do
                 case $suite in
                 tpcb) aa=(-t "a=postgres:$PG" -t "b=postgres:$PG")
                       fx=(-t "sync=postgres:$PG" -t "async=postgres:$PG?synchronous_commit=off")
@@ -393,6 +396,7 @@ for part in $PARTS; do
                 kv)   aa=(-t a=rocksdb: -t b=rocksdb:)
                       fx=(-t "cached=rocksdb:?cache_size=64M" -t "small=rocksdb:?cache_size=640K" --steps fillseq,readrandom)
                       fx_re='^readrandom'; fx_want=regression ;;
+                *) echo "--suites: unknown suite '$suite' (tpcb, tpcc, ycsb, kv)" >&2; exit 2 ;;
                 esac
                 for case in aa fx; do
                     name="$suite-$case-$try"
