@@ -155,6 +155,36 @@ impl Connection for MysqlConnection {
         Dialect::Mysql
     }
 
+    /// The connection's thread in `mysqld`/`mariadbd` on this host: `THREAD_OS_ID` of
+    /// `performance_schema.threads` (MySQL's reference manual, "The threads Table"), read
+    /// only when performance_schema is on (MariaDB 10.11 has it off by default) and every
+    /// connection has a thread of its own (`thread_handling`: a thread pool serves a
+    /// connection from whichever thread is free).
+    fn server_thread(&mut self) -> Option<dbdelta_engine::ServerThread> {
+        let local = match &self.endpoint.params.addr {
+            dbdelta_kit::Addr::Unix { .. } => true,
+            dbdelta_kit::Addr::Tcp { host, .. } => dbdelta_engine::ServerThread::loopback(host),
+        };
+        if !local {
+            return None;
+        }
+        let handling = self.query_scalar("SELECT @@thread_handling").ok()??;
+        let on = self.query_scalar("SELECT @@performance_schema").ok()??;
+        if handling != "one-thread-per-connection" || !matches!(on.as_str(), "1" | "ON") {
+            return None;
+        }
+        let tid: u32 = self
+            .query_scalar(
+                "SELECT THREAD_OS_ID FROM performance_schema.threads \
+                 WHERE PROCESSLIST_ID = CONNECTION_ID()",
+            )
+            .ok()??
+            .parse()
+            .ok()?;
+        let pid = dbdelta_engine::ServerThread::process_of(tid)?;
+        dbdelta_engine::ServerThread::local(pid, tid, &["mysqld", "mariadbd"])
+    }
+
     fn table_engine(&self) -> Option<&str> {
         self.endpoint.table_engine
     }

@@ -529,6 +529,22 @@ impl Connection for PgConnection {
         Dialect::Postgres
     }
 
+    /// The backend process named by BackendKeyData (PostgreSQL's protocol docs, "Start-up"),
+    /// when it is a PostgreSQL backend on this host: the socket is a Unix one or a
+    /// loopback address, the process's command name is `postgres` and its title a
+    /// backend's (`postgres: user database …`). Behind pgbouncer the key is pgbouncer's own
+    /// (its process id part names no backend): none.
+    fn server_thread(&mut self) -> Option<dbdelta_engine::ServerThread> {
+        let local = match &self.addr {
+            Addr::Unix { .. } => true,
+            Addr::Tcp { host, .. } => dbdelta_engine::ServerThread::loopback(host),
+        };
+        let pid = u32::try_from(self.backend_pid).ok().filter(|_| local)?;
+        let thread = dbdelta_engine::ServerThread::local(pid, pid, &["postgres"])?;
+        let title = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        title.starts_with(b"postgres: ").then_some(thread)
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<StmtId, EngineError> {
         self.check_usable()?;
         let id = StmtId(self.stmts.len() as u32);

@@ -14,6 +14,7 @@ pub mod error;
 mod family;
 pub mod ops;
 pub mod rows;
+pub mod server_thread;
 pub mod session;
 pub mod stats_conn;
 pub mod text;
@@ -23,6 +24,7 @@ pub use dbdelta_model::{Dialect, DB_COUNTER_PREFIX};
 pub use error::{EngineError, ErrorKind};
 pub use ops::{Family, KvKind, KvOp, Op, OpBatch, Scratch};
 pub use rows::Rows;
+pub use server_thread::ServerThread;
 pub use session::{Canceller, Decoded, Session, SessionParts, Socket};
 pub use stats_conn::StatsConnection;
 
@@ -228,6 +230,14 @@ pub trait Connection: Send {
             Op::Query(sql) => self.query(sql),
             Op::Kv(kv) => self.kv(kv),
         }
+    }
+
+    /// The thread that serves this connection in a server process on this host, whose
+    /// run-queue wait a driver reads beside its own (a server target's work runs there);
+    /// `None` when the engine cannot name one (embedded engines, a remote server, a proxy
+    /// in between, a thread pool). Asked once, right after the connection is prepared.
+    fn server_thread(&mut self) -> Option<ServerThread> {
+        None
     }
 
     /// Splits a server connection into its socket and sans-IO protocol state, for drivers

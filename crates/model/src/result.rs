@@ -296,6 +296,13 @@ pub struct StepResult {
     /// a busy host slowed them (rounds in turns take that time off instead: `turns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub could_run: Option<f64>,
+    /// A server target: whether the run-queue waits of the server threads serving its
+    /// connections (PostgreSQL backends, MySQL connection threads) were read, so that its
+    /// turns and `could_run` count the time its client and its server could not run.
+    /// `false`: they could not be read (a remote host, pgbouncer, performance_schema off)
+    /// and its turns are charged whole. `None` for embedded engines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_waits_read: Option<bool>,
     /// Measured by segments of one run (`--segment K/N`): the window they shared, and in a
     /// merged result what each segment measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -549,6 +556,7 @@ impl StepResult {
             resolved: None,
             extended_secs: None,
             could_run: None,
+            server_waits_read: None,
             segments: None,
         }
     }

@@ -2,7 +2,10 @@
 //! in turns relative to its rate in a window of its own (the first round), the share of its
 //! turns' time other processes took (not charged), the rounds measured again and the windows
 //! extended; one line beside the noise floor, and a warning when the rates in turns fall
-//! well below the windows of their own.
+//! well below the windows of their own. Server targets count like embedded ones when the
+//! threads serving their connections could be read (their client's and server's waits are
+//! taken off alike in turns and in windows of their own); the line names those whose could
+//! not.
 
 use dbdelta_model::{StepKind, StepResult};
 use serde::Serialize;
@@ -36,6 +39,13 @@ pub struct TurnsCost {
     pub retries: u32,
     /// Windows extended past their planned end to their first event.
     pub extended: usize,
+    /// A server target: whether the CPU waits of the server threads serving its
+    /// connections were read in all its rounds in turns (its turns then lose the client's
+    /// and the server's waits); `false` when in some they were not (a remote host,
+    /// pgbouncer, performance_schema off: those turns are charged whole). Absent for
+    /// embedded engines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_waits_read: Option<bool>,
 }
 
 fn geomean(v: &[f64]) -> Option<f64> {
@@ -85,6 +95,11 @@ pub fn costs<'a>(results: impl IntoIterator<Item = &'a StepResult>) -> Vec<Turns
                 lost_share: if turn > 0.0 { lost / turn } else { 0.0 },
                 retries: rs.iter().filter_map(|r| r.turns).map(|t| t.retries).sum(),
                 extended: rs.iter().filter(|r| r.extended_secs.is_some()).count(),
+                server_waits_read: rs
+                    .iter()
+                    .filter(|r| r.turns.is_some())
+                    .filter_map(|r| r.server_waits_read)
+                    .reduce(|a, b| a && b),
             }
         })
         .collect()
@@ -140,6 +155,20 @@ pub fn line<'a>(results: impl IntoIterator<Item = &'a StepResult>) -> Option<Str
     if retries > 0 {
         parts.push(format!(
             "{retries} round(s) measured again because a target could not run enough of its turns"
+        ));
+    }
+    let mut unread: Vec<&str> = costs
+        .iter()
+        .filter(|c| c.server_waits_read == Some(false))
+        .map(|c| c.target.as_str())
+        .collect();
+    unread.sort_unstable();
+    unread.dedup();
+    if !unread.is_empty() {
+        parts.push(format!(
+            "the server's CPU waits of {} were not read (a remote host, pgbouncer or \
+             performance_schema off): their turns are charged whole",
+            unread.join(", ")
         ));
     }
     let extended: usize = costs.iter().map(|c| c.extended).sum();

@@ -75,6 +75,31 @@ fn the_line_beside_the_noise_floor_says_what_turns_cost() {
 }
 
 #[test]
+fn a_server_target_whose_waits_were_not_read_is_named() {
+    let mut data = rounds(950.0);
+    // Target b: a server whose threads could not be read in one round in turns; a: read.
+    for r in data.runs[0].results.iter_mut() {
+        r.server_waits_read = Some(!(r.target == "b" && r.repeat == 3));
+    }
+    let costs = contention::costs(data.results());
+    let read: Vec<(&str, Option<bool>)> = costs
+        .iter()
+        .map(|c| (c.target.as_str(), c.server_waits_read))
+        .collect();
+    assert_eq!(read, vec![("a", Some(true)), ("b", Some(false))]);
+    let line = contention::line(data.results()).unwrap();
+    assert!(
+        line.contains("the server's CPU waits of b were not read")
+            && line.contains("charged whole"),
+        "{line}"
+    );
+    // Embedded targets (no server) and servers read everywhere: no such part.
+    assert!(!contention::line(rounds(950.0).results())
+        .unwrap()
+        .contains("were not read"));
+}
+
+#[test]
 fn rates_in_turns_near_their_own_windows_raise_no_warning() {
     let data = rounds(950.0);
     assert!(contention::warning(data.results()).is_none());

@@ -15,7 +15,7 @@ use crate::shared::{
     check_error_rate, count_code, percent, ErrorCodes, Padded, Shared, WorkerOutput,
     ERROR_BUDGET_FLOOR, ERROR_BUDGET_PER_EVENT,
 };
-use dbdelta_engine::{Engine, EngineError, ErrorKind, SessionParts};
+use dbdelta_engine::{Engine, EngineError, ErrorKind, ServerThread, SessionParts};
 use dbdelta_model::{
     ConnectStats, Interval, Pacing, StepKind, StepResult, StepStatus, Throughput, ThroughputUnit,
     TxnCounts, RESULT_SCHEMA,
@@ -161,6 +161,7 @@ pub fn measure_step(
     // Client memory is charged over the whole step (connect phase, warm-up, window), not
     // only what is still resident after the connect phase.
     let memory = crate::memory::StepMemory::start();
+    let mut servers = Vec::new();
     let jobs = if engine.embedded() {
         (0..plan.active_connections() + plan.background_workers())
             .map(|w| Job::Thread { w, pre: None })
@@ -168,7 +169,7 @@ pub fn measure_step(
     } else {
         match connect_phase(engine, plan, stop) {
             Ok(c) => {
-                let (jobs, stats) = c.into_jobs(&mut idle, &mut idle_blocking);
+                let (jobs, stats) = c.into_jobs(&mut idle, &mut idle_blocking, &mut servers);
                 connect = Some(stats);
                 jobs
             }
@@ -182,7 +183,7 @@ pub fn measure_step(
             }
         }
     };
-    let mut result = run_jobs(engine, plan, stop, progress, jobs);
+    let mut result = run_jobs(engine, plan, stop, progress, jobs, &servers);
     if let Some(c) = connect.as_mut() {
         c.client_bytes_per_connection = memory.per_connection(c.connections);
     }
@@ -216,7 +217,13 @@ fn workload_for(plan: &StepPlan, w: u32, dialect: dbdelta_engine::Dialect) -> Bo
 
 /// A connection after the connect phase.
 enum Prepared {
-    Active(Box<dyn dbdelta_engine::Connection>, Box<dyn Workload>),
+    /// An active connection, its workload, and the server thread serving it on this host
+    /// when the engine names one.
+    Active(
+        Box<dyn dbdelta_engine::Connection>,
+        Box<dyn Workload>,
+        Option<ServerThread>,
+    ),
     /// An idle connection reduced to its socket as soon as it is open: its protocol
     /// buffers go back to the allocator before the next connection is opened, so they are
     /// never all resident at once.
@@ -253,7 +260,8 @@ fn connect_phase(
         if i < active {
             let mut w = workload_for(plan, i as u32, conn.dialect());
             w.prepare(&mut *conn)?;
-            Ok(Prepared::Active(conn, w))
+            let server = conn.server_thread();
+            Ok(Prepared::Active(conn, w, server))
         } else {
             Ok(match conn.into_session() {
                 Ok(parts) => Prepared::Idle(parts.socket),
@@ -279,10 +287,12 @@ fn server_side_pids(engine: &dyn Engine) -> Vec<u32> {
 impl Connected {
     /// Splits the connections into session form and deals the active ones to event loops
     /// (about one per core); connections that cannot be split get a blocking thread each.
+    /// The server threads the engine named for the active connections go to `servers`.
     fn into_jobs(
         self,
         idle: &mut Vec<dbdelta_engine::Socket>,
         idle_blocking: &mut Vec<Box<dyn dbdelta_engine::Connection>>,
+        servers: &mut Vec<ServerThread>,
     ) -> (Vec<Job>, ConnectStats) {
         let n = self.opened.items.len() as u64;
         let per = |a: Option<u64>, b: Option<u64>| match (a, b) {
@@ -300,8 +310,11 @@ impl Connected {
         let mut terminals = Vec::new();
         let mut threads = Vec::new();
         for (w, p) in self.opened.items.into_iter().enumerate() {
+            if let Prepared::Active(_, _, Some(server)) = &p {
+                servers.push(*server);
+            }
             match p {
-                Prepared::Active(conn, workload) => match conn.into_session() {
+                Prepared::Active(conn, workload, _) => match conn.into_session() {
                     Ok(parts) => terminals.push(Terminal {
                         socket: parts.socket,
                         session: parts.session,
@@ -370,12 +383,17 @@ fn run_jobs(
     stop: &StopFlag,
     progress: &dyn Progress,
     jobs: Vec<Job>,
+    servers: &[ServerThread],
 ) -> StepResult {
     let mut started_unix = now_unix() + plan.warmup.as_secs_f64();
     // A segment's window: where the segments met, or why they could not.
     let mut met: Option<Result<dbdelta_model::SegmentWindow, String>> = None;
     let live: Vec<Padded> = (0..jobs.len()).map(|_| Padded::default()).collect();
     let n_jobs = jobs.len();
+    // A server target's work runs in the server threads serving its connections too:
+    // their run-queue waits count beside the client's, in turns and in a window of its
+    // own; where none can be read (crate::turns) the target is charged as before.
+    let servers_read = !engine.embedded() && servers_read(plan, servers);
     let shared = Shared {
         stop,
         start: OnceLock::new(),
@@ -390,6 +408,7 @@ fn run_jobs(
         recording: SharedRecording::default(),
         window_used: AtomicBool::new(false),
         stretched_end_ns: AtomicU64::new(0),
+        register_clients: engine.embedded() || servers_read,
     };
     // A closed loop stretches a window no event started in (a stall or one slow event
     // covered it) to its first event after the end; paced steps measure by intended time.
@@ -422,6 +441,7 @@ fn run_jobs(
     let (mut cpu_at_window, mut cpu_at_end) = (None, None);
     // A closed-loop window of its own: its workers' run-queue waits at its edges.
     let (mut waits_at_window, mut waits_at_end) = (Vec::new(), Vec::new());
+    let (mut server_waits_at_window, mut server_waits_at_end) = (Vec::new(), Vec::new());
     let (mut counters_at_window, mut counters_at_end) = (None, None);
     // The probe's connection is opened before the step so reading it costs one query.
     let mut probe = plan
@@ -535,6 +555,7 @@ fn run_jobs(
             if !window_begun && now >= window_start {
                 window_begun = true;
                 waits_at_window = window_waits(&shared);
+                server_waits_at_window = thread_waits(servers);
                 if !sample_before {
                     cpu_at_window = Some(process_cpu_secs());
                     if !(shared_host && engine.embedded()) {
@@ -589,6 +610,7 @@ fn run_jobs(
         // The client's CPU of the window, not of a paced step's drain after it.
         cpu_at_end = Some(process_cpu_secs());
         waits_at_end = window_waits(&shared);
+        server_waits_at_end = thread_waits(servers);
         let os = sampler.take().map(SamplerHandle::stop);
         // A failed or interrupted step is not compared, and its server may be the reason
         // (stalled): do not wait on it for counters.
@@ -660,11 +682,27 @@ fn run_jobs(
     let extended = (stretched > 0 && !stop.requested())
         .then(|| Duration::from_nanos(stretched).saturating_sub(plan.warmup + plan.window));
     let interrupted = stop.requested();
-    // Embedded engines only, as in turns: a server's time is its server processes'.
-    let could_run =
-        (engine.embedded() && plan.turn.is_none() && plan.rate.is_none() && !interrupted)
-            .then(|| could_run(&waits_at_window, &waits_at_end, wall_window))
-            .flatten();
+    // As in turns: an embedded engine's workers, a server target's client and server
+    // threads when the server's could be read (else nothing: the client alone is part of it).
+    let own = |start: &[(u32, u64)], end: &[(u32, u64)]| -> Vec<u64> {
+        start
+            .iter()
+            .filter_map(|(tid, a)| {
+                let (_, b) = end.iter().find(|(t, _)| t == tid)?;
+                Some(b.saturating_sub(*a))
+            })
+            .collect()
+    };
+    let stages = [
+        own(&waits_at_window, &waits_at_end),
+        own(&server_waits_at_window, &server_waits_at_end),
+    ];
+    let could_run = ((engine.embedded() || servers_read)
+        && plan.turn.is_none()
+        && plan.rate.is_none()
+        && !interrupted)
+        .then(|| could_run(&stages, wall_window))
+        .flatten();
     let merged = std::mem::take(
         &mut *shared
             .recording
@@ -691,6 +729,7 @@ fn run_jobs(
         result.status = StepStatus::Failed { reason: why };
     }
     result.could_run = could_run;
+    result.server_waits_read = (!engine.embedded()).then_some(servers_read);
     match met {
         Some(Ok(window)) => result.segments = Some(window),
         Some(Err(why)) => {
@@ -801,8 +840,9 @@ fn worker(
         // Worker w of every target on one CPU: the turns then share that CPU's phases.
         crate::turns::pin_worker(w as usize);
         // An embedded engine's workers are the engine: the time they wait for a CPU is
-        // time the target could not run (a server's is mostly its processes', unread).
-        if engine.embedded() {
+        // time the target could not run. A server target's are one link of its chain,
+        // registered only beside its server threads (crate::turns).
+        if shared.register_clients {
             t.turns.register(t.index, crate::cpu::gettid());
         }
     }
@@ -1120,21 +1160,38 @@ fn window_waits(shared: &Shared<'_>) -> Vec<(u32, u64)> {
         .collect()
 }
 
-/// The share of a `window` the workers could run: one less their mean run-queue wait over
-/// it (each at most the window); `None` without readings at both edges.
-fn could_run(start: &[(u32, u64)], end: &[(u32, u64)], window: Duration) -> Option<f64> {
-    let waits: Vec<u64> = start
-        .iter()
-        .filter_map(|(tid, a)| {
-            let (_, b) = end.iter().find(|(t, _)| t == tid)?;
-            Some(b.saturating_sub(*a))
-        })
-        .collect();
-    if waits.is_empty() || window.is_zero() {
+/// The share of a `window` the target could run: one less what its run-queue waits over it
+/// took (`stages`: the workers', then a server target's server threads'; added as in turns,
+/// crate::runqueue::lost_in_chain); `None` without the workers' readings at both edges.
+fn could_run(stages: &[Vec<u64>; 2], window: Duration) -> Option<f64> {
+    if stages[0].is_empty() || window.is_zero() {
         return None;
     }
-    let lost = crate::runqueue::lost_in_turn(window, window, &waits);
+    let lost = crate::runqueue::lost_in_chain(window, window, &[&stages[0], &stages[1]]);
     Some(1.0 - lost.as_secs_f64() / window.as_secs_f64())
+}
+
+/// The run-queue waits (ns) of server threads now, by thread id.
+fn thread_waits(servers: &[ServerThread]) -> Vec<(u32, u64)> {
+    servers
+        .iter()
+        .filter_map(|s| {
+            let w = crate::runqueue::ThreadClock::open_other(s.pid, s.tid)?.wait_ns()?;
+            Some((s.tid, w))
+        })
+        .collect()
+}
+
+/// Registers a server target's server threads with its turns (or, outside turns, checks
+/// that one can be read for its window's `could_run`): true when at least one can.
+fn servers_read(plan: &StepPlan, servers: &[ServerThread]) -> bool {
+    match &plan.turn {
+        Some(t) => servers
+            .iter()
+            .map(|s| t.turns.register_server(t.index, s.pid, s.tid))
+            .fold(false, |any, ok| any | ok),
+        None => !thread_waits(servers).is_empty(),
+    }
 }
 
 /// The most of a target's turns taken off as time it could not run: a target that ran a
@@ -1352,6 +1409,7 @@ fn assemble(
         resolved: None,
         extended_secs: window.extended.map(|d| d.as_secs_f64()),
         could_run: None,
+        server_waits_read: None,
         segments: None,
     }
 }

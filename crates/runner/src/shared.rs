@@ -116,6 +116,9 @@ pub(crate) struct Shared<'a> {
     /// Nanoseconds from the start to the end of a window that a stall covered entirely:
     /// the start of the first event after it (0 = the planned end held).
     pub stretched_end_ns: AtomicU64,
+    /// The workers and event loops register their threads with the turns: an embedded
+    /// engine's always, a server target's when its server threads were registered too.
+    pub register_clients: bool,
 }
 
 impl Shared<'_> {

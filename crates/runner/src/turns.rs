@@ -12,9 +12,18 @@
 //! charged the time its own turns took, less the time its workers were ready to run but
 //! waited for a CPU that another process held (crate::runqueue): its throughput is its events
 //! over the time it could run. On a busy host a turn is otherwise charged for the competitor.
+//!
+//! An embedded engine's workers are the engine: the mean of their waits is what the target
+//! could not run. A server target's work runs in its client threads and in the server
+//! threads serving its connections ([`Turns::register_server`]): one connection's work is a
+//! serial chain through both, so the client side's mean wait and the server side's add up
+//! (crate::runqueue::lost_in_chain). A server target whose server threads cannot be read
+//! (a remote host, pgbouncer, performance_schema off) registers nothing and is charged its
+//! turns whole: its client's waits alone are only part of the chain's (they once charged
+//! PostgreSQL 4x its own window's rate at a load of 12).
 
 use crate::gate::Gate;
-use crate::runqueue::{lost_in_turn, ThreadClock};
+use crate::runqueue::{lost_in_chain, ThreadClock};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -55,8 +64,12 @@ struct State {
     ends: Vec<Instant>,
     /// Each target's registered workers ([`Turns::register`]).
     workers: Vec<Vec<ThreadClock>>,
+    /// Each target's registered server threads ([`Turns::register_server`]).
+    servers: Vec<Vec<ThreadClock>>,
     /// The run-queue waits of the owner's workers when its turn began.
     marks: Vec<Option<u64>>,
+    /// The run-queue waits of the owner's server threads when its turn began.
+    server_marks: Vec<Option<u64>>,
 }
 
 /// One closed turn: when it ran, and how much of it its owner could not run.
@@ -103,7 +116,9 @@ impl Turns {
                 spans: vec![Vec::new(); n],
                 ends: vec![now; n],
                 workers: (0..n).map(|_| Vec::new()).collect(),
+                servers: (0..n).map(|_| Vec::new()).collect(),
                 marks: Vec::new(),
+                server_marks: Vec::new(),
             }),
             changed: Condvar::new(),
         }
@@ -117,6 +132,11 @@ impl Turns {
     /// How many targets take turns.
     pub fn targets(&self) -> usize {
         self.n
+    }
+
+    /// The target whose turn it is now (as of the last hand-over).
+    pub fn owner(&self) -> usize {
+        self.lock().owner
     }
 
     /// Owners in the order 0 1 … n−1 n−1 … 1 0, repeated, rotated to start at `first`:
@@ -139,8 +159,7 @@ impl Turns {
             if let Ok(mut s) = self.state.lock() {
                 s.started = epoch;
                 s.ends = vec![epoch + warmup + window; self.n];
-                let owner = s.owner;
-                s.marks = waits(&s.workers[owner]);
+                mark(&mut s);
             }
             Clock {
                 epoch,
@@ -235,7 +254,8 @@ impl Turns {
             if let Some(clock) = self.clock.get() {
                 if ended > clock.window_start {
                     let turn = ended.saturating_duration_since(s.started);
-                    let lost = lost_in_turn(turn, turn, &waited(&*s));
+                    let (client, server) = waited(s);
+                    let lost = lost_in_chain(turn, turn, &[&client, &server]);
                     s.spans[owner].push(Span {
                         from: s.started,
                         to: ended,
@@ -247,8 +267,7 @@ impl Turns {
             s.owner = self.owner_of(s.turn);
             s.started = ended;
             s.last_end = None;
-            let next = s.owner;
-            s.marks = waits(&s.workers[next]);
+            mark(s);
         }
         s.owner != before
     }
@@ -272,6 +291,28 @@ impl Turns {
             s.marks.push(mark);
         }
         s.workers[me].push(clock);
+    }
+
+    /// Registers thread `tid` of server process `pid` as serving a connection of target
+    /// `me` (a PostgreSQL backend, a MySQL connection thread), so the time it waits for a
+    /// CPU in the target's turns is not charged either; false when its statistics cannot be
+    /// read. Register a server target's client threads only when one of these was.
+    pub fn register_server(&self, me: usize, pid: u32, tid: u32) -> bool {
+        let Some(clock) = crate::runqueue::ThreadClock::open_other(pid, tid) else {
+            return false;
+        };
+        let mut s = self.lock();
+        if me >= self.n {
+            return false;
+        }
+        if s.owner == me {
+            let mark = clock.wait_ns();
+            let k = s.servers[me].len();
+            s.server_marks.resize(k, None);
+            s.server_marks.push(mark);
+        }
+        s.servers[me].push(clock);
+        true
     }
 
     /// Target `me`'s window lasts until `until` at least: no event of it had started in
@@ -320,7 +361,8 @@ impl Turns {
             let counted = end
                 .min(now)
                 .saturating_duration_since(s.started.max(clock.window_start));
-            let lost = lost_in_turn(turn, counted, &waited(&s));
+            let (client, server) = waited(&s);
+            let lost = lost_in_chain(turn, counted, &[&client, &server]);
             let (a, b) = (s.started.max(clock.window_start), end);
             let inside = b.saturating_duration_since(a);
             c.turns += inside;
@@ -336,13 +378,28 @@ fn waits(workers: &[ThreadClock]) -> Vec<Option<u64>> {
     workers.iter().map(ThreadClock::wait_ns).collect()
 }
 
-/// How long each of the owner's workers waited for a CPU since its turn began, ns.
-fn waited(s: &State) -> Vec<u64> {
-    s.workers[s.owner]
-        .iter()
-        .zip(&s.marks)
-        .filter_map(|(w, mark)| Some(w.wait_ns()?.saturating_sub((*mark)?)))
-        .collect()
+/// Takes the run-queue waits of the new owner's workers and server threads as its turn
+/// begins.
+fn mark(s: &mut State) {
+    let owner = s.owner;
+    s.marks = waits(&s.workers[owner]);
+    s.server_marks = waits(&s.servers[owner]);
+}
+
+/// How long each of the owner's workers, then each of its server threads, waited for a CPU
+/// since its turn began, ns.
+fn waited(s: &State) -> (Vec<u64>, Vec<u64>) {
+    let since = |clocks: &[ThreadClock], marks: &[Option<u64>]| -> Vec<u64> {
+        clocks
+            .iter()
+            .zip(marks)
+            .filter_map(|(w, mark)| Some(w.wait_ns()?.saturating_sub((*mark)?)))
+            .collect()
+    };
+    (
+        since(&s.workers[s.owner], &s.marks),
+        since(&s.servers[s.owner], &s.server_marks),
+    )
 }
 
 /// Pins the calling thread to the `k`-th CPU this process may use (wrapping around), so

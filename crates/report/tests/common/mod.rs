@@ -218,6 +218,7 @@ pub fn result(
         resolved: None,
         extended_secs: None,
         could_run: None,
+        server_waits_read: None,
         segments: None,
     }
 }

@@ -154,13 +154,16 @@ pub(crate) fn run_loop(
             stretched: false,
         });
     }
-    if cfg.turn.is_some() {
+    if let Some(t) = cfg.turn {
         // Loop k of every target on one CPU: the turns then share that CPU's phases. The
-        // loop is not registered with the turns (crate::turns::Turns::register): a server
-        // target's time is mostly its server processes', whose run-queue waits are not
-        // read, and the loop's own waits alone charged PostgreSQL targets 4x their own
+        // loop is registered with the turns (crate::turns::Turns::register) only beside the
+        // server threads serving its connections: the loop is one link of each
+        // connection's chain, and its waits alone charged PostgreSQL targets 4x their own
         // windows' rates at a load of 12 (two_postgres_versions_compare).
         crate::turns::pin_worker(index);
+        if shared.register_clients {
+            t.turns.register(t.index, crate::cpu::gettid());
+        }
     }
     shared.barrier.wait();
     let t0 = *shared.start.get().unwrap_or(&Instant::now());
