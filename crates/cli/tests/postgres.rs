@@ -139,12 +139,16 @@ fn two_postgres_versions_compare() {
                 }
                 ("point-query", _) => {
                     assert!(in_turns, "{target} point-query round {}", r.repeat);
-                    // Its own turns: about half the shared 0.5 s window; charged that less
-                    // the time its event loop waited for a CPU (a busy host's).
+                    // Its own turns: about half the shared 0.5 s window on a quiet host; on
+                    // a busy one a target whose events stall holds its turns longer (a turn
+                    // ends with its owner's last event), so only the window bounds them (two
+                    // hogs beside gave one target 0.444 s). Charged that less the time its
+                    // event loop and backends waited for a CPU.
                     let t = r.turns.unwrap_or_default();
+                    let window = 0.5 + r.extended_secs.unwrap_or(0.0);
                     assert!(
-                        t.turn_secs < 0.4 && t.turn_secs > 0.1,
-                        "{target}: turns of {} s of 0.5",
+                        t.turn_secs > 0.0 && t.turn_secs <= window + 0.05,
+                        "{target}: turns of {} s of {window}",
                         t.turn_secs
                     );
                     assert!(
@@ -162,10 +166,30 @@ fn two_postgres_versions_compare() {
         // accounting to ±25 %): the median of nine rounds.
         in_turns_vs_first.sort_by(f64::total_cmp);
         let median = in_turns_vs_first[in_turns_vs_first.len() / 2];
-        assert!(
-            (0.33..=3.0).contains(&median),
-            "{target}: {in_turns_vs_first:?}"
-        );
+        // Two CPU hogs beside leave a server's chain (event loop, backend) waiting a hog's
+        // time slice at every wake-up, beyond what the charged time can take off (at most
+        // 3/4 of a turn): the rates in turns then fall well below the own window's (a median
+        // of 0.17 measured). The result must say so (report.json's per-step ratio below the
+        // 0.8 the reports warn at) rather than print them as if the host were quiet.
+        if !(0.33..=3.0).contains(&median) {
+            let report: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(rd.join("report.json")).unwrap()).unwrap();
+            let said = report["turns"].as_array().and_then(|cells| {
+                cells
+                    .iter()
+                    .find(|c| {
+                        c["target"] == target
+                            && c["label"]
+                                .as_str()
+                                .is_some_and(|l| l.starts_with("point-query"))
+                    })
+                    .and_then(|c| c["ratio"].as_f64())
+            });
+            assert!(
+                median < 0.33 && said.is_some_and(|r| r < 0.8),
+                "{target}: in turns / own window {in_turns_vs_first:?}, the report's ratio {said:?}"
+            );
+        }
     }
 }
 
