@@ -4,18 +4,30 @@
 use crate::error::RocksError;
 use crate::ffi::{Api, Handle};
 use crate::options::{CacheType, RocksOptions};
+use std::cell::Cell;
 use std::ffi::{c_char, CString};
 use std::path::Path;
 use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The most keys [`Db::multi_get`] takes in one call.
 pub(crate) const MAX_MULTI_GET: usize = 64;
 
+/// Numbers the open databases, so that a thread knows which one it set the perf level for.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The database (its number) and the perf level this thread last set: RocksDB's
+    /// `perf_level` is thread-local, and every library loaded has its own.
+    static PERF_LEVEL: Cell<(u64, i32)> = const { Cell::new((0, 0)) };
+}
+
 /// An open database and everything it was opened with (kept until close: the statistics
 /// object lives in the options).
 pub(crate) struct Db {
     pub api: Arc<Api>,
+    id: u64,
     db: Handle,
     options: Handle,
     table: Handle,
@@ -108,11 +120,48 @@ impl Db {
             }
             Ok(Db {
                 api,
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 db,
                 options,
                 table,
                 cache,
             })
+        }
+    }
+
+    /// Sets RocksDB's perf level (`SetPerfLevel`) on the calling thread, unless this thread
+    /// set that level for this database already: a check of a thread-local an operation.
+    #[inline]
+    pub fn set_perf_level(&self, level: i32) {
+        PERF_LEVEL.with(|set| {
+            if set.get() != (self.id, level) {
+                // SAFETY: a plain setter of the library's thread-local; level is 1..=5
+                // (checked when the options were parsed).
+                unsafe { (self.api.set_perf_level)(level) };
+                set.set((self.id, level));
+            }
+        });
+    }
+
+    /// A counter of the calling thread's perf context (`rocksdb_perfcontext_metric`:
+    /// 0 = `user_key_comparison_count`, …) since the last [`Db::reset_perf_context`].
+    pub fn perf_metric(&self, metric: i32) -> u64 {
+        // SAFETY: the handle wraps the thread's perf context; created and destroyed here.
+        unsafe {
+            let p = (self.api.perfcontext_create)();
+            let v = (self.api.perfcontext_metric)(p, metric);
+            (self.api.perfcontext_destroy)(p);
+            v
+        }
+    }
+
+    /// Zeroes the calling thread's perf context.
+    pub fn reset_perf_context(&self) {
+        // SAFETY: as in perf_metric.
+        unsafe {
+            let p = (self.api.perfcontext_create)();
+            (self.api.perfcontext_reset)(p);
+            (self.api.perfcontext_destroy)(p);
         }
     }
 

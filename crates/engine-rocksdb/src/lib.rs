@@ -300,6 +300,8 @@ pub struct RocksdbConnection {
     write_no_wal: WriteOpts,
     record: Vec<u8>,
     batch: Batch,
+    /// RocksDB's perf level for the thread running the operations (`perf_level=`).
+    perf_level: i32,
 }
 
 impl RocksdbConnection {
@@ -312,6 +314,7 @@ impl RocksdbConnection {
             batch: Batch::new(&api),
             db,
             record: Vec::with_capacity(2048),
+            perf_level: o.perf_level,
         }
     }
 
@@ -414,6 +417,9 @@ impl Connection for RocksdbConnection {
     }
 
     fn kv(&mut self, op: &KvOp<'_>) -> Result<Outcome, EngineError> {
+        // The level is the thread's, and a connection may move to another thread: checked
+        // here rather than set once at connect.
+        self.db.set_perf_level(self.perf_level);
         let mut out = Outcome::default();
         match op.kind {
             KvKind::Read => {
@@ -554,5 +560,61 @@ impl Connection for RocksdbConnection {
 
     fn into_session(self: Box<Self>) -> Result<dbdelta_engine::SessionParts, Box<dyn Connection>> {
         Err(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dbdelta_engine::ops::KvOp;
+    use dbdelta_model::testing::require;
+
+    const DEBIAN_LIB: &str = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8";
+
+    /// Key comparisons one get counted in its thread's perf context, at `perf_level`.
+    fn comparisons_counted(perf_level: &str) -> u64 {
+        let d = tempfile::tempdir().unwrap();
+        let spec = TargetSpec::parse(&format!(
+            "p=rocksdb:{}/p?lib={DEBIAN_LIB}&statistics=false&perf_level={perf_level}",
+            d.path().display()
+        ))
+        .unwrap();
+        let engine = RocksdbEngine::open(&spec, d.path(), &OpenOptions::default()).unwrap();
+        let db = engine.db.clone();
+        // A new thread starts at the library's own level (kEnableCount): the connection
+        // sets the target's on the thread that runs its operations.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut conn = engine.connect().unwrap();
+                let op = |kind, key: &'static [u8], values: &'static [&'static [u8]]| KvOp {
+                    kind,
+                    key,
+                    fields: &[],
+                    values,
+                    count: 0,
+                };
+                for k in [&b"k1"[..], b"k2", b"k3", b"k4"] {
+                    conn.kv(&op(KvKind::Put, k, &[b"v"])).unwrap();
+                }
+                db.reset_perf_context();
+                let found = conn.kv(&op(KvKind::Get, b"k3", &[])).unwrap();
+                assert_eq!(found.rows, 1);
+                // 0 = rocksdb_user_key_comparison_count (c.h).
+                db.perf_metric(0)
+            })
+            .join()
+            .unwrap()
+        })
+    }
+
+    #[test]
+    fn perf_level_is_set_on_the_thread_that_runs_the_operations() {
+        if !require(&[DEBIAN_LIB], "apt-get install librocksdb-dev") {
+            return;
+        }
+        // db_bench's default (kDisable): the get counts nothing.
+        assert_eq!(comparisons_counted("1"), 0);
+        // The library's own default (kEnableCount): the memtable lookup's comparisons.
+        assert!(comparisons_counted("2") > 0);
     }
 }
