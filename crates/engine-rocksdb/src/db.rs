@@ -143,28 +143,6 @@ impl Db {
         });
     }
 
-    /// A counter of the calling thread's perf context (`rocksdb_perfcontext_metric`:
-    /// 0 = `user_key_comparison_count`, …) since the last [`Db::reset_perf_context`].
-    pub fn perf_metric(&self, metric: i32) -> u64 {
-        // SAFETY: the handle wraps the thread's perf context; created and destroyed here.
-        unsafe {
-            let p = (self.api.perfcontext_create)();
-            let v = (self.api.perfcontext_metric)(p, metric);
-            (self.api.perfcontext_destroy)(p);
-            v
-        }
-    }
-
-    /// Zeroes the calling thread's perf context.
-    pub fn reset_perf_context(&self) {
-        // SAFETY: as in perf_metric.
-        unsafe {
-            let p = (self.api.perfcontext_create)();
-            (self.api.perfcontext_reset)(p);
-            (self.api.perfcontext_destroy)(p);
-        }
-    }
-
     /// Writes one key.
     pub fn put(&self, w: &WriteOpts, key: &[u8], value: &[u8]) -> Result<(), RocksError> {
         let mut err = ptr::null_mut();

@@ -123,10 +123,6 @@ api! {
     compact_range: fn(Handle, *const c_char, usize, *const c_char, usize);
     free: fn(*mut c_void);
     set_perf_level: fn(c_int);
-    perfcontext_create: fn() -> Handle;
-    perfcontext_reset: fn(Handle);
-    perfcontext_metric: fn(Handle, c_int) -> u64;
-    perfcontext_destroy: fn(Handle);
 }
 
 /// `rocksdb_cache_create_hyper_clock(capacity, estimated_entry_charge)`.

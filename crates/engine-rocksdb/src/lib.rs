@@ -571,6 +571,30 @@ mod tests {
 
     const DEBIAN_LIB: &str = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8";
 
+    /// The calling thread's `user_key_comparison_count` (metric 0 of c.h's perf context);
+    /// with `reset`, zeroed instead. dlopen of the same path gives the engine's library
+    /// (one instance, one thread-local perf context).
+    fn comparisons(reset: bool) -> u64 {
+        type Create = unsafe extern "C" fn() -> ffi::Handle;
+        type Reset = unsafe extern "C" fn(ffi::Handle);
+        type Metric = unsafe extern "C" fn(ffi::Handle, std::ffi::c_int) -> u64;
+        // SAFETY: c.h's signatures; the context handle is created and destroyed here.
+        unsafe {
+            let lib = libloading::Library::new(DEBIAN_LIB).unwrap();
+            let create = *lib.get::<Create>(b"rocksdb_perfcontext_create\0").unwrap();
+            let destroy = *lib.get::<Reset>(b"rocksdb_perfcontext_destroy\0").unwrap();
+            let p = create();
+            let v = if reset {
+                (*lib.get::<Reset>(b"rocksdb_perfcontext_reset\0").unwrap())(p);
+                0
+            } else {
+                (*lib.get::<Metric>(b"rocksdb_perfcontext_metric\0").unwrap())(p, 0)
+            };
+            destroy(p);
+            v
+        }
+    }
+
     /// Key comparisons one get counted in its thread's perf context, at `perf_level`.
     fn comparisons_counted(perf_level: &str) -> u64 {
         let d = tempfile::tempdir().unwrap();
@@ -580,7 +604,6 @@ mod tests {
         ))
         .unwrap();
         let engine = RocksdbEngine::open(&spec, d.path(), &OpenOptions::default()).unwrap();
-        let db = engine.db.clone();
         // A new thread starts at the library's own level (kEnableCount): the connection
         // sets the target's on the thread that runs its operations.
         std::thread::scope(|s| {
@@ -596,11 +619,10 @@ mod tests {
                 for k in [&b"k1"[..], b"k2", b"k3", b"k4"] {
                     conn.kv(&op(KvKind::Put, k, &[b"v"])).unwrap();
                 }
-                db.reset_perf_context();
+                comparisons(true);
                 let found = conn.kv(&op(KvKind::Get, b"k3", &[])).unwrap();
                 assert_eq!(found.rows, 1);
-                // 0 = rocksdb_user_key_comparison_count (c.h).
-                db.perf_metric(0)
+                comparisons(false)
             })
             .join()
             .unwrap()
