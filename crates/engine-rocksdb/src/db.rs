@@ -4,18 +4,30 @@
 use crate::error::RocksError;
 use crate::ffi::{Api, Handle};
 use crate::options::{CacheType, RocksOptions};
+use std::cell::Cell;
 use std::ffi::{c_char, CString};
 use std::path::Path;
 use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The most keys [`Db::multi_get`] takes in one call.
 pub(crate) const MAX_MULTI_GET: usize = 64;
 
+/// Numbers the open databases, so that a thread knows which one it set the perf level for.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The database (its number) and the perf level this thread last set: RocksDB's
+    /// `perf_level` is thread-local, and every library loaded has its own.
+    static PERF_LEVEL: Cell<(u64, i32)> = const { Cell::new((0, 0)) };
+}
+
 /// An open database and everything it was opened with (kept until close: the statistics
 /// object lives in the options).
 pub(crate) struct Db {
     pub api: Arc<Api>,
+    id: u64,
     db: Handle,
     options: Handle,
     table: Handle,
@@ -108,12 +120,27 @@ impl Db {
             }
             Ok(Db {
                 api,
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 db,
                 options,
                 table,
                 cache,
             })
         }
+    }
+
+    /// Sets RocksDB's perf level (`SetPerfLevel`) on the calling thread, unless this thread
+    /// set that level for this database already: a check of a thread-local an operation.
+    #[inline]
+    pub fn set_perf_level(&self, level: i32) {
+        PERF_LEVEL.with(|set| {
+            if set.get() != (self.id, level) {
+                // SAFETY: a plain setter of the library's thread-local; level is 1..=5
+                // (checked when the options were parsed).
+                unsafe { (self.api.set_perf_level)(level) };
+                set.set((self.id, level));
+            }
+        });
     }
 
     /// Writes one key.

@@ -122,6 +122,7 @@ api! {
     flush: fn(Handle, Handle, *mut *mut c_char);
     compact_range: fn(Handle, *const c_char, usize, *const c_char, usize);
     free: fn(*mut c_void);
+    set_perf_level: fn(c_int);
 }
 
 /// `rocksdb_cache_create_hyper_clock(capacity, estimated_entry_charge)`.

@@ -300,6 +300,8 @@ pub struct RocksdbConnection {
     write_no_wal: WriteOpts,
     record: Vec<u8>,
     batch: Batch,
+    /// RocksDB's perf level for the thread running the operations (`perf_level=`).
+    perf_level: i32,
 }
 
 impl RocksdbConnection {
@@ -312,6 +314,7 @@ impl RocksdbConnection {
             batch: Batch::new(&api),
             db,
             record: Vec::with_capacity(2048),
+            perf_level: o.perf_level,
         }
     }
 
@@ -414,6 +417,9 @@ impl Connection for RocksdbConnection {
     }
 
     fn kv(&mut self, op: &KvOp<'_>) -> Result<Outcome, EngineError> {
+        // The level is the thread's, and a connection may move to another thread: checked
+        // here rather than set once at connect.
+        self.db.set_perf_level(self.perf_level);
         let mut out = Outcome::default();
         match op.kind {
             KvKind::Read => {
@@ -554,5 +560,83 @@ impl Connection for RocksdbConnection {
 
     fn into_session(self: Box<Self>) -> Result<dbdelta_engine::SessionParts, Box<dyn Connection>> {
         Err(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dbdelta_engine::ops::KvOp;
+    use dbdelta_model::testing::require;
+
+    const DEBIAN_LIB: &str = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8";
+
+    /// The calling thread's `user_key_comparison_count` (metric 0 of c.h's perf context);
+    /// with `reset`, zeroed instead. dlopen of the same path gives the engine's library
+    /// (one instance, one thread-local perf context).
+    fn comparisons(reset: bool) -> u64 {
+        type Create = unsafe extern "C" fn() -> ffi::Handle;
+        type Reset = unsafe extern "C" fn(ffi::Handle);
+        type Metric = unsafe extern "C" fn(ffi::Handle, std::ffi::c_int) -> u64;
+        // SAFETY: c.h's signatures; the context handle is created and destroyed here.
+        unsafe {
+            let lib = libloading::Library::new(DEBIAN_LIB).unwrap();
+            let create = *lib.get::<Create>(b"rocksdb_perfcontext_create\0").unwrap();
+            let destroy = *lib.get::<Reset>(b"rocksdb_perfcontext_destroy\0").unwrap();
+            let p = create();
+            let v = if reset {
+                (*lib.get::<Reset>(b"rocksdb_perfcontext_reset\0").unwrap())(p);
+                0
+            } else {
+                (*lib.get::<Metric>(b"rocksdb_perfcontext_metric\0").unwrap())(p, 0)
+            };
+            destroy(p);
+            v
+        }
+    }
+
+    /// Key comparisons one get counted in its thread's perf context, at `perf_level`.
+    fn comparisons_counted(perf_level: &str) -> u64 {
+        let d = tempfile::tempdir().unwrap();
+        let spec = TargetSpec::parse(&format!(
+            "p=rocksdb:{}/p?lib={DEBIAN_LIB}&statistics=false&perf_level={perf_level}",
+            d.path().display()
+        ))
+        .unwrap();
+        let engine = RocksdbEngine::open(&spec, d.path(), &OpenOptions::default()).unwrap();
+        // A new thread starts at the library's own level (kEnableCount): the connection
+        // sets the target's on the thread that runs its operations.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut conn = engine.connect().unwrap();
+                let op = |kind, key: &'static [u8], values: &'static [&'static [u8]]| KvOp {
+                    kind,
+                    key,
+                    fields: &[],
+                    values,
+                    count: 0,
+                };
+                for k in [&b"k1"[..], b"k2", b"k3", b"k4"] {
+                    conn.kv(&op(KvKind::Put, k, &[b"v"])).unwrap();
+                }
+                comparisons(true);
+                let found = conn.kv(&op(KvKind::Get, b"k3", &[])).unwrap();
+                assert_eq!(found.rows, 1);
+                comparisons(false)
+            })
+            .join()
+            .unwrap()
+        })
+    }
+
+    #[test]
+    fn perf_level_is_set_on_the_thread_that_runs_the_operations() {
+        if !require(&[DEBIAN_LIB], "apt-get install librocksdb-dev") {
+            return;
+        }
+        // db_bench's default (kDisable): the get counts nothing.
+        assert_eq!(comparisons_counted("1"), 0);
+        // The library's own default (kEnableCount): the memtable lookup's comparisons.
+        assert!(comparisons_counted("2") > 0);
     }
 }

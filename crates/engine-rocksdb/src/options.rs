@@ -61,6 +61,10 @@ pub struct RocksOptions {
     pub enable_pipelined_write: bool,
     /// `table_cache_numshardbits` (db_bench's default 4; RocksDB's own 6).
     pub table_cache_numshardbits: i32,
+    /// `perf_level`: RocksDB's `PerfLevel` on each worker thread, 1 (`kDisable`, db_bench's
+    /// `--perf_level` default) to 5 (`kEnableTime`); the library's own default is 2
+    /// (`kEnableCount`), whose per-thread counters cost a put ~0.05 µs.
+    pub perf_level: i32,
     /// `statistics`: RocksDB's statistics object (tickers for write amplification, stall
     /// time and cache misses per step); off saves its small overhead.
     pub statistics: bool,
@@ -91,6 +95,7 @@ impl Default for RocksOptions {
             // db_bench run with benchmark_compare.sh's flags gets them too.
             enable_pipelined_write: true,
             table_cache_numshardbits: 4,
+            perf_level: 1,
             statistics: true,
         }
     }
@@ -139,6 +144,7 @@ pub const NAMES: &[&str] = &[
     "statistics",
     "enable_pipelined_write",
     "table_cache_numshardbits",
+    "perf_level",
 ];
 
 /// Largest `cache_size`: 1 TiB, more memory than a host this runs on has (the cache is
@@ -299,6 +305,14 @@ impl RocksOptions {
                 "table_cache_numshardbits" => {
                     o.table_cache_numshardbits = small(0, 19, "2^n shards of the table cache")?
                 }
+                // RocksDB's PerfLevel: kDisable = 1 … kEnableTime = 5 (0 is kUninitialized).
+                "perf_level" => {
+                    o.perf_level = small(
+                        1,
+                        5,
+                        "1 = no perf context counters (db_bench's default), 2 = counts, 3-5 = timers too",
+                    )?
+                }
                 _ => {
                     return Err(EngineError::config(format!(
                         "target '{target}': unknown RocksDB option '{k}'; options are {}",
@@ -363,6 +377,7 @@ impl RocksOptions {
             "table_cache_numshardbits",
             self.table_cache_numshardbits.to_string(),
         );
+        put("perf_level", self.perf_level.to_string());
         m
     }
 }
@@ -399,6 +414,8 @@ mod tests {
         // db_bench's defaults, not RocksDB's Options'.
         assert!(o.enable_pipelined_write);
         assert_eq!(o.table_cache_numshardbits, 4);
+        assert_eq!(o.perf_level, 1, "db_bench's --perf_level (kDisable)");
+        assert_eq!(o.settings()["perf_level"], "1");
         let o = RocksOptions::from_params(
             "r",
             &params(&[
@@ -412,6 +429,12 @@ mod tests {
         assert!(
             RocksOptions::from_params("r", &params(&[("table_cache_numshardbits", "20")])).is_err()
         );
+        let o = RocksOptions::from_params("r", &params(&[("perf_level", "2")])).unwrap();
+        assert_eq!(o.perf_level, 2);
+        for bad in ["0", "6", "count"] {
+            let e = RocksOptions::from_params("r", &params(&[("perf_level", bad)])).unwrap_err();
+            assert!(e.to_string().contains("from 1 to 5"), "{e}");
+        }
     }
 
     #[test]
