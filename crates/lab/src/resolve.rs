@@ -1,8 +1,10 @@
 //! `--resolve`: rounds are added to each step until the 95 % interval of every target/base
 //! ratio is at most the goal's half-width wide (the interval the report will print, from
 //! `dbdelta_report::verdict::paired_half_width_pct`), within a budget for the whole run.
-//! The budget is shared out as the run goes: a step may use the time left divided by the
-//! steps left (counting itself), so a step that resolves early leaves its share to the
+//! The budget is shared out as the run goes: a step may use the time left less what the steps
+//! after it are expected to need (twice the mean time the finished steps took, each; before
+//! any finished, the time left divided by the steps left), so a step that resolves early
+//! leaves its share to the
 //! others and a noisy step cannot starve the ones after it.
 
 use crate::progress::LabProgress;
@@ -41,6 +43,11 @@ pub(crate) struct ResolvePolicy<'a> {
     current: Option<((u32, u32), Instant)>,
     /// Step × thread-count units not yet started.
     units_left: usize,
+    /// Time the finished units took, and how many finished.
+    spent: Duration,
+    finished: u32,
+    /// When the unit being measured got its share.
+    started: Instant,
     progress: &'a dyn LabProgress,
 }
 
@@ -69,6 +76,9 @@ impl<'a> ResolvePolicy<'a> {
             deadline: Instant::now() + goal.budget,
             current: None,
             units_left,
+            spent: Duration::ZERO,
+            finished: 0,
+            started: Instant::now(),
             progress,
         }
     }
@@ -81,13 +91,28 @@ impl<'a> ResolvePolicy<'a> {
             _ => {
                 let now = Instant::now();
                 let left = self.deadline.saturating_duration_since(now);
-                let share = left / (self.units_left.max(1) as u32);
+                let typical = (self.finished > 0).then(|| self.spent / self.finished);
+                let share = step_share(left, self.units_left, typical);
                 self.units_left = self.units_left.saturating_sub(1);
                 let d = now + share;
                 self.current = Some((key, d));
+                self.started = now;
                 d
             }
         }
+    }
+}
+
+/// The share of the budget `left` for the next of `units_left` units (itself included): all
+/// of it but what the units after it are expected to need, twice `typical` each (the mean
+/// time of the finished units: most steps resolve in a few rounds, so a noisy one may use
+/// what they leave instead of the budget ending unspent), and never less than an equal share.
+fn step_share(left: Duration, units_left: usize, typical: Option<Duration>) -> Duration {
+    let units = units_left.max(1) as u32;
+    let equal = left / units;
+    match typical {
+        Some(t) => left.saturating_sub(t * 2 * (units - 1)).max(equal),
+        None => equal,
     }
 }
 
@@ -152,6 +177,8 @@ impl RoundPolicy for ResolvePolicy<'_> {
         } else {
             return true;
         };
+        self.spent += self.started.elapsed();
+        self.finished += 1;
         let resolved = Resolved {
             goal_pct: self.goal.goal_pct,
             half_width_pct: half,
@@ -167,5 +194,25 @@ impl RoundPolicy for ResolvePolicy<'_> {
             dbdelta_report::resolved::describe(&resolved)
         ));
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::step_share;
+    use std::time::Duration;
+
+    #[test]
+    fn a_step_gets_what_the_steps_after_it_are_expected_to_leave() {
+        let s = Duration::from_secs;
+        // Nothing finished yet: an equal share.
+        assert_eq!(step_share(s(600), 40, None), s(15));
+        // Finished steps took 2 s each: the 9 after this one are kept 4 s each.
+        assert_eq!(step_share(s(300), 10, Some(s(2))), s(264));
+        // Slow steps so far: never below an equal share.
+        assert_eq!(step_share(s(100), 10, Some(s(30))), s(10));
+        // The last step gets all that is left.
+        assert_eq!(step_share(s(50), 1, Some(s(5))), s(50));
+        assert_eq!(step_share(Duration::ZERO, 0, None), Duration::ZERO);
     }
 }
