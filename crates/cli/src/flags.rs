@@ -552,7 +552,7 @@ pub struct RunArgs {
 
     /// Add interleaved rounds to each step until the 95 % interval of every target/base
     /// ratio reaches this half-width, e.g. `2%` (each step runs at least --repeat rounds,
-    /// default 3, at most 400), within --budget. Each step's last result, the reports and
+    /// default 3, at most 1000), within --budget. Each step's last result, the reports and
     /// the console say what it reached and why it stopped (resolved, budget spent). Needs two
     /// or more interleaved targets. Default: a fixed number of rounds.
     #[arg(long, value_name = "PCT", help_heading = "Verdicts")]
