@@ -204,11 +204,10 @@ fn sql_engines_report_the_kv_suite_as_not_supported() {
 }
 
 /// `--steps readrandom` alone: fillseq (the step that writes the keys) runs too, said on
-/// stderr, so readrandom finds every key instead of measuring an empty store; and a
-/// fillseq that cannot write every key in its window fails (exit 3) naming the shortfall
-/// instead of leaving the reads to measure misses.
+/// stderr, so readrandom finds every key instead of measuring an empty store. (A fillseq
+/// writes every key however long its window: `fillseq_writes_every_key_past_a_short_write_window`.)
 #[test]
-fn a_kv_selection_gets_its_fillseq_and_an_unfinished_fillseq_fails() {
+fn a_kv_selection_gets_its_fillseq() {
     if !require(
         &["/usr/lib/x86_64-linux-gnu/librocksdb.so"],
         "apt-get install librocksdb-dev",
@@ -245,23 +244,6 @@ fn a_kv_selection_gets_its_fillseq_and_an_unfinished_fillseq_fails() {
     let read = step(&all, "readrandom");
     assert!(read.is_ok() && read.events > 0, "{:?}", read.status);
     assert!(read.rows_returned > 0, "readrandom found the keys");
-
-    // 20 million keys (8.8 GB estimated: the disk check lets it start) cannot be written in
-    // 0.2 s on any machine.
-    let rd = dir.path().join("short");
-    let out = dbdelta()
-        .args(base)
-        .args(["--steps", "fillseq", "--table-size", "20000000"])
-        .args(["--write-secs", "0.2", "--run-dir"])
-        .arg(&rd)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
-    assert!(
-        err.contains("fillseq wrote") && err.contains("of the 20000000 keys"),
-        "{err}"
-    );
 }
 
 /// A counted step ends when its operations are done, not when the duration flag's window
