@@ -124,3 +124,10 @@ fn without_turns_there_is_no_line() {
     let json = render(&data, Format::Json, &ReportOptions::default()).unwrap();
     assert!(!json.contains("\"contention\""), "{json}");
 }
+
+#[test]
+fn rates_in_turns_far_above_their_own_windows_are_warned_of_too() {
+    let data = rounds(2000.0);
+    let w = contention::warning(data.results()).expect("a warning above 1.5x");
+    assert!(w.contains("2.00×") && w.contains("above 1.5"), "{w}");
+}
