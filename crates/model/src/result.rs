@@ -290,17 +290,17 @@ pub struct StepResult {
     /// step is a slow measurement rather than an empty one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extended_secs: Option<f64>,
-    /// A closed-loop window of its own: the share of it the step's workers could run (not
+    /// An embedded target's closed-loop window of its own: the share of it the step's workers could run (not
     /// waiting for a CPU another process held; the kernel's per-thread run-queue wait,
     /// averaged over the workers). Its rates are over the whole window; this says how much
     /// a busy host slowed them (rounds in turns take that time off instead: `turns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub could_run: Option<f64>,
-    /// A server target: whether the run-queue waits of the server threads serving its
-    /// connections (PostgreSQL backends, MySQL connection threads) were read, so that its
-    /// turns and `could_run` count the time its client and its server could not run.
-    /// `false`: they could not be read (a remote host, pgbouncer, performance_schema off)
-    /// and its turns are charged whole. `None` for embedded engines.
+    /// A server target in turns: whether the run-queue waits of the server threads serving
+    /// its connections (PostgreSQL backends, MySQL connection threads) were read (reported
+    /// in `turns.waited_secs`; a server target is charged its turns whole either way).
+    /// `false`: they could not be read (a remote host, pgbouncer, performance_schema off).
+    /// `None` for embedded engines and windows of their own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_waits_read: Option<bool>,
     /// Measured by segments of one run (`--segment K/N`): the window they shared, and in a
@@ -367,6 +367,13 @@ pub struct TurnsInfo {
     /// workers): not charged to the target.
     #[serde(default)]
     pub lost_secs: f64,
+    /// A server target: seconds of its turns in which its client threads and the server
+    /// threads serving its connections waited for a CPU (the client side's mean plus the
+    /// server side's), read but not taken off: on this VM such waits overlap the target's
+    /// own work and did not track what it lost (bench/results-server-charge-20261127.md),
+    /// so a server target is charged its turns whole. `None` when not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_secs: Option<f64>,
     /// Times this round was measured again because a target could not run for enough of
     /// its turns (a busy host); the result is the last try.
     #[serde(default, skip_serializing_if = "is_zero")]

@@ -2,10 +2,10 @@
 //! in turns relative to its rate in a window of its own (the first round), the share of its
 //! turns' time other processes took (not charged), the rounds measured again and the windows
 //! extended; one line beside the noise floor, and a warning when the rates in turns fall
-//! well below the windows of their own. Server targets count like embedded ones when the
-//! threads serving their connections could be read (their client's and server's waits are
-//! taken off alike in turns and in windows of their own); the line names those whose could
-//! not.
+//! well below the windows of their own. Server targets are charged their turns whole (their
+//! client's and server's CPU waits overlap their own work, crate-level docs of
+//! dbdelta_runner::turns): the line gives what those waits came to, and names the targets
+//! whose server threads could not be read.
 
 use dbdelta_model::{StepKind, StepResult};
 use serde::Serialize;
@@ -17,8 +17,7 @@ use std::collections::BTreeMap;
 pub const LOW_RATIO: f64 = 0.8;
 
 /// Above this median ratio the time taken off the turns for waits on a busy host was more
-/// than the targets lost (a server's client and backend waits can overlap, and are added):
-/// the absolute rates are too high, and the report says so.
+/// than the targets lost: the absolute rates are too high, and the report says so.
 pub const HIGH_RATIO: f64 = 1.5;
 
 /// What turns cost one target on one step.
@@ -37,18 +36,20 @@ pub struct TurnsCost {
     /// Rounds in turns.
     pub rounds: usize,
     /// Share of its turns' time its workers waited for a CPU other processes held (taken
-    /// off the time it is charged).
+    /// off the time it is charged; 0 for a server target).
     pub lost_share: f64,
+    /// A server target whose server threads were read: the share of its turns' time its
+    /// client and server threads waited for a CPU (not taken off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waited_share: Option<f64>,
     /// Rounds measured again because a target could not run enough of its turns (the
     /// same rounds for every target of the step).
     pub retries: u32,
     /// Windows extended past their planned end to their first event.
     pub extended: usize,
     /// A server target: whether the CPU waits of the server threads serving its
-    /// connections were read in all its rounds in turns (its turns then lose the client's
-    /// and the server's waits); `false` when in some they were not (a remote host,
-    /// pgbouncer, performance_schema off: those turns are charged whole). Absent for
-    /// embedded engines.
+    /// connections were read in all its rounds in turns; `false` when in some they were not
+    /// (a remote host, pgbouncer, performance_schema off). Absent for embedded engines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_waits_read: Option<bool>,
 }
@@ -87,10 +88,16 @@ pub fn costs<'a>(results: impl IntoIterator<Item = &'a StepResult>) -> Vec<Turns
             let ratio = geomean(&rate(true))
                 .zip(geomean(&rate(false)))
                 .map(|(t, own)| t / own);
-            let (turn, lost) = rs
-                .iter()
-                .filter_map(|r| r.turns)
-                .fold((0.0, 0.0), |(t, l), i| (t + i.turn_secs, l + i.lost_secs));
+            let (turn, lost, waited) =
+                rs.iter()
+                    .filter_map(|r| r.turns)
+                    .fold((0.0, 0.0, None::<f64>), |(t, l, w), i| {
+                        let w = match (w, i.waited_secs) {
+                            (Some(a), Some(b)) => Some(a + b),
+                            (a, b) => a.or(b),
+                        };
+                        (t + i.turn_secs, l + i.lost_secs, w)
+                    });
             TurnsCost {
                 threads,
                 label,
@@ -98,6 +105,7 @@ pub fn costs<'a>(results: impl IntoIterator<Item = &'a StepResult>) -> Vec<Turns
                 ratio,
                 rounds: rs.iter().filter(|r| r.turns.is_some()).count(),
                 lost_share: if turn > 0.0 { lost / turn } else { 0.0 },
+                waited_share: waited.filter(|_| turn > 0.0).map(|w| w / turn),
                 retries: rs.iter().filter_map(|r| r.turns).map(|t| t.retries).sum(),
                 extended: rs.iter().filter(|r| r.extended_secs.is_some()).count(),
                 server_waits_read: rs
@@ -142,7 +150,12 @@ pub fn line<'a>(results: impl IntoIterator<Item = &'a StepResult>) -> Option<Str
              cells; a quiet host gives about 0.95)"
         ));
     }
-    let mut lost: Vec<f64> = costs.iter().map(|c| c.lost_share * 100.0).collect();
+    let embedded = |c: &&TurnsCost| c.server_waits_read.is_none();
+    let mut lost: Vec<f64> = costs
+        .iter()
+        .filter(embedded)
+        .map(|c| c.lost_share * 100.0)
+        .collect();
     let max_lost = lost.iter().copied().fold(0.0, f64::max);
     if let Some(m) = median(&mut lost) {
         parts.push(format!(
@@ -162,6 +175,28 @@ pub fn line<'a>(results: impl IntoIterator<Item = &'a StepResult>) -> Option<Str
             "{retries} round(s) measured again because a target could not run enough of its turns"
         ));
     }
+    let mut servers: Vec<&str> = costs
+        .iter()
+        .filter(|c| c.server_waits_read.is_some())
+        .map(|c| c.target.as_str())
+        .collect();
+    servers.sort_unstable();
+    servers.dedup();
+    if !servers.is_empty() {
+        let mut waited: Vec<f64> = costs.iter().filter_map(|c| c.waited_share).collect();
+        let waits = match median(&mut waited) {
+            Some(m) => format!(
+                "; their client and server threads waited for a CPU in {:.1} % of them \
+                 (median), not taken off: such waits overlap their own work",
+                m * 100.0
+            ),
+            None => String::new(),
+        };
+        parts.push(format!(
+            "server targets ({}) are charged their turns whole{waits}",
+            servers.join(", ")
+        ));
+    }
     let mut unread: Vec<&str> = costs
         .iter()
         .filter(|c| c.server_waits_read == Some(false))
@@ -172,7 +207,7 @@ pub fn line<'a>(results: impl IntoIterator<Item = &'a StepResult>) -> Option<Str
     if !unread.is_empty() {
         parts.push(format!(
             "the server's CPU waits of {} were not read (a remote host, pgbouncer or \
-             performance_schema off): their turns are charged whole",
+             performance_schema off)",
             unread.join(", ")
         ));
     }

@@ -24,6 +24,7 @@ fn rounds(in_turns: f64) -> ReportData {
                 wall_secs: 0.4,
                 turn_secs: 0.2,
                 lost_secs: 0.05,
+                waited_secs: None,
                 retries: u32::from(k == 3),
             });
             r.extended_secs = (k == 4 && t == "a").then_some(0.3);
@@ -75,28 +76,40 @@ fn the_line_beside_the_noise_floor_says_what_turns_cost() {
 }
 
 #[test]
-fn a_server_target_whose_waits_were_not_read_is_named() {
+fn server_targets_are_named_charged_whole_with_what_their_chains_waited() {
     let mut data = rounds(950.0);
-    // Target b: a server whose threads could not be read in one round in turns; a: read.
+    // Two servers, charged whole (nothing lost): a's chain waited 0.1 s of each 0.2 s of
+    // turns; b's server threads could not be read in round 3.
     for r in data.runs[0].results.iter_mut() {
-        r.server_waits_read = Some(!(r.target == "b" && r.repeat == 3));
+        let read = !(r.target == "b" && r.repeat == 3);
+        r.server_waits_read = Some(read);
+        if let Some(t) = r.turns.as_mut() {
+            t.lost_secs = 0.0;
+            t.waited_secs = (read && r.target == "a").then_some(0.1);
+        }
     }
     let costs = contention::costs(data.results());
-    let read: Vec<(&str, Option<bool>)> = costs
+    let read: Vec<(&str, Option<bool>, Option<f64>)> = costs
         .iter()
-        .map(|c| (c.target.as_str(), c.server_waits_read))
+        .map(|c| (c.target.as_str(), c.server_waits_read, c.waited_share))
         .collect();
-    assert_eq!(read, vec![("a", Some(true)), ("b", Some(false))]);
-    let line = contention::line(data.results()).unwrap();
-    assert!(
-        line.contains("the server's CPU waits of b were not read")
-            && line.contains("charged whole"),
-        "{line}"
+    assert_eq!(
+        read,
+        vec![("a", Some(true), Some(0.5)), ("b", Some(false), None)]
     );
-    // Embedded targets (no server) and servers read everywhere: no such part.
-    assert!(!contention::line(rounds(950.0).results())
-        .unwrap()
-        .contains("were not read"));
+    let line = contention::line(data.results()).unwrap();
+    for part in [
+        "server targets (a, b) are charged their turns whole",
+        "waited for a CPU in 50.0 % of them (median), not taken off",
+        "the server's CPU waits of b were not read",
+    ] {
+        assert!(line.contains(part), "{part:?} not in {line}");
+    }
+    // Servers only: no embedded share of the turns other processes held.
+    assert!(!line.contains("other processes held"), "{line}");
+    // Embedded targets: no such parts.
+    let embedded = contention::line(rounds(950.0).results()).unwrap();
+    assert!(!embedded.contains("were not read") && !embedded.contains("server targets"));
 }
 
 #[test]

@@ -390,9 +390,9 @@ fn run_jobs(
     let mut met: Option<Result<dbdelta_model::SegmentWindow, String>> = None;
     let live: Vec<Padded> = (0..jobs.len()).map(|_| Padded::default()).collect();
     let n_jobs = jobs.len();
-    // A server target's work runs in the server threads serving its connections too:
-    // their run-queue waits count beside the client's, in turns and in a window of its
-    // own; where none can be read (crate::turns) the target is charged as before.
+    // A server target's work runs in the server threads serving its connections too: in
+    // turns their run-queue waits are read beside the client's and reported, not taken off
+    // (crate::turns says why).
     let servers_read = !engine.embedded() && servers_read(plan, servers);
     let shared = Shared {
         stop,
@@ -441,7 +441,6 @@ fn run_jobs(
     let (mut cpu_at_window, mut cpu_at_end) = (None, None);
     // A closed-loop window of its own: its workers' run-queue waits at its edges.
     let (mut waits_at_window, mut waits_at_end) = (Vec::new(), Vec::new());
-    let (mut server_waits_at_window, mut server_waits_at_end) = (Vec::new(), Vec::new());
     let (mut counters_at_window, mut counters_at_end) = (None, None);
     // The probe's connection is opened before the step so reading it costs one query.
     let mut probe = plan
@@ -555,7 +554,6 @@ fn run_jobs(
             if !window_begun && now >= window_start {
                 window_begun = true;
                 waits_at_window = window_waits(&shared);
-                server_waits_at_window = thread_waits(servers);
                 if !sample_before {
                     cpu_at_window = Some(process_cpu_secs());
                     if !(shared_host && engine.embedded()) {
@@ -610,7 +608,6 @@ fn run_jobs(
         // The client's CPU of the window, not of a paced step's drain after it.
         cpu_at_end = Some(process_cpu_secs());
         waits_at_end = window_waits(&shared);
-        server_waits_at_end = thread_waits(servers);
         let os = sampler.take().map(SamplerHandle::stop);
         // A failed or interrupted step is not compared, and its server may be the reason
         // (stalled): do not wait on it for counters.
@@ -672,9 +669,14 @@ fn run_jobs(
     // In turns, the rates are over the time this target could run in its own turns inside
     // the window.
     let wall_window = actual_window;
-    let mut charge = None;
+    let (mut charge, mut waited) = (None, None);
     if let (Some(t), false) = (&plan.turn, stop.requested()) {
-        let c = t.turns.charge(t.index);
+        let mut c = t.turns.charge(t.index);
+        if !engine.embedded() {
+            // Charged whole: the chain's waits are reported, not taken off.
+            waited = servers_read.then_some(c.lost);
+            c.lost = Duration::ZERO;
+        }
         actual_window = charged(c);
         charge = Some(c);
     }
@@ -682,8 +684,8 @@ fn run_jobs(
     let extended = (stretched > 0 && !stop.requested())
         .then(|| Duration::from_nanos(stretched).saturating_sub(plan.warmup + plan.window));
     let interrupted = stop.requested();
-    // As in turns: an embedded engine's workers, a server target's client and server
-    // threads when the server's could be read (else nothing: the client alone is part of it).
+    // As in turns: an embedded engine's workers (a server target's waits are not what it
+    // lost, crate::turns).
     let own = |start: &[(u32, u64)], end: &[(u32, u64)]| -> Vec<u64> {
         start
             .iter()
@@ -693,16 +695,10 @@ fn run_jobs(
             })
             .collect()
     };
-    let stages = [
-        own(&waits_at_window, &waits_at_end),
-        own(&server_waits_at_window, &server_waits_at_end),
-    ];
-    let could_run = ((engine.embedded() || servers_read)
-        && plan.turn.is_none()
-        && plan.rate.is_none()
-        && !interrupted)
-        .then(|| could_run(&stages, wall_window))
-        .flatten();
+    let could_run =
+        (engine.embedded() && plan.turn.is_none() && plan.rate.is_none() && !interrupted)
+            .then(|| could_run(&own(&waits_at_window, &waits_at_end), wall_window))
+            .flatten();
     let merged = std::mem::take(
         &mut *shared
             .recording
@@ -717,6 +713,7 @@ fn run_jobs(
             counted: actual_window,
             wall: wall_window,
             charge,
+            waited,
             extended,
         },
         started_unix,
@@ -729,7 +726,7 @@ fn run_jobs(
         result.status = StepStatus::Failed { reason: why };
     }
     result.could_run = could_run;
-    result.server_waits_read = (!engine.embedded()).then_some(servers_read);
+    result.server_waits_read = (!engine.embedded() && plan.turn.is_some()).then_some(servers_read);
     match met {
         Some(Ok(window)) => result.segments = Some(window),
         Some(Err(why)) => {
@@ -1157,6 +1154,9 @@ struct Windows {
     wall: Duration,
     /// In turns: this target's turns and what of them it could not run.
     charge: Option<crate::turns::Charge>,
+    /// A server target in turns: what its client and server threads waited for a CPU in
+    /// its turns (reported, not taken off).
+    waited: Option<Duration>,
     /// How far the window ran past its planned end (stretched to its first event).
     extended: Option<Duration>,
 }
@@ -1172,38 +1172,26 @@ fn window_waits(shared: &Shared<'_>) -> Vec<(u32, u64)> {
         .collect()
 }
 
-/// The share of a `window` the target could run: one less what its run-queue waits over it
-/// took (`stages`: the workers', then a server target's server threads'; added as in turns,
-/// crate::runqueue::lost_in_chain); `None` without the workers' readings at both edges.
-fn could_run(stages: &[Vec<u64>; 2], window: Duration) -> Option<f64> {
-    if stages[0].is_empty() || window.is_zero() {
+/// The share of a `window` an embedded target could run: one less the mean of its workers'
+/// run-queue waits over it (crate::runqueue::lost_in_chain); `None` without the workers'
+/// readings at both edges.
+fn could_run(workers: &[u64], window: Duration) -> Option<f64> {
+    if workers.is_empty() || window.is_zero() {
         return None;
     }
-    let lost = crate::runqueue::lost_in_chain(window, window, &[&stages[0], &stages[1]]);
+    let lost = crate::runqueue::lost_in_chain(window, window, &[workers]);
     Some(1.0 - lost.as_secs_f64() / window.as_secs_f64())
 }
 
-/// The run-queue waits (ns) of server threads now, by thread id.
-fn thread_waits(servers: &[ServerThread]) -> Vec<(u32, u64)> {
-    servers
-        .iter()
-        .filter_map(|s| {
-            let w = crate::runqueue::ThreadClock::open_other(s.pid, s.tid)?.wait_ns()?;
-            Some((s.tid, w))
-        })
-        .collect()
-}
-
-/// Registers a server target's server threads with its turns (or, outside turns, checks
-/// that one can be read for its window's `could_run`): true when at least one can.
+/// Registers a server target's server threads with its turns, so the CPU waits of its
+/// chain are read and reported: true when at least one can be read (false outside turns).
 fn servers_read(plan: &StepPlan, servers: &[ServerThread]) -> bool {
-    match &plan.turn {
-        Some(t) => servers
+    plan.turn.as_ref().is_some_and(|t| {
+        servers
             .iter()
             .map(|s| t.turns.register_server(t.index, s.pid, s.tid))
-            .fold(false, |any, ok| any | ok),
-        None => !thread_waits(servers).is_empty(),
-    }
+            .fold(false, |any, ok| any | ok)
+    })
 }
 
 /// The most of a target's turns taken off as time it could not run: a target that ran a
@@ -1415,6 +1403,7 @@ fn assemble(
                 wall_secs,
                 turn_secs: c.turns.as_secs_f64(),
                 lost_secs: c.turns.saturating_sub(charged(c)).as_secs_f64(),
+                waited_secs: window.waited.map(|w| w.as_secs_f64()),
                 retries: 0,
             }
         }),

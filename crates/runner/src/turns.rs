@@ -15,12 +15,14 @@
 //!
 //! An embedded engine's workers are the engine: the mean of their waits is what the target
 //! could not run. A server target's work runs in its client threads and in the server
-//! threads serving its connections ([`Turns::register_server`]): one connection's work is a
-//! serial chain through both, so the client side's mean wait and the server side's add up
-//! (crate::runqueue::lost_in_chain). A server target whose server threads cannot be read
-//! (a remote host, pgbouncer, performance_schema off) registers nothing and is charged its
-//! turns whole: its client's waits alone are only part of the chain's (they once charged
-//! PostgreSQL 4x its own window's rate at a load of 12).
+//! threads serving its connections ([`Turns::register_server`]); their waits are read as
+//! one serial chain (crate::runqueue::lost_in_chain) but the caller charges a server target
+//! its turns whole and reports the waits: measured on this VM with a competitor in one of
+//! two identical PostgreSQL targets' turns, the chain waited 65-75 % of its turns while its
+//! rate fell 0-30 % (or rose), and taking the waits off put the identical targets 1.3-2.3x
+//! apart where whole turns kept them within 0.68-1.31x
+//! (bench/results-server-charge-20261127.md): a client woken onto a busy CPU waits while
+//! its backend still works, so the waits overlap the chain's own work.
 
 use crate::gate::Gate;
 use crate::runqueue::{lost_in_chain, ThreadClock};

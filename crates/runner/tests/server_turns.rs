@@ -1,22 +1,22 @@
-//! A server target in turns is charged its turns less what its client AND the backend
-//! serving its connection could not run: two managed PostgreSQL 15 servers take turns on
-//! point queries while competitors spin on every CPU during target 0's turns only. Charged
-//! whole turns, target 0's rate would fall with what the competitors took; charged the time
-//! its chain (event loop, then backend) could run, the two identical targets' rates stay
-//! close.
+//! A server target in turns is charged its turns whole, and what its chain (the client's
+//! event loop, then the backend serving its connection) waited for a CPU is read and
+//! reported: two managed PostgreSQL 15 servers take turns on point queries while competitor
+//! processes run on every CPU during target 0's turns only. Their waits are not taken off:
+//! measured so, they overlapped the chain's own work and set the identical targets 1.3-2.3x
+//! apart (bench/results-server-charge-20261127.md).
 
 use dbdelta_engine::OpenOptions;
 use dbdelta_engine_postgres::PostgresEngine;
 use dbdelta_model::testing::{require, OptionsBuilder};
 use dbdelta_model::{StepResult, StepStatus, TargetSpec};
-use dbdelta_runner::turns::{pin_worker, Turn, Turns};
+use dbdelta_runner::turns::{Turn, Turns};
 use dbdelta_runner::{measure_step, ConnectPlan, Silent, StepPlan, StopFlag};
 use dbdelta_workload::benchmark::Benchmark;
 use dbdelta_workload::sysbench::{SysbenchBenchmark, SysbenchStep};
 use dbdelta_workload::Suite;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const BIN: &str = "/usr/lib/postgresql/15/bin";
 const ROUNDS: usize = 6;
@@ -66,16 +66,22 @@ fn plan(target: &str, turn: Turn) -> StepPlan {
     }
 }
 
-/// Events, charged seconds, turn seconds of one target's rounds.
-fn totals(rs: &[StepResult]) -> (f64, f64, f64) {
-    rs.iter().fold((0.0, 0.0, 0.0), |(e, s, t), r| {
+/// Events, charged seconds, turn seconds, seconds its chain waited of one target's rounds.
+fn totals(rs: &[StepResult]) -> (f64, f64, f64, f64) {
+    rs.iter().fold((0.0, 0.0, 0.0, 0.0), |(e, s, t, w), r| {
         let turns = r.turns.unwrap_or_default();
-        (e + r.events as f64, s + r.seconds, t + turns.turn_secs)
+        let waited = turns.waited_secs.unwrap_or_default();
+        (
+            e + r.events as f64,
+            s + r.seconds,
+            t + turns.turn_secs,
+            w + waited,
+        )
     })
 }
 
 #[test]
-fn a_postgres_target_is_not_charged_what_its_backend_could_not_run() {
+fn a_postgres_target_is_charged_its_turns_whole_and_its_chains_waits_are_read() {
     if !require(
         &["/usr/lib/postgresql/15/bin/initdb"],
         "apt-get install postgresql-15",
@@ -93,23 +99,39 @@ fn a_postgres_target_is_not_charged_what_its_backend_could_not_run() {
     let done = AtomicBool::new(false);
     let mut results: [Vec<StepResult>; 2] = [Vec::new(), Vec::new()];
     std::thread::scope(|s| {
-        // A competitor on every CPU, busy only while target 0 holds the turn: its event
-        // loop and its backend wait for a CPU, target 1's do not (more than the host does).
-        for k in 0..cpus {
-            let (current, done) = (&current, &done);
-            s.spawn(move || {
-                pin_worker(k);
-                while !done.load(Ordering::Relaxed) {
-                    let t = current.lock().unwrap().clone();
-                    if t.is_some_and(|t| t.owner() == 0) {
-                        let t = Instant::now();
-                        while t.elapsed() < Duration::from_millis(1) {}
-                    } else {
-                        std::thread::sleep(Duration::from_micros(200));
-                    }
+        // A competitor process on every CPU (`yes`, as on a shared host), running only
+        // while target 0 holds the turn: its event loop and its backend wait for a CPU,
+        // target 1's do not (more than the host does).
+        let hogs: Vec<std::process::Child> = (0..cpus)
+            .map(|_| {
+                std::process::Command::new("yes")
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .expect("spawn yes")
+            })
+            .collect();
+        let signal = |hogs: &[std::process::Child], sig: i32| {
+            for h in hogs {
+                // SAFETY: kill(2) on a child of this process.
+                unsafe { libc::kill(h.id() as i32, sig) };
+            }
+        };
+        signal(&hogs, libc::SIGSTOP);
+        let (current, done) = (&current, &done);
+        let switch = s.spawn(move || {
+            let mut running = false;
+            while !done.load(Ordering::Relaxed) {
+                let t = current.lock().unwrap().clone();
+                let a_owns = t.is_some_and(|t| t.owner() == 0);
+                if a_owns != running {
+                    signal(&hogs, if a_owns { libc::SIGCONT } else { libc::SIGSTOP });
+                    running = a_owns;
                 }
-            });
-        }
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            signal(&hogs, libc::SIGKILL);
+            hogs
+        });
         for round in 0..ROUNDS {
             let turns = Arc::new(Turns::new(2, Duration::from_millis(10), round % 2));
             *current.lock().unwrap() = Some(turns.clone());
@@ -139,31 +161,29 @@ fn a_postgres_target_is_not_charged_what_its_backend_could_not_run() {
             }
         }
         done.store(true, Ordering::Relaxed);
+        for mut h in switch.join().unwrap() {
+            let _ = h.wait();
+        }
     });
     let (a, b) = (totals(&results[0]), totals(&results[1]));
-    let could = |(_, charged, turns): (f64, f64, f64)| charged / turns;
-    let charged = (a.0 / a.1) / (b.0 / b.1);
-    let whole = (a.0 / a.2) / (b.0 / b.2);
+    let waited = |(_, _, turns, waited): (f64, f64, f64, f64)| waited / turns;
     let seen = format!(
-        "a could run {:.2} of its turns, b {:.2}; rate a/b charged {charged:.2}, whole turns \
-         {whole:.2}",
-        could(a),
-        could(b)
+        "a's chain waited {:.2} of its turns, b's {:.2}; rate a/b {:.2}",
+        waited(a),
+        waited(b),
+        (a.0 / a.1) / (b.0 / b.1)
     );
     eprintln!("{seen}");
-    // The starved target is charged less than its turns: its backend's and its event
-    // loop's waits were read.
-    assert!(a.1 < a.2, "{seen}");
-    if could(b) < 0.4 {
-        // A host so busy that even target 1 could run under 0.4 of its turns (two CPU hogs:
-        // each woken link of the chain waits out a hog's time slice) has both near the most
-        // taken off (three quarters): nothing to tell apart.
-        return;
+    // Charged whole: nothing taken off.
+    for r in results.iter().flatten() {
+        let t = r.turns.expect("in turns");
+        assert_eq!(t.lost_secs, 0.0, "{r:?}");
+        assert!((r.seconds - t.turn_secs).abs() < 1e-9, "{r:?}");
+        assert!(t.waited_secs.is_some(), "{r:?}");
     }
-    assert!(could(a) < 0.9 * could(b), "{seen}");
-    // Identical servers charged alike: closer rates than whole turns, and the same rate
-    // within a wide margin (the charged time is a difference of two large ones on a busy
-    // host).
-    assert!(charged.ln().abs() < whole.ln().abs(), "{seen}");
-    assert!((0.5..=2.0).contains(&charged), "{seen}");
+    // The competitors ran in a's turns only: its chain waited longer than b's, unless the
+    // host kept both waiting most of their turns (other work beside the test).
+    if waited(b) < 0.6 {
+        assert!(waited(a) > waited(b), "{seen}");
+    }
 }

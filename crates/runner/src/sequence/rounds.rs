@@ -495,6 +495,7 @@ mod tests {
                 wall_secs: 0.2,
                 turn_secs,
                 lost_secs,
+                waited_secs: None,
                 retries: 0,
             }),
             ..StepResult::default()
