@@ -108,3 +108,58 @@ fn seconds_without_progress_mark_the_step_stalled() {
     assert_eq!(r["status"]["state"], "stalled", "{}", r["status"]);
     assert!(r["qps"].as_f64().unwrap() > 0.0, "its numbers are kept");
 }
+
+/// In rounds, a window that stalled while its events went on completing (a busy host: a
+/// commit's fsync waiting seconds for the kernel's writeback) is measured again, the whole
+/// round on every target: the run succeeds and every result of the round says why.
+#[test]
+fn a_round_whose_window_stalled_once_is_measured_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("run");
+    let out = dbdelta()
+        .args([
+            "run",
+            "--quiet",
+            "--no-store",
+            "-t",
+            "a=mock?stall_once=2500ms",
+            "-t",
+            "b=mock",
+            "--steps",
+            "point-query",
+            "--table-size",
+            "100",
+            "--read-secs",
+            "2.2",
+            "--warmup-secs",
+            "0",
+            "--repeat",
+            "2",
+            "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    for t in ["a", "b"] {
+        let rounds: Vec<serde_json::Value> = std::fs::read_dir(rd.join("results").join(t))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().contains("point-query"))
+            .map(|p| read_json(&p))
+            .collect();
+        assert_eq!(rounds.len(), 2, "{t}: {rounds:?}");
+        for r in &rounds {
+            assert_eq!(r["status"]["state"], "ok", "{t}: {r}");
+            let again = r["actions"].to_string();
+            // Round 1 stalled on a (its first query waited 2.5 s) and was measured again.
+            assert_eq!(
+                again.contains("round measured again 1 time(s): a's window stalled"),
+                r["repeat"] == 1,
+                "{t}: {r}"
+            );
+        }
+    }
+}

@@ -6,7 +6,8 @@
 //! `fail_rate` (0..1, statement errors that are not retried), `fail_on` (statements
 //! containing this text fail hard), `seed`, `families` (`sql`, `kv`
 //! or `sql,kv`: the operation families it serves; key-value operations take the same
-//! service time, reads return one row and scans `count`).
+//! service time, reads return one row and scans `count`), `stall_once` (a duration: the
+//! first SELECT the target serves takes that long, once — a one-off stall).
 //!
 //! Its own crate, outside the seam: the mock is an engine like the others (it implements
 //! the seam's traits and nothing more), and the seam holds no engine.
@@ -20,7 +21,7 @@ use dbdelta_engine::{
 use dbdelta_model::TargetSpec;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,8 @@ pub struct MockConfig {
     pub fail_on: Option<String>,
     /// Seed of the mock's random draws.
     pub seed: u64,
+    /// The first SELECT the target serves takes this long instead (once per target).
+    pub stall_once: Option<Duration>,
     /// The operation families served.
     pub families: &'static [Family],
 }
@@ -91,6 +94,7 @@ impl MockConfig {
             fail_on: None,
             seed: 1,
             families: &[Family::Sql],
+            stall_once: None,
         };
         for (k, v) in &spec.params {
             match k.as_str() {
@@ -121,6 +125,11 @@ impl MockConfig {
                         .ok_or_else(|| bad(k, v, "use a probability between 0 and 1"))?
                 }
                 "fail_on" => cfg.fail_on = Some(v.clone()),
+                "stall_once" => {
+                    cfg.stall_once = Some(parse_duration(v).ok_or_else(|| {
+                        bad(k, v, "write a duration up to a day, such as 2500ms")
+                    })?)
+                }
                 "families" => {
                     cfg.families = match v.as_str() {
                         "sql" => &[Family::Sql],
@@ -136,7 +145,7 @@ impl MockConfig {
                 }
                 _ => {
                     return Err(EngineError::config(format!(
-                        "target '{}': unknown mock parameter '{k}': known are latency, dist, error_rate, fail_rate, fail_on, seed, families",
+                        "target '{}': unknown mock parameter '{k}': known are latency, dist, error_rate, fail_rate, fail_on, seed, families, stall_once",
                         spec.name
                     )))
                 }
@@ -176,6 +185,8 @@ impl EngineConfig for MockConfig {
 pub struct MockEngine {
     cfg: MockConfig,
     connections: Arc<AtomicU64>,
+    /// Set once `stall_once` has been served.
+    stalled: Arc<AtomicBool>,
 }
 
 impl MockEngine {
@@ -184,6 +195,7 @@ impl MockEngine {
         MockEngine {
             cfg,
             connections: Arc::new(AtomicU64::new(0)),
+            stalled: Arc::new(AtomicBool::new(false)),
         }
     }
 }
@@ -199,6 +211,7 @@ impl Engine for MockEngine {
             cfg: self.cfg.clone(),
             sqls: StatementTexts::default(),
             rng: splitmix(self.cfg.seed ^ (n + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            stalled: self.stalled.clone(),
         }))
     }
 
@@ -246,6 +259,7 @@ pub struct MockConnection {
     cfg: MockConfig,
     sqls: StatementTexts,
     rng: u64,
+    stalled: Arc<AtomicBool>,
 }
 
 fn splitmix(mut x: u64) -> u64 {
@@ -271,6 +285,15 @@ impl MockConnection {
         };
         if wait > 0.0 {
             spin_sleep(Duration::from_secs_f64(wait));
+        }
+        if let Some(stall) = self.cfg.stall_once {
+            let select = sql
+                .trim_start()
+                .get(..6)
+                .is_some_and(|w| w.eq_ignore_ascii_case("SELECT"));
+            if select && !self.stalled.swap(true, Ordering::SeqCst) {
+                std::thread::sleep(stall);
+            }
         }
         if let Some(f) = &self.cfg.fail_on {
             if sql.contains(f.as_str()) {

@@ -536,7 +536,7 @@ fn run_jobs(
             if !(shared_host && engine.embedded()) {
                 counters_at_window = engine_counters(engine, plan, "start", progress);
             }
-            probe_at_window = probe.as_mut().map(OpenProbe::read);
+            probe_at_window = probe.as_mut().map(|p| p.read(plan.statement_timeout));
         }
         shared.barrier.wait();
         let window_start = t0 + plan.warmup;
@@ -559,7 +559,7 @@ fn run_jobs(
                     if !(shared_host && engine.embedded()) {
                         counters_at_window = engine_counters(engine, plan, "start", progress);
                     }
-                    probe_at_window = probe.as_mut().map(OpenProbe::read);
+                    probe_at_window = probe.as_mut().map(|p| p.read(plan.statement_timeout));
                 }
                 if !shared_host {
                     sampler = crate::observe::start_sampler(
@@ -617,7 +617,7 @@ fn run_jobs(
             .filter(|_| ending_normally)
             .and_then(|_| engine_counters(engine, plan, "end", progress));
         if probe_at_window.is_some() {
-            probe_at_end = probe.as_mut().map(OpenProbe::read);
+            probe_at_end = probe.as_mut().map(|p| p.read(plan.statement_timeout));
         }
         let stopped = recording.take().map(|r| r.and_then(|r| r.stop()));
         // A paced step's workers drain the events intended in the window: keep showing

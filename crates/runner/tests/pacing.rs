@@ -67,6 +67,7 @@ fn engine_with(latency: Duration) -> MockEngine {
         fail_on: None,
         seed: 1,
         families: &[dbdelta_engine::Family::Sql],
+        stall_once: None,
     })
 }
 
