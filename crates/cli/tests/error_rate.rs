@@ -114,34 +114,22 @@ fn seconds_without_progress_mark_the_step_stalled() {
 /// round on every target: the run succeeds and every result of the round says why.
 #[test]
 fn a_round_whose_window_stalled_once_is_measured_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("run");
-    let out = dbdelta()
-        .args([
-            "run",
-            "--quiet",
-            "--no-store",
-            "-t",
-            "a=mock?stall_once=2500ms",
-            "-t",
-            "b=mock",
-            "--steps",
-            "point-query",
-            "--table-size",
-            "100",
-            "--read-secs",
-            "2.2",
-            "--warmup-secs",
-            "0",
-            "--repeat",
-            "2",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let (_dir, rd) = common::run_ok(&[
+        "-t",
+        "a=mock?stall_once=2500ms",
+        "-t",
+        "b=mock",
+        "--steps",
+        "point-query",
+        "--table-size",
+        "100",
+        "--read-secs",
+        "2.2",
+        "--warmup-secs",
+        "0",
+        "--repeat",
+        "2",
+    ]);
     for t in ["a", "b"] {
         let rounds: Vec<serde_json::Value> = std::fs::read_dir(rd.join("results").join(t))
             .unwrap()

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{dbdelta, require, step_results, succeed};
+use common::{dbdelta, require, run_ok, step_results, succeed};
 use dbdelta_model::StepResult;
 
 fn step<'a>(all: &'a [StepResult], name: &str) -> &'a StepResult {
@@ -24,40 +24,30 @@ fn the_db_bench_sequence_on_rocksdb_with_a_known_effect() {
         return;
     }
     let keys = 60_000u64;
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("run");
-    succeed(
-        dbdelta()
-            .args([
-                "run",
-                "--quiet",
-                "--no-store",
-                "--suite",
-                "kv",
-                "-t",
-                "cached=rocksdb:?use_direct_reads=true&write_buffer_size=1M",
-                // 60k keys x 420 B = 25 MB of data (in SST files: 1 MB memtables): a 256 KB cache is
-                // 1/100 of it.
-                "-t",
-                "small=rocksdb:?use_direct_reads=true&write_buffer_size=1M&cache_size=256K",
-                "--table-size",
-                &keys.to_string(),
-                "--threads",
-                "2",
-                "--read-secs",
-                "1.5",
-                "--write-secs",
-                "1.5",
-                "--warmup-secs",
-                "0.3",
-                // One window per target and step: the checks below read one (the kv
-                // preset's rounds are tested in suite_rounds.rs).
-                "--repeat",
-                "1",
-                "--run-dir",
-            ])
-            .arg(&rd),
-    );
+    let (_dir, rd) = run_ok(&[
+        "--suite",
+        "kv",
+        "-t",
+        "cached=rocksdb:?use_direct_reads=true&write_buffer_size=1M",
+        // 60k keys x 420 B = 25 MB of data (in SST files: 1 MB memtables): a 256 KB cache is
+        // 1/100 of it.
+        "-t",
+        "small=rocksdb:?use_direct_reads=true&write_buffer_size=1M&cache_size=256K",
+        "--table-size",
+        &keys.to_string(),
+        "--threads",
+        "2",
+        "--read-secs",
+        "1.5",
+        "--write-secs",
+        "1.5",
+        "--warmup-secs",
+        "0.3",
+        // One window per target and step: the checks below read one (the kv
+        // preset's rounds are tested in suite_rounds.rs).
+        "--repeat",
+        "1",
+    ]);
     for target in ["cached", "small"] {
         let all = step_results(&rd, target);
         let measured: Vec<&StepResult> = all
@@ -258,31 +248,21 @@ fn fillseq_writes_every_key_past_a_short_write_window() {
         return;
     }
     let keys = 100_000u64;
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("run");
-    succeed(
-        dbdelta()
-            .args([
-                "run",
-                "--quiet",
-                "--no-store",
-                "--suite",
-                "kv",
-                "-t",
-                "a=rocksdb:",
-                "--steps",
-                "fillseq,readrandom",
-                "--table-size",
-                &keys.to_string(),
-                // Far shorter than writing 100,000 keys takes on any host.
-                "--write-secs",
-                "0.05",
-                "--read-secs",
-                "0.2",
-                "--run-dir",
-            ])
-            .arg(&rd),
-    );
+    let (_dir, rd) = run_ok(&[
+        "--suite",
+        "kv",
+        "-t",
+        "a=rocksdb:",
+        "--steps",
+        "fillseq,readrandom",
+        "--table-size",
+        &keys.to_string(),
+        // Far shorter than writing 100,000 keys takes on any host.
+        "--write-secs",
+        "0.05",
+        "--read-secs",
+        "0.2",
+    ]);
     let all = step_results(&rd, "a");
     let fill = step(&all, "fillseq");
     assert_eq!(
