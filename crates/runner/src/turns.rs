@@ -148,7 +148,7 @@ impl Turns {
     /// turns only: 0.97-0.99x the others on RocksDB reads in an A/A/A run. Rounds reverse the
     /// targets' order (crate::sequence), so each follows each other equally often.
     fn owner_of(&self, turn: u64) -> usize {
-        let pair = (turn + 1) / 2 % self.n as u64;
+        let pair = turn.div_ceil(2) % self.n as u64;
         (pair as usize + self.first) % self.n
     }
 
