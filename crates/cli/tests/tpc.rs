@@ -261,12 +261,16 @@ fn tpcc_is_consistent_on_every_engine() {
             .map(|t| t.count)
             .sum();
         // The counters move with the committed New-Orders; the window's edges may cut a
-        // few in flight: one per terminal at each edge while the probe reads, and on SQLite
-        // the probe's read itself can queue behind the writers, so a few more commit around
-        // an edge (9 of 1,727 seen once in three full runs). Counting the 1 % rolled-back
-        // New-Orders as committed would be off by about 1 % plus the edges; missing a
-        // district's counter, by half.
-        let slack = 8.0_f64.max(counted as f64 * 0.0075);
+        // few in flight: one per terminal at each edge while the probe reads (it reads
+        // first at the window's start). Counting the 1 % rolled-back New-Orders as committed
+        // would be off by about 1 % plus the edges; missing a district's counter, by half.
+        // PostgreSQL's and MariaDB's probe reads a snapshot at once (1 of 1,558 and 1 of
+        // 1,464 with two CPU hogs beside); SQLite's queues behind the writers' commits
+        // (rollback journal), whose fsyncs under two CPU hogs took long enough for 13 of 321
+        // to commit meanwhile: its bound is looser, the others check the 1 %.
+        let share = if name == "lite" { 0.05 } else { 0.0075 };
+        let slack = 8.0_f64.max(counted as f64 * share);
+        eprintln!("{name}: {new_orders} new orders by the districts, {counted} by the client");
         assert!(
             (new_orders - counted as f64).abs() <= slack,
             "{name}: {new_orders} new orders counted by the districts, {counted} by the client"

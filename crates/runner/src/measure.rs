@@ -553,13 +553,17 @@ fn run_jobs(
             let now = Instant::now();
             if !window_begun && now >= window_start {
                 window_begun = true;
+                if !sample_before {
+                    // First: the probe's number is the window's edge (TPC-C's new orders),
+                    // and every other reading takes time in which the terminals commit.
+                    probe_at_window = probe.as_mut().map(|p| p.read(plan.statement_timeout));
+                }
                 waits_at_window = window_waits(&shared);
                 if !sample_before {
                     cpu_at_window = Some(process_cpu_secs());
                     if !(shared_host && engine.embedded()) {
                         counters_at_window = engine_counters(engine, plan, "start", progress);
                     }
-                    probe_at_window = probe.as_mut().map(|p| p.read(plan.statement_timeout));
                 }
                 if !shared_host {
                     sampler = crate::observe::start_sampler(
