@@ -270,10 +270,21 @@ fn tpcc_is_consistent_on_every_engine() {
         // to commit meanwhile: its bound is looser, the others check the 1 %.
         let share = if name == "lite" { 0.05 } else { 0.0075 };
         let slack = 8.0_f64.max(counted as f64 * share);
-        eprintln!("{name}: {new_orders} new orders by the districts, {counted} by the client");
+        // The districts count from the probe's first reading, which a busy host delays
+        // (the result says by how much): the client's New-Orders of that part of the
+        // window do not count.
+        let lag = r.workload_stats["new-orders.start_lag_ms"] / 1000.0;
+        let expected = counted as f64 * (1.0 - lag / r.seconds).clamp(0.5, 1.0);
+        eprintln!(
+            "{name}: {new_orders} new orders by the districts, {counted} by the client, \
+             first reading {:.1} ms late",
+            lag * 1000.0
+        );
         assert!(
-            (new_orders - counted as f64).abs() <= slack,
-            "{name}: {new_orders} new orders counted by the districts, {counted} by the client"
+            (new_orders - expected).abs() <= slack,
+            "{name}: {new_orders} new orders counted by the districts, {counted} by the \
+             client ({expected:.0} after the first reading, {:.1} ms late)",
+            lag * 1000.0
         );
         let total: u64 = r.op_types.iter().map(|t| t.count).sum();
         assert_eq!(total, r.events);

@@ -448,6 +448,9 @@ fn run_jobs(
         .as_ref()
         .map(|p| OpenProbe::open(engine, p));
     let (mut probe_at_window, mut probe_at_end) = (None, None);
+    // How late the probe's first number was read after the window began (a coordinator
+    // woken on a busy host, a read queued behind a commit): its count starts then.
+    let mut probe_lag = Duration::ZERO;
     let mut sampler: Option<SamplerHandle> = None;
     let mut recording: Option<Result<Recording, ProfileError>> = None;
     let mut actual_window = plan.window;
@@ -557,6 +560,7 @@ fn run_jobs(
                     // First: the probe's number is the window's edge (TPC-C's new orders),
                     // and every other reading takes time in which the terminals commit.
                     probe_at_window = probe.as_mut().map(|p| p.read(plan.statement_timeout));
+                    probe_lag = Instant::now().saturating_duration_since(window_start);
                 }
                 waits_at_window = window_waits(&shared);
                 if !sample_before {
@@ -745,10 +749,21 @@ fn run_jobs(
             (Some(Ok(a)), Some(Ok(b))) => {
                 let diff = b - a;
                 result.workload_stats.insert(p.name.clone(), diff);
+                let lag = probe_lag.as_secs_f64();
+                result
+                    .workload_stats
+                    .insert(format!("{}.start_lag_ms", p.name), lag * 1000.0);
                 if let Some(unit) = p.per_minute_unit {
                     if result.is_ok() {
+                        // Over the time the counter counted: from its first reading on.
+                        let counted = result.seconds - lag;
+                        let secs = if counted > 0.5 * result.seconds {
+                            counted
+                        } else {
+                            result.seconds
+                        };
                         result.throughput = Throughput {
-                            value: diff / result.seconds.max(1e-9) * 60.0,
+                            value: diff / secs.max(1e-9) * 60.0,
                             unit,
                         };
                     }
