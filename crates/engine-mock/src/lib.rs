@@ -286,15 +286,6 @@ impl MockConnection {
         if wait > 0.0 {
             spin_sleep(Duration::from_secs_f64(wait));
         }
-        if let Some(stall) = self.cfg.stall_once {
-            let select = sql
-                .trim_start()
-                .get(..6)
-                .is_some_and(|w| w.eq_ignore_ascii_case("SELECT"));
-            if select && !self.stalled.swap(true, Ordering::SeqCst) {
-                std::thread::sleep(stall);
-            }
-        }
         if let Some(f) = &self.cfg.fail_on {
             if sql.contains(f.as_str()) {
                 return Err(EngineError::statement(format!("mock failure on '{f}'")));
@@ -311,6 +302,11 @@ impl MockConnection {
         }
         let head = sql.trim_start().as_bytes();
         let is = |w: &[u8]| head.len() >= w.len() && head[..w.len()].eq_ignore_ascii_case(w);
+        if let Some(stall) = self.cfg.stall_once {
+            if is(b"SELECT") && !self.stalled.swap(true, Ordering::SeqCst) {
+                std::thread::sleep(stall);
+            }
+        }
         Ok(if is(b"SELECT") {
             Outcome {
                 rows: nparams.max(1) as u64,

@@ -324,26 +324,69 @@ fn measure_turns_until_run(
     stop: &StopFlag,
     progress: &dyn Progress,
 ) -> Vec<(usize, StepPlan, StepResult)> {
-    let mut retries = 0;
-    loop {
-        let mut results = measure_in_turns(targets, plans.clone(), turn_ms, stop, progress);
-        let why = starved(&results.iter().map(|(_, _, r)| r).collect::<Vec<_>>());
-        if why.is_empty() || retries >= MAX_TURN_RETRIES || stop.requested() {
-            for (_, _, r) in &mut results {
-                if let Some(t) = r.turns.as_mut() {
-                    t.retries = retries;
-                }
-                progress.step_finished(r);
-            }
-            return results;
+    let again = Again {
+        round,
+        most: MAX_TURN_RETRIES,
+        how: "in turns ",
+    };
+    let (mut results, retries, _) = again.measure(
+        || {
+            (
+                measure_in_turns(targets, plans.clone(), turn_ms, stop, progress),
+                false,
+            )
+        },
+        |rs| starved(&rs.iter().map(|(_, _, r)| r).collect::<Vec<_>>()),
+        stop,
+        progress,
+    );
+    for (_, _, r) in &mut results {
+        if let Some(t) = r.turns.as_mut() {
+            t.retries = retries;
         }
-        retries += 1;
-        if let Some((_, _, r)) = results.first() {
-            progress.message(&format!(
-                "{} round {round}: measured again in turns ({retries} of {MAX_TURN_RETRIES}): {}",
-                r.label,
-                why.join("; ")
-            ));
+        progress.step_finished(r);
+    }
+    results
+}
+
+/// A round measured again while its results do not count, at most `most` times.
+struct Again {
+    round: u32,
+    most: u32,
+    /// How the round is measured, for the message ("in turns ", or nothing).
+    how: &'static str,
+}
+
+impl Again {
+    /// Runs `measure` (its results, and true when a stop ended it) until `why` finds no
+    /// reason, the tries are spent or a stop was asked for; each repeat is said on the
+    /// progress. Returns the last results, how often the round was measured again and why.
+    fn measure(
+        &self,
+        mut measure: impl FnMut() -> (Vec<(usize, StepPlan, StepResult)>, bool),
+        why: impl Fn(&[(usize, StepPlan, StepResult)]) -> Vec<String>,
+        stop: &StopFlag,
+        progress: &dyn Progress,
+    ) -> (Vec<(usize, StepPlan, StepResult)>, u32, Vec<String>) {
+        let (mut tries, mut reasons) = (0, Vec::new());
+        loop {
+            let (results, stopped) = measure();
+            let now = if stopped { Vec::new() } else { why(&results) };
+            if now.is_empty() || tries >= self.most || stop.requested() {
+                return (results, tries, reasons);
+            }
+            tries += 1;
+            if let Some((_, _, r)) = results.first() {
+                progress.message(&format!(
+                    "{} round {}: measured again {}({tries} of {}): {}",
+                    r.label,
+                    self.round,
+                    self.how,
+                    self.most,
+                    now.join("; ")
+                ));
+            }
+            reasons.extend(now);
         }
     }
 }
@@ -382,46 +425,37 @@ fn measure_windows_until_unstalled(
     stop: &StopFlag,
     progress: &dyn Progress,
 ) -> (Vec<(usize, StepPlan, StepResult)>, bool) {
-    let mut why_again: Vec<String> = Vec::new();
-    let mut tries = 0;
-    loop {
-        let mut results = Vec::with_capacity(plans.len());
-        for (i, plan) in &plans {
-            if stop.requested() {
-                for (_, _, r) in &results {
-                    progress.step_finished(r);
+    let again = Again {
+        round,
+        most: if numbered { MAX_STALL_RETRIES } else { 0 },
+        how: "",
+    };
+    let (mut results, tries, why) = again.measure(
+        || {
+            let mut results = Vec::with_capacity(plans.len());
+            for (i, plan) in &plans {
+                if stop.requested() {
+                    return (results, true);
                 }
-                return (results, true);
+                let r = measure_planned(targets[*i].engine, plan, stop, &HoldFinished(progress));
+                results.push((*i, plan.clone(), r));
             }
-            let r = measure_planned(targets[*i].engine, plan, stop, &HoldFinished(progress));
-            results.push((*i, plan.clone(), r));
+            (results, false)
+        },
+        |rs| stalled(rs.iter().map(|(_, _, r)| r)),
+        stop,
+        progress,
+    );
+    if tries > 0 {
+        let note = format!("round measured again {tries} time(s): {}", why.join("; "));
+        for (_, _, r) in &mut results {
+            r.actions.push(note.clone());
         }
-        let why = stalled(results.iter().map(|(_, _, r)| r));
-        if why.is_empty() || !numbered || tries >= MAX_STALL_RETRIES || stop.requested() {
-            if tries > 0 {
-                let note = format!(
-                    "round measured again {tries} time(s): {}",
-                    why_again.join("; ")
-                );
-                for (_, _, r) in &mut results {
-                    r.actions.push(note.clone());
-                }
-            }
-            for (_, _, r) in &results {
-                progress.step_finished(r);
-            }
-            return (results, stop.requested());
-        }
-        tries += 1;
-        if let Some((_, _, r)) = results.first() {
-            progress.message(&format!(
-                "{} round {round}: measured again ({tries} of {MAX_STALL_RETRIES}): {}",
-                r.label,
-                why.join("; ")
-            ));
-        }
-        why_again.extend(why);
     }
+    for (_, _, r) in &results {
+        progress.step_finished(r);
+    }
+    (results, stop.requested())
 }
 
 /// Measures every target's plan of one round in one window, in turns of `turn_ms`
