@@ -86,14 +86,14 @@ pub fn describe(plan: &RunPlan) -> String {
     if interleaved {
         let _ = writeln!(
             out,
-            "schedule: {} round(s) per step, targets interleaved (A B, B A, …); round 1 one window per target, {}",
+            "schedule: {} round(s) per step, targets interleaved (A B, B A, …); {}",
             s.rounds,
             match o.turn_ms {
                 Some(ms) => format!(
-                    "later rounds share one window in turns of {} ms (except writes on engines with background work, paced, counted or profiled steps)",
+                    "rounds before the last share one window in turns of {} ms (except writes on engines with background work, paced, counted or profiled steps), the last one window per target",
                     trimmed(ms)
                 ),
-                None => "later rounds too".to_string(),
+                None => "one window per target".to_string(),
             }
         );
     } else {

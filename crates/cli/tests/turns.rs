@@ -1,6 +1,7 @@
-//! Interleaved rounds after the first share one window in turns (`--turn-ms`, default 10):
+//! Interleaved rounds before the last share one window in turns (`--turn-ms`, default 10):
 //! both targets' results of such a round cover the same wall-clock window, each target is
-//! charged only its own turns, and the verdicts pair the rounds in turns.
+//! charged only its own turns, and the verdicts pair the rounds in turns. The last round
+//! gives each target a window of its own (its costs, its profile).
 
 mod common;
 
@@ -18,7 +19,7 @@ fn measured(rd: &std::path::Path, target: &str) -> Vec<StepResult> {
 }
 
 #[test]
-fn rounds_after_the_first_share_one_window_and_count_only_their_own_turns() {
+fn rounds_before_the_last_share_one_window_and_count_only_their_own_turns() {
     let (_dir, rd) = run_ok(&[
         "-t",
         "a=mock?latency=1ms",
@@ -39,11 +40,11 @@ fn rounds_after_the_first_share_one_window_and_count_only_their_own_turns() {
         let round = ra.repeat;
         for r in [ra, rb] {
             let Some(t) = r.turns else {
-                // The first round keeps one window per target: its costs are the target's.
-                assert_eq!(round, 1, "round {round} not in turns");
+                // The last round keeps one window per target: its costs are the target's.
+                assert_eq!(round, 3, "round {round} not in turns");
                 continue;
             };
-            assert!(round > 1, "the first round took turns");
+            assert!(round < 3, "the last round took turns");
             assert_eq!((t.slice_ms, t.targets), (10.0, 2));
             assert!((t.wall_secs - 0.4).abs() < 0.01, "{t:?}");
             // Its own turns only: about half the shared window; charged that less the time
@@ -60,26 +61,26 @@ fn rounds_after_the_first_share_one_window_and_count_only_their_own_turns() {
             );
             assert_eq!(r.client_cpu_us_per_op, None, "the process CPU was shared");
         }
-        if round > 1 {
+        if round < 3 {
             // One window: both started together.
             let gap = ra.started_unix - rb.started_unix;
             assert!(gap.abs() < 0.1, "round {round}: started {gap} s apart");
         }
     }
     // A rate over its own turns is the rate of a window of its own: the rounds in turns agree
-    // with each target's first round (1 and 2 ms sleeps; 2x apart between targets). Charging
+    // with each target's last round (1 and 2 ms sleeps; 2x apart between targets). Charging
     // a target the other's turns too would halve the rate (0.5), charging it half its own
     // would double it (2.0); the median of the four ratios sits near 1.0. One ratio alone
-    // swings 0.77-1.37 with two CPU hogs and a build beside the run (the first round's single
+    // swings 0.77-1.37 with two CPU hogs and a build beside the run (the last round's single
     // window meets other phases of the host than the turns), the same before and after the
     // restructuring, so the bound is on the median and between the two accounting errors.
     let mut q: Vec<f64> = [&a, &b]
         .iter()
         .flat_map(|rs| {
-            // The first round's rate over the time its workers could run, as the turns are
+            // The last round's rate over the time its workers could run, as the turns are
             // charged.
-            let alone = rs[0].qps / rs[0].could_run.unwrap_or(1.0).max(0.25);
-            rs[1..].iter().map(move |r| r.qps / alone)
+            let alone = rs[2].qps / rs[2].could_run.unwrap_or(1.0).max(0.25);
+            rs[..2].iter().map(move |r| r.qps / alone)
         })
         .collect();
     q.sort_by(f64::total_cmp);
@@ -132,8 +133,8 @@ fn a_slow_event_in_turns_extends_the_window_instead_of_failing() {
             assert!(r.is_ok(), "{target} round {}: {:?}", r.repeat, r.status);
             assert!(r.events >= 1, "{target} round {}", r.repeat);
         }
-        let r = &rs[1];
-        assert!(r.turns.is_some(), "{target}: round 2 not in turns");
+        let r = &rs[0];
+        assert!(r.turns.is_some(), "{target}: round 1 not in turns");
         // The first owner's event usually starts in the warm-up and holds the turn through
         // both windows; on a busy host it may start inside the window, and then only the
         // other target's window is extended.

@@ -1,5 +1,5 @@
 //! What sharing the host cost the rounds measured in turns: per step and target, its rate
-//! in turns relative to its rate in a window of its own (the first round), the share of its
+//! in turns relative to its rate in a window of its own (the last round), the share of its
 //! turns' time other processes took (not charged), the rounds measured again and the windows
 //! extended; one line beside the noise floor, and a warning when the rates in turns fall
 //! well below the windows of their own. Server targets are charged their turns whole (their

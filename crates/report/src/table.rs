@@ -214,7 +214,7 @@ pub(crate) fn values(rs: &[&StepResult]) -> Vec<f64> {
 }
 
 /// The rounds a target's value and ratios are made of: the ones measured in turns when there
-/// are two or more (the first round's window of its own met other host phases than its
+/// are two or more (the last round's window of its own met other host phases than its
 /// pair's), else all of them.
 pub(crate) fn evidence_rounds<'a>(rounds: &[&'a StepResult]) -> Vec<&'a StepResult> {
     let in_turns: Vec<&StepResult> = rounds

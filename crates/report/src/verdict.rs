@@ -162,7 +162,7 @@ fn grouped(data: &ReportData) -> Grouped<'_> {
 
 /// (base, target) per round measured on both sides (repeat numbers; a round that failed on
 /// one side drops out), at least two of them; `None` when the repeats cannot be paired.
-/// Only the [`evidence_rounds`] count: the first round, measured one window per target for
+/// Only the [`evidence_rounds`] count: the last round, measured one window per target for
 /// the costs and the profile, would widen an interval of rounds in turns ~8x.
 fn rounds(b: &[&StepResult], t: &[&StepResult]) -> Option<Vec<(f64, f64)>> {
     let by_round = |rs: &[&StepResult]| -> Option<BTreeMap<u32, f64>> {
@@ -383,7 +383,7 @@ fn evidence_sentence(data: &ReportData, cells: &[&VerdictCell]) -> Option<String
         .find_map(|r| r.turns.map(|t| t.slice_ms));
     Some(match c.evidence {
         Evidence::Paired { pairs: n } if first.in_turns => format!(
-            "paired in turns: {n} rounds in which the targets shared one window in turns of {} ms (A B B A …, worker k of every target on the same CPU, so the host's fast and slow phases fall on both; t-test on the per-round log ratios; the first round, one window per target, gives the costs and profiles)",
+            "paired in turns: {n} rounds in which the targets shared one window in turns of {} ms (A B B A …, worker k of every target on the same CPU, so the host's fast and slow phases fall on both; t-test on the per-round log ratios; the last round, one window per target, gives the costs and profiles)",
             turn_ms.unwrap_or_default()
         ),
         Evidence::Paired { pairs: n } if reused => format!(

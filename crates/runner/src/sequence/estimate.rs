@@ -30,13 +30,15 @@ pub fn planned_steps(
             && targets > 1
             && !step.warm
             && step.rate.or(opts.rate).is_none();
-        // Round 1 is one window per target; later rounds share one window in turns.
-        let later = if in_turns {
-            round_warmup + window
+        // Rounds before the last share one window in turns; the last is one window per
+        // target (a single round too, with the first round's warm-up).
+        let estimate = if rounds == 1 {
+            (warmup + window) * targets
+        } else if in_turns {
+            warmup + window + (round_warmup + window) * (rounds - 2 + targets)
         } else {
-            (round_warmup + window) * targets
+            (warmup + window) * targets + (round_warmup + window) * targets * (rounds - 1)
         };
-        let estimate = (warmup + window) * targets + later * (rounds - 1);
         for threads in thread_counts(step, opts) {
             out.push(PlannedStep {
                 label: step.label.clone(),

@@ -12,18 +12,19 @@ use dbdelta_workload::suite::ThreadsRule;
 use dbdelta_workload::{Benchmark, Carry, DurationClass, Step, StepSetup};
 use std::time::Duration;
 
-/// A target's plan for one round of a step; `carry` is what its earlier steps handed on.
+/// A target's plan for one round of a step (`closing`: the step's last round, measured in
+/// windows of their own); `carry` is what its earlier steps handed on.
 pub(super) fn plan_round(
     t: &TargetUnderTest<'_>,
     bench: &dyn Benchmark,
     step: &Step,
     threads: u32,
     opts: &RunOptions,
-    round: u32,
+    (round, closing): (u32, bool),
     carry: &Carry,
 ) -> StepPlan {
-    // One profile per step and target: the first round's.
-    let profiling = t.profiling.filter(|_| round == 1);
+    // One profile per step and target: the closing round's (windows of their own).
+    let profiling = t.profiling.filter(|_| closing);
     let segment = t.segment.as_ref().map(|s| s.segment());
     let mut plan = step_plan(
         t.name, bench, step, threads, opts, profiling, carry, segment,
