@@ -163,3 +163,55 @@ fn resolve_and_budget_refuse_nonsense_with_exit_2() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+/// In turns, the rounds the policy adds are in turns and one round of windows of their own
+/// closes the step once it is resolved; that last round says what the step reached too.
+#[test]
+fn a_resolved_step_in_turns_closes_with_windows_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let rd = dir.path().join("turns");
+    let out = dbdelta()
+        .args([
+            "run",
+            "--no-store",
+            "--quiet",
+            "-t",
+            "a=mock?latency=2ms&dist=exp",
+            "-t",
+            "b=mock?latency=2ms&dist=exp",
+            "--steps",
+            "point-query.pre",
+            "--read-secs",
+            "0.5",
+            "--warmup-secs",
+            "0",
+            "--resolve",
+            "20%",
+            "--budget",
+            "30s",
+            "--run-dir",
+        ])
+        .arg(&rd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for t in ["a", "b"] {
+        let mut rounds: Vec<StepResult> = step_results(&rd, t)
+            .into_iter()
+            .filter(|r| r.kind == StepKind::Measured)
+            .collect();
+        rounds.sort_by_key(|r| r.repeat);
+        let (closing, before) = rounds.split_last().expect("rounds");
+        assert!(before.len() >= 2, "{t}: {} rounds", rounds.len());
+        assert!(before.iter().all(|r| r.turns.is_some()), "{t}: {before:?}");
+        assert!(closing.turns.is_none(), "{t}: {closing:?}");
+        let reached = closing
+            .resolved
+            .expect("the last round says what was reached");
+        assert_eq!(reached, before[before.len() - 1].resolved.unwrap(), "{t}");
+    }
+}

@@ -124,7 +124,8 @@ pub(super) fn run_step<E>(
                 break;
             }
             // Segments start every window at the barrier's time: no turns.
-            let in_turns = !closing
+            let in_turns = opts.turn_ms.is_some()
+                && !closing
                 && plans.len() > 1
                 && targets.iter().all(|t| t.segment.is_none())
                 && plans
@@ -179,7 +180,15 @@ pub(super) fn run_step<E>(
                 (more, closing_next) = (true, true);
             }
             if adaptive {
-                for r in &last {
+                for r in &mut last {
+                    if closing_next && closing {
+                        // What the policy reached, said on the step's last round too.
+                        r.resolved = so_far
+                            .iter()
+                            .rev()
+                            .find(|p| p.target == r.target)
+                            .and_then(|p| p.resolved);
+                    }
                     sink(r)?;
                 }
                 so_far.append(&mut last);
