@@ -34,20 +34,53 @@ fn segment(dir: &Path, k: i64) -> std::process::Child {
         .arg("--run-dir")
         .arg(dir.join(format!("s{k}")))
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(dir.join(format!("err{k}"))).unwrap())
         .spawn()
         .unwrap()
+}
+
+/// Waits for every segment. The first that fails ends the others (they would wait for it at
+/// the barrier for ten minutes) and the test with its error output.
+fn wait_all(dir: &Path, mut children: Vec<std::process::Child>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(900);
+    let mut done = vec![false; children.len()];
+    while done.contains(&false) {
+        let mut failed = None;
+        for (i, c) in children.iter_mut().enumerate() {
+            if done[i] {
+                continue;
+            }
+            if let Some(status) = c.try_wait().unwrap() {
+                done[i] = true;
+                if !status.success() {
+                    failed = Some((i + 1, status));
+                }
+            }
+        }
+        if let Some((k, status)) = failed {
+            for c in &mut children {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            let err = std::fs::read_to_string(dir.join(format!("err{k}"))).unwrap_or_default();
+            panic!("segment {k} ended with {status}: {err}");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "segments still running after 900 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[test]
 fn segments_of_ycsb_d_and_e_insert_disjoint_contiguous_keys() {
     let dir = tempfile::tempdir().unwrap();
     let children: Vec<_> = (1..=SEGMENTS).map(|k| segment(dir.path(), k)).collect();
+    wait_all(dir.path(), children);
     let mut measured_inserts = 0;
-    for (k, c) in (1..).zip(children) {
-        let out = c.wait_with_output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "segment {k}: {err}");
+    for k in 1..=SEGMENTS {
+        let err = std::fs::read_to_string(dir.path().join(format!("err{k}"))).unwrap();
         for r in step_results(&dir.path().join(format!("s{k}")), "s") {
             // A key inserted twice fails on the primary key: no segment may have one.
             assert_eq!(r.errors, 0, "segment {k} {}: {err}", r.label);

@@ -55,9 +55,43 @@ pub(crate) fn join(
     stop: &StopFlag,
     progress: &dyn Progress,
 ) -> Result<Joined, LabError> {
+    // Every segment opens the barrier at once; a store error there (a file other segments
+    // are creating, a lock one of them holds) is tried again before it ends the segment.
+    let mut tries = 1;
+    loop {
+        match join_once(plan, seg, target, engine, stop, progress) {
+            Err(JoinError::Store(_)) if tries < JOIN_TRIES && !stop.requested() => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+            Err(JoinError::Store(e) | JoinError::Other(e)) => return Err(e),
+            Ok(joined) => return Ok(joined),
+        }
+    }
+}
+
+/// Attempts at joining a barrier whose store failed.
+const JOIN_TRIES: u32 = 3;
+
+/// Why one attempt at joining failed: the barrier's store (worth another attempt), or
+/// anything else (a plan mismatch, the others not coming, a stop).
+enum JoinError {
+    Store(LabError),
+    Other(LabError),
+}
+
+fn join_once(
+    plan: &RunPlan,
+    seg: &SegmentPlan,
+    target: &Target,
+    engine: &dyn Engine,
+    stop: &StopFlag,
+    progress: &dyn Progress,
+) -> Result<Joined, JoinError> {
     let (conns, file) = match &seg.barrier_file {
         Some(path) => {
-            let file = open_file(path).map_err(|e| barrier_input(target, &e.to_string()))?;
+            let file = open_file(path)
+                .map_err(|e| JoinError::Store(barrier_input(target, &e.to_string())))?;
             (two(&*file), Some(file))
         }
         None => {
@@ -65,16 +99,16 @@ pub(crate) fn join(
                 engine.dialect(),
                 Dialect::Sqlite | Dialect::Postgres | Dialect::Mysql
             ) {
-                return Err(LabError::Input(format!(
+                return Err(JoinError::Other(LabError::Input(format!(
                     "--segment: target {} ({}) has no SQL table to keep the segments' barrier \
                      in: give --segment-barrier FILE, a SQLite file every segment can reach",
                     target.name, target.engine
-                )));
+                ))));
             }
             (two(engine), None)
         }
     };
-    let (a, b) = conns.map_err(|e| barrier_input(target, &e.to_string()))?;
+    let (a, b) = conns.map_err(|e| JoinError::Store(barrier_input(target, &e.to_string())))?;
     let id = Identity {
         segment: seg.segment,
         run: format!("{}/{}", seg.run, target.name),
@@ -82,13 +116,16 @@ pub(crate) fn join(
         plan: plan_description(plan),
     };
     let barrier = Barrier::join(a, b, id, stop, progress).map_err(|e| match e {
-        BarrierError::Store(source) => LabError::Input(format!(
+        BarrierError::Store(source) => JoinError::Store(LabError::Input(format!(
             "--segment: target {}: the segments' barrier (table {}) failed: {}",
             target.name,
             crate::barrier_sql::TABLE,
             crate::error::chain(&source)
-        )),
-        other => LabError::Input(format!("--segment {}: {other}", seg.segment)),
+        ))),
+        other => JoinError::Other(LabError::Input(format!(
+            "--segment {}: {other}",
+            seg.segment
+        ))),
     })?;
     Ok(Joined {
         sync: Arc::new(barrier),
