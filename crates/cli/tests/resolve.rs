@@ -168,37 +168,22 @@ fn resolve_and_budget_refuse_nonsense_with_exit_2() {
 /// closes the step once it is resolved; that last round says what the step reached too.
 #[test]
 fn a_resolved_step_in_turns_closes_with_windows_of_their_own() {
-    let dir = tempfile::tempdir().unwrap();
-    let rd = dir.path().join("turns");
-    let out = dbdelta()
-        .args([
-            "run",
-            "--no-store",
-            "--quiet",
-            "-t",
-            "a=mock?latency=2ms&dist=exp",
-            "-t",
-            "b=mock?latency=2ms&dist=exp",
-            "--steps",
-            "point-query.pre",
-            "--read-secs",
-            "0.5",
-            "--warmup-secs",
-            "0",
-            "--resolve",
-            "20%",
-            "--budget",
-            "30s",
-            "--run-dir",
-        ])
-        .arg(&rd)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (_dir, rd) = common::run_ok(&[
+        "-t",
+        "a=mock?latency=2ms&dist=exp",
+        "-t",
+        "b=mock?latency=2ms&dist=exp",
+        "--steps",
+        "point-query.pre",
+        "--read-secs",
+        "0.5",
+        "--warmup-secs",
+        "0",
+        "--resolve",
+        "20%",
+        "--budget",
+        "30s",
+    ]);
     for t in ["a", "b"] {
         let mut rounds: Vec<StepResult> = step_results(&rd, t)
             .into_iter()
