@@ -57,9 +57,54 @@ pub(crate) fn join(
 ) -> Result<Joined, LabError> {
     // Every segment opens the barrier at once; a store error there (a file other segments
     // are creating, a lock one of them holds) is tried again before it ends the segment.
+    let once = || -> Result<Joined, JoinError> {
+        let (conns, file) = match &seg.barrier_file {
+            Some(path) => {
+                let file = open_file(path)
+                    .map_err(|e| JoinError::Store(barrier_input(target, &e.to_string())))?;
+                (two(&*file), Some(file))
+            }
+            None => {
+                if !matches!(
+                    engine.dialect(),
+                    Dialect::Sqlite | Dialect::Postgres | Dialect::Mysql
+                ) {
+                    return Err(JoinError::Other(LabError::Input(format!(
+                        "--segment: target {} ({}) has no SQL table to keep the segments' barrier \
+                     in: give --segment-barrier FILE, a SQLite file every segment can reach",
+                        target.name, target.engine
+                    ))));
+                }
+                (two(engine), None)
+            }
+        };
+        let (a, b) = conns.map_err(|e| JoinError::Store(barrier_input(target, &e.to_string())))?;
+        let id = Identity {
+            segment: seg.segment,
+            run: format!("{}/{}", seg.run, target.name),
+            host: hostname(),
+            plan: plan_description(plan),
+        };
+        let barrier = Barrier::join(a, b, id, stop, progress).map_err(|e| match e {
+            BarrierError::Store(source) => JoinError::Store(LabError::Input(format!(
+                "--segment: target {}: the segments' barrier (table {}) failed: {}",
+                target.name,
+                crate::barrier_sql::TABLE,
+                crate::error::chain(&source)
+            ))),
+            other => JoinError::Other(LabError::Input(format!(
+                "--segment {}: {other}",
+                seg.segment
+            ))),
+        })?;
+        Ok(Joined {
+            sync: Arc::new(barrier),
+            _file: file,
+        })
+    };
     let mut tries = 1;
     loop {
-        match join_once(plan, seg, target, engine, stop, progress) {
+        match once() {
             Err(JoinError::Store(_)) if tries < JOIN_TRIES && !stop.requested() => {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_secs(1));
@@ -78,59 +123,6 @@ const JOIN_TRIES: u32 = 3;
 enum JoinError {
     Store(LabError),
     Other(LabError),
-}
-
-fn join_once(
-    plan: &RunPlan,
-    seg: &SegmentPlan,
-    target: &Target,
-    engine: &dyn Engine,
-    stop: &StopFlag,
-    progress: &dyn Progress,
-) -> Result<Joined, JoinError> {
-    let (conns, file) = match &seg.barrier_file {
-        Some(path) => {
-            let file = open_file(path)
-                .map_err(|e| JoinError::Store(barrier_input(target, &e.to_string())))?;
-            (two(&*file), Some(file))
-        }
-        None => {
-            if !matches!(
-                engine.dialect(),
-                Dialect::Sqlite | Dialect::Postgres | Dialect::Mysql
-            ) {
-                return Err(JoinError::Other(LabError::Input(format!(
-                    "--segment: target {} ({}) has no SQL table to keep the segments' barrier \
-                     in: give --segment-barrier FILE, a SQLite file every segment can reach",
-                    target.name, target.engine
-                ))));
-            }
-            (two(engine), None)
-        }
-    };
-    let (a, b) = conns.map_err(|e| JoinError::Store(barrier_input(target, &e.to_string())))?;
-    let id = Identity {
-        segment: seg.segment,
-        run: format!("{}/{}", seg.run, target.name),
-        host: hostname(),
-        plan: plan_description(plan),
-    };
-    let barrier = Barrier::join(a, b, id, stop, progress).map_err(|e| match e {
-        BarrierError::Store(source) => JoinError::Store(LabError::Input(format!(
-            "--segment: target {}: the segments' barrier (table {}) failed: {}",
-            target.name,
-            crate::barrier_sql::TABLE,
-            crate::error::chain(&source)
-        ))),
-        other => JoinError::Other(LabError::Input(format!(
-            "--segment {}: {other}",
-            seg.segment
-        ))),
-    })?;
-    Ok(Joined {
-        sync: Arc::new(barrier),
-        _file: file,
-    })
 }
 
 /// This host's name, as the manifest's host records it.

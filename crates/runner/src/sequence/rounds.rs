@@ -176,13 +176,13 @@ pub(super) fn run_step<E>(
                 false
             };
             // The policy is done with a step it measured in turns: its own windows close it.
-            if !more && !closing && in_turns && !stopped && !stop.requested() {
+            if !more && in_turns && !stop.requested() {
                 (more, closing_next) = (true, true);
             }
             if adaptive {
                 for r in &mut last {
-                    if closing_next && closing {
-                        // What the policy reached, said on the step's last round too.
+                    if closing {
+                        // The round the policy added to close the step says what it reached.
                         r.resolved = so_far
                             .iter()
                             .rev()
