@@ -11,6 +11,12 @@ use std::path::PathBuf;
 /// `dbdelta build`: builds and returns the bin directory (for rocksdb: the library that
 /// `lib=` takes).
 pub fn build_cmd(args: &BuildArgs) -> Result<PathBuf> {
+    if args.plugin_only && !crate::build_mariadb::is_mariadb(&args.engine) {
+        bail!(
+            "--plugin-only builds MariaDB's MyRocks plugin: use it with dbdelta build mariadb, not {}",
+            args.engine
+        );
+    }
     if args.engine == "rocksdb" {
         return crate::build_rocksdb::build_rocksdb(args, &mut show);
     }

@@ -1,10 +1,11 @@
 //! `dbdelta build mariadb --source 10.11|PATH --recipe …`: MariaDB with the MyRocks plugin
 //! from Debian's source package (unpacked in the cache's `src/`) or a tree, built with the
-//! recipe into the build cache; prints the basedir for `mysql:DIR?engine=rocksdb`.
+//! recipe into the build cache; prints the basedir for `mysql:DIR?engine=rocksdb`, or with
+//! `--plugin-only` the MyRocks plugin's directory for `plugin_dir=`.
 
 use crate::flags::BuildArgs;
 use anyhow::{anyhow, bail, Result};
-use dbdelta_source_build::mariadb::{self, MariadbSourceSpec};
+use dbdelta_source_build::mariadb::{self, MariadbSourceSpec, Scope};
 use dbdelta_source_build::{Cache, Recipe};
 use std::path::PathBuf;
 
@@ -13,8 +14,14 @@ pub fn is_mariadb(engine: &str) -> bool {
     matches!(engine, "mariadb" | "myrocks")
 }
 
-/// Builds (or finds) the MariaDB build and returns its basedir.
+/// Builds (or finds) the MariaDB build and returns its basedir (the plugin's directory with
+/// `--plugin-only`).
 pub fn build_cmd(args: &BuildArgs) -> Result<PathBuf> {
+    let scope = if args.plugin_only {
+        Scope::Plugin
+    } else {
+        Scope::Server
+    };
     let spec = MariadbSourceSpec::parse(&args.source).map_err(|e| anyhow!("--source: {e}"))?;
     let recipe = Recipe::parse(&args.recipe.join("&")).map_err(|e| anyhow!("--recipe: {e}"))?;
     mariadb::check_recipe(&recipe).map_err(|e| anyhow!("--recipe: {e}"))?;
@@ -32,9 +39,10 @@ pub fn build_cmd(args: &BuildArgs) -> Result<PathBuf> {
     let source = mariadb::resolve(&spec, &cache.src_dir()).map_err(|e| anyhow!("--source: {e}"))?;
     if args.cached_only {
         let cc = dbdelta_source_build::driver::compiler_version("gcc")?;
-        return mariadb::lookup(&source, &recipe, &cc, &cache.builds_dir()).ok_or_else(|| {
+        return mariadb::lookup(scope, &source, &recipe, &cc, &cache.builds_dir()).ok_or_else(|| {
             anyhow!(
-                "MariaDB {} with recipe {} is not in the build cache {}: build it without --cached-only (an hour or more on 2 cores)",
+                "{} {} with recipe {} is not in the build cache {}: build it without --cached-only (an hour or more on 2 cores; the plugin alone, about a third of that)",
+                if args.plugin_only { "The MyRocks plugin of MariaDB" } else { "MariaDB" },
                 source.version,
                 recipe.canonical(),
                 cache.builds_dir().display()
@@ -46,6 +54,7 @@ pub fn build_cmd(args: &BuildArgs) -> Result<PathBuf> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut note = |s: &str| eprintln!("build: {s}");
     Ok(mariadb::build(
+        scope,
         &source,
         &recipe,
         &cache.builds_dir(),

@@ -121,6 +121,12 @@ pub struct BuildArgs {
     /// (never fetches or builds).
     #[arg(long)]
     pub cached_only: bool,
+
+    /// mariadb only: build the MyRocks plugin alone (ha_rocksdb.so with the RocksDB it
+    /// embeds, about a third of the whole build) and print its directory, for a server of
+    /// exactly the source's version: mysql:BASEDIR?engine=rocksdb&plugin_dir=DIR.
+    #[arg(long)]
+    pub plugin_only: bool,
 }
 
 /// Where the results history is.

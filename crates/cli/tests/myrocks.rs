@@ -82,4 +82,15 @@ fn bad_engine_values_and_mariadb_pgo_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--recipe") && err.contains("pgo"), "{err}");
+    // The MyRocks plugin alone is MariaDB's.
+    let out = dbdelta()
+        .args(["build", "rocksdb", "--source", "9.9", "--plugin-only"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--plugin-only") && err.contains("build mariadb"),
+        "{err}"
+    );
 }

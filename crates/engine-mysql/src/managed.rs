@@ -448,7 +448,12 @@ fn wait_ready(
     match waited {
         Ok(c) => Ok(c),
         Err(NotReady::Exited(status)) => {
-            Err(failure(format!("exited during startup ({status})"), srv))
+            let log = std::fs::read_to_string(&srv.log_path).unwrap_or_default();
+            let why = match crate::myrocks::refused_plugin(&log) {
+                Some(cause) => format!("exited during startup ({status}): {cause}"),
+                None => format!("exited during startup ({status})"),
+            };
+            Err(failure(why, srv))
         }
         Err(NotReady::Failed(()) | NotReady::TimedOut(_)) => {
             let e = failure(

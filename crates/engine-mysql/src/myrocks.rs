@@ -132,6 +132,22 @@ pub(crate) fn check_plugin(
     }
 }
 
+/// What a server log says about a MyRocks plugin the server refused for its version (MariaDB
+/// loads a storage engine only into the server version it was built for), as the fix: the
+/// log's own last line then blames only the engine (`Unknown/unsupported storage engine`).
+pub(crate) fn refused_plugin(log: &str) -> Option<String> {
+    let line = log.lines().find(|l| {
+        l.contains(PLUGIN_LIBRARY) && l.contains("not supported by this version of the server")
+    })?;
+    let why = line
+        .split_once("mariadbd: ")
+        .map_or(line, |(_, rest)| rest)
+        .trim();
+    Some(format!(
+        "the server refused the MyRocks plugin ({why}): a storage engine loads only into the server version it was built for; give plugin_dir= a plugin built from this server's version (dbdelta build mariadb --plugin-only --source TREE_OF_THAT_VERSION) or run the server of the plugin's version"
+    ))
+}
+
 /// Fails unless the server offers ROCKSDB (`information_schema.ENGINES`, support `YES` or
 /// `DEFAULT`): an external server without the plugin, or one that failed to load it.
 pub(crate) fn check_server(target: &str, conn: &mut MysqlConnection) -> Result<(), EngineError> {
@@ -151,6 +167,24 @@ pub(crate) fn check_server(target: &str, conn: &mut MysqlConnection) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plugin_of_another_server_version_is_named_as_the_cause() {
+        // Debian's 10.11.18 plugin in its 10.11.19 server, as the server logs it.
+        let log = "2026-11-27 23:17:40 0 [Note] Plugin 'FEEDBACK' is disabled.\n\
+            2026-11-27 23:17:40 0 [ERROR] mariadbd: Can't open shared library 'ha_rocksdb.so' (errno: 8, API version for INFORMATION SCHEMA plugin ROCKSDB_TRX not supported by this version of the server)\n\
+            2026-11-27 23:17:40 0 [ERROR] Unknown/unsupported storage engine: ROCKSDB\n";
+        let why = refused_plugin(log).unwrap();
+        assert!(
+            why.starts_with("the server refused the MyRocks plugin (Can't open shared library 'ha_rocksdb.so' (errno: 8, API version")
+                && why.contains("--plugin-only"),
+            "{why}"
+        );
+        assert_eq!(
+            refused_plugin("[ERROR] Unknown/unsupported storage engine: ROCKSDB"),
+            None
+        );
+    }
     use dbdelta_model::Location;
 
     fn spec(params: &[(&str, &str)]) -> TargetSpec {

@@ -174,17 +174,68 @@ pub fn check_recipe(recipe: &Recipe) -> Result<(), BuildError> {
     Ok(())
 }
 
-/// The build's cache directory name: `mariadb-<version>-<hash12>` over the source, the
-/// recipe and the compiler.
-pub fn build_name(source: &MariadbSource, recipe: &Recipe, cc_version: &str) -> String {
+/// What a build makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The server, its tools and `lib/plugin/ha_rocksdb.so`: a basedir for
+    /// `mysql:<dir>?engine=rocksdb` (an hour or more on 2 cores).
+    Server,
+    /// The MyRocks plugin alone (`ha_rocksdb.so`, with the RocksDB it embeds), for a server
+    /// of exactly the same version through `plugin_dir=` (MariaDB refuses a storage engine
+    /// built for another version): about a third of the build. Only the storage engine
+    /// follows the recipe; the server's own code is whatever that server was built with.
+    Plugin,
+}
+
+/// Where a plugin build puts the plugin, under the build directory (`plugin_dir=`).
+const PLUGIN_DIR: &str = "lib/plugin";
+
+/// The ninja target and output of the plugin, under the build tree.
+const PLUGIN_OUTPUT: &str = "storage/rocksdb/ha_rocksdb.so";
+
+impl Scope {
+    /// The cache directory name's prefix.
+    fn name(self) -> &'static str {
+        match self {
+            Scope::Server => "mariadb",
+            Scope::Plugin => "myrocks-plugin",
+        }
+    }
+
+    /// The file whose presence (with [`DONE_FILE`]) says a build of this scope finished.
+    fn product(self) -> &'static str {
+        match self {
+            Scope::Server => "bin/mariadbd",
+            Scope::Plugin => "lib/plugin/ha_rocksdb.so",
+        }
+    }
+
+    /// What a target takes from the build directory `dir`: the basedir, or the plugin
+    /// directory.
+    pub fn target_path(self, dir: &Path) -> PathBuf {
+        match self {
+            Scope::Server => dir.to_path_buf(),
+            Scope::Plugin => dir.join(PLUGIN_DIR),
+        }
+    }
+}
+
+/// The build's cache directory name: `mariadb-<version>-<hash12>` (the server) or
+/// `myrocks-plugin-<version>-<hash12>` over the source, the recipe and the compiler.
+pub fn build_name(
+    scope: Scope,
+    source: &MariadbSource,
+    recipe: &Recipe,
+    cc_version: &str,
+) -> String {
     let key = hash12(&[
-        "mariadb",
+        scope.name(),
         &source.id,
         &recipe.canonical(),
         cc_version,
         &cmake_args(recipe, Path::new("/"), Path::new("/")).join(" "),
     ]);
-    format!("mariadb-{}-{key}", source.version)
+    format!("{}-{}-{key}", scope.name(), source.version)
 }
 
 /// Plugins and parts left out of the build (no benchmark loads them).
@@ -261,29 +312,43 @@ pub fn cmake_args(recipe: &Recipe, src: &Path, prefix: &Path) -> Vec<String> {
 }
 
 /// The commands of a build, in order (program and arguments), run in `work`: configure,
-/// compile with `jobs` jobs, install into `prefix`.
+/// compile with `jobs` jobs (everything, or the plugin's target alone), install into
+/// `prefix` (`cmake --install`, or the plugin copied to `prefix/lib/plugin`).
 pub fn commands(
+    scope: Scope,
     recipe: &Recipe,
     src: &Path,
     work: &Path,
     prefix: &Path,
     jobs: usize,
 ) -> Vec<Vec<String>> {
-    let build = work.join("build").display().to_string();
+    let tree = work.join("build");
+    let build = tree.display().to_string();
     let mut configure = vec!["cmake".to_string()];
     configure.extend(cmake_args(recipe, src, prefix));
     configure.push("-B".to_string());
     configure.push(build.clone());
-    vec![
-        configure,
-        vec![
-            "ninja".to_string(),
-            "-C".to_string(),
-            build.clone(),
-            format!("-j{}", jobs.max(1)),
-        ],
-        vec!["cmake".to_string(), "--install".to_string(), build],
-    ]
+    let mut compile = vec![
+        "ninja".to_string(),
+        "-C".to_string(),
+        build.clone(),
+        format!("-j{}", jobs.max(1)),
+    ];
+    let install = match scope {
+        Scope::Server => vec!["cmake".to_string(), "--install".to_string(), build],
+        Scope::Plugin => {
+            compile.push(PLUGIN_OUTPUT.to_string());
+            vec![
+                "install".to_string(),
+                "-D".to_string(),
+                "-m".to_string(),
+                "0755".to_string(),
+                tree.join(PLUGIN_OUTPUT).display().to_string(),
+                prefix.join(Scope::Plugin.product()).display().to_string(),
+            ]
+        }
+    };
+    vec![configure, compile, install]
 }
 
 /// The file that marks a finished build in its directory (the recipe and source, for
@@ -293,22 +358,27 @@ pub const DONE_FILE: &str = "dbdelta-build.txt";
 /// The phases' names, in the order of [`commands`].
 const PHASES: [&str; 3] = ["configure", "build", "install"];
 
-/// The finished build of `source` and `recipe` in `builds_dir`, if there is one.
+/// The finished build of `source` and `recipe` in `builds_dir`, if there is one: what a
+/// target takes ([`Scope::target_path`]).
 pub fn lookup(
+    scope: Scope,
     source: &MariadbSource,
     recipe: &Recipe,
     cc_version: &str,
     builds_dir: &Path,
 ) -> Option<PathBuf> {
-    let dir = builds_dir.join(build_name(source, recipe, cc_version));
-    (dir.join(DONE_FILE).is_file() && dir.join("bin/mariadbd").is_file()).then_some(dir)
+    let dir = builds_dir.join(build_name(scope, source, recipe, cc_version));
+    (dir.join(DONE_FILE).is_file() && dir.join(scope.product()).is_file())
+        .then(|| scope.target_path(&dir))
 }
 
-/// Builds `source` with `recipe` into `builds_dir/mariadb-<version>-<hash12>` (reused when
-/// finished earlier) and returns that basedir. The work tree is `.work-<name>` beside it, the
-/// log `build.log` in it; `note` hears each phase as it starts. Takes an hour or more on 2
-/// cores.
+/// Builds `source` with `recipe` into `builds_dir/<scope>-<version>-<hash12>` (reused when
+/// finished earlier) and returns what a target takes from it ([`Scope::target_path`]). The
+/// work tree is `.work-<name>` beside it, the log `build.log` in it; `note` hears each phase
+/// as it starts. The server takes an hour or more on 2 cores, the plugin alone about a third
+/// of that.
 pub fn build(
+    scope: Scope,
     source: &MariadbSource,
     recipe: &Recipe,
     builds_dir: &Path,
@@ -317,19 +387,20 @@ pub fn build(
 ) -> Result<PathBuf, BuildError> {
     check_recipe(recipe)?;
     let cc = crate::driver::compiler_version("gcc")?;
-    if let Some(dir) = lookup(source, recipe, &cc, builds_dir) {
-        return Ok(dir);
+    if let Some(found) = lookup(scope, source, recipe, &cc, builds_dir) {
+        return Ok(found);
     }
-    let name = build_name(source, recipe, &cc);
+    let name = build_name(scope, source, recipe, &cc);
     let prefix = builds_dir.join(&name);
     let work = builds_dir.join(format!(".work-{name}"));
     let io = |p: &Path, e: std::io::Error| BuildError::Io(format!("{}: {e}", p.display()));
     fs::create_dir_all(&work).map_err(|e| io(&work, e))?;
     let log_path = work.join(LOG_FILE);
     let log = fs::File::create(&log_path).map_err(|e| io(&log_path, e))?;
-    for (phase, cmd) in PHASES
-        .iter()
-        .zip(commands(recipe, &source.dir, &work, &prefix, jobs))
+    for (phase, cmd) in
+        PHASES
+            .iter()
+            .zip(commands(scope, recipe, &source.dir, &work, &prefix, jobs))
     {
         note(&format!("{name}: {phase}"));
         let (out, err) = match (log.try_clone(), log.try_clone()) {
@@ -361,7 +432,8 @@ pub fn build(
         }
     }
     let about = format!(
-        "source: {}\nversion: {}\nrecipe: {}\ncompiler: {cc}\ncmake: {}\n",
+        "built: {}\nsource: {}\nversion: {}\nrecipe: {}\ncompiler: {cc}\ncmake: {}\n",
+        scope.name(),
         source.id,
         source.version,
         recipe.canonical(),
@@ -371,7 +443,7 @@ pub fn build(
     fs::write(&done, about).map_err(|e| io(&done, e))?;
     let _ = fs::copy(&log_path, prefix.join(LOG_FILE));
     let _ = fs::remove_dir_all(&work);
-    Ok(prefix)
+    Ok(scope.target_path(&prefix))
 }
 
 #[cfg(test)]
@@ -501,14 +573,16 @@ mod tests {
             version: "10.11.18".into(),
             id: "debian:mariadb=1:10.11.18-0+deb12u1".into(),
         };
-        let a = build_name(&src, &Recipe::default(), "gcc 12.2.0");
+        let name =
+            |scope, recipe: &str, cc| build_name(scope, &src, &Recipe::parse(recipe).unwrap(), cc);
+        let a = name(Scope::Server, "", "gcc 12.2.0");
         assert!(a.starts_with("mariadb-10.11.18-") && a.len() == "mariadb-10.11.18-".len() + 12);
-        assert_eq!(a, build_name(&src, &Recipe::default(), "gcc 12.2.0"));
-        assert_ne!(
-            a,
-            build_name(&src, &Recipe::parse("lto=on").unwrap(), "gcc 12.2.0")
-        );
-        assert_ne!(a, build_name(&src, &Recipe::default(), "gcc 13.1.0"));
+        assert_eq!(a, name(Scope::Server, "", "gcc 12.2.0"));
+        assert_ne!(a, name(Scope::Server, "lto=on", "gcc 12.2.0"));
+        assert_ne!(a, name(Scope::Server, "", "gcc 13.1.0"));
+        let p = name(Scope::Plugin, "", "gcc 12.2.0");
+        assert!(p.starts_with("myrocks-plugin-10.11.18-"), "{p}");
+        assert_ne!(a[a.len() - 12..], p[p.len() - 12..]);
     }
 
     #[test]
@@ -520,29 +594,70 @@ mod tests {
             id: "tree:/s:10.11.18".into(),
         };
         let r = Recipe::default();
-        assert_eq!(lookup(&src, &r, "gcc", builds.path()), None);
-        let dir = builds.path().join(build_name(&src, &r, "gcc"));
+        let found = |scope| lookup(scope, &src, &r, "gcc", builds.path());
+        assert_eq!(found(Scope::Server), None);
+        let dir = builds
+            .path()
+            .join(build_name(Scope::Server, &src, &r, "gcc"));
         fs::create_dir_all(dir.join("bin")).unwrap();
         fs::write(dir.join("bin/mariadbd"), "").unwrap();
         // Interrupted: no done file yet.
-        assert_eq!(lookup(&src, &r, "gcc", builds.path()), None);
+        assert_eq!(found(Scope::Server), None);
         fs::write(dir.join(DONE_FILE), "").unwrap();
-        assert_eq!(lookup(&src, &r, "gcc", builds.path()), Some(dir));
+        assert_eq!(found(Scope::Server), Some(dir));
+        // The plugin alone is another build, found by its plugin, and given as plugin_dir.
+        assert_eq!(found(Scope::Plugin), None);
+        let dir = builds
+            .path()
+            .join(build_name(Scope::Plugin, &src, &r, "gcc"));
+        fs::create_dir_all(dir.join("lib/plugin")).unwrap();
+        fs::write(dir.join(DONE_FILE), "").unwrap();
+        assert_eq!(found(Scope::Plugin), None);
+        fs::write(dir.join("lib/plugin/ha_rocksdb.so"), "").unwrap();
+        assert_eq!(found(Scope::Plugin), Some(dir.join("lib/plugin")));
     }
 
     #[test]
     fn commands_configure_build_and_install() {
-        let c = commands(
-            &Recipe::default(),
-            Path::new("/src"),
-            Path::new("/w"),
-            Path::new("/p"),
-            2,
+        let c = |scope| {
+            commands(
+                scope,
+                &Recipe::default(),
+                Path::new("/src"),
+                Path::new("/w"),
+                Path::new("/p"),
+                2,
+            )
+        };
+        let server = c(Scope::Server);
+        assert_eq!(server.len(), 3);
+        assert_eq!(server[0][0], "cmake");
+        assert!(server[0].ends_with(&["-B".to_string(), "/w/build".to_string()]));
+        assert_eq!(server[1], ["ninja", "-C", "/w/build", "-j2"]);
+        assert_eq!(server[2], ["cmake", "--install", "/w/build"]);
+        // The plugin alone: the same configure, its one target, the module copied.
+        let plugin = c(Scope::Plugin);
+        assert_eq!(plugin[0], server[0]);
+        assert_eq!(
+            plugin[1],
+            [
+                "ninja",
+                "-C",
+                "/w/build",
+                "-j2",
+                "storage/rocksdb/ha_rocksdb.so"
+            ]
         );
-        assert_eq!(c.len(), 3);
-        assert_eq!(c[0][0], "cmake");
-        assert!(c[0].ends_with(&["-B".to_string(), "/w/build".to_string()]));
-        assert_eq!(c[1], ["ninja", "-C", "/w/build", "-j2"]);
-        assert_eq!(c[2], ["cmake", "--install", "/w/build"]);
+        assert_eq!(
+            plugin[2],
+            [
+                "install",
+                "-D",
+                "-m",
+                "0755",
+                "/w/build/storage/rocksdb/ha_rocksdb.so",
+                "/p/lib/plugin/ha_rocksdb.so"
+            ]
+        );
     }
 }
