@@ -113,6 +113,7 @@ else
     )
 fi
 WORK=$(mktemp -d)
+chmod 755 "$WORK"   # the managed servers run as user dbdelta
 trap 'rm -rf "$WORK"' EXIT
 # Exit 1 and 3 are verdicts (a regression, an inconclusive comparison), not failures.
 run() {

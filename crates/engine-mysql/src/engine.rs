@@ -409,7 +409,8 @@ impl Engine for MysqlEngine {
         if self.binlog_reset {
             actions.extend(binlog::reset(&mut conn, self.flavor, &self.version)?);
         }
-        settle::settle(&mut conn, tables, wait, started, &mut actions)?;
+        let myrocks = self.endpoint.table_engine.is_some();
+        settle::settle(&mut conn, tables, myrocks, wait, started, &mut actions)?;
         Ok(SettleReport { actions })
     }
 

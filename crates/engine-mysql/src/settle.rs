@@ -2,6 +2,10 @@
 //! post-write block: ANALYZE TABLE, then raise dirty-page
 //! flushing (the dirty-page targets to 1 %, idle flushing to 100 %) and wait out the whole
 //! settle time the run asks for, as the published scripts do, then restore the settings.
+//! MyRocks tables first have their memtables flushed and L0 compacted into L1
+//! (`rocksdb_force_flush_memtable_and_lzero_now`, synchronous), what the published MyRocks
+//! scripts do after a load: reads then search a settled LSM instead of racing the
+//! compactions a load leaves behind, which run in other targets' turns.
 
 use crate::connection::MysqlConnection;
 use crate::managed::quote_ident;
@@ -21,6 +25,7 @@ const FLUSH_VARS: [(&str, &str); 3] = [
 pub(crate) fn settle(
     conn: &mut MysqlConnection,
     tables: &[String],
+    myrocks: bool,
     wait: &SettleWait<'_>,
     started: Instant,
     actions: &mut Vec<String>,
@@ -29,6 +34,11 @@ pub(crate) fn settle(
         let sql = format!("ANALYZE TABLE {}", quote_ident(t)?);
         conn.query(&sql)?;
         actions.push(sql);
+    }
+    if myrocks {
+        let sql = "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = ON";
+        conn.query(sql)?;
+        actions.push(sql.to_string());
     }
     flush_dirty_pages(conn, wait, started, actions)
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use dbdelta_engine::{Engine, OpenOptions};
+use dbdelta_engine::{Engine, OpenOptions, SettleWait};
 use dbdelta_model::ibench::IbenchOptions;
 use dbdelta_model::testing::OptionsBuilder;
 use dbdelta_model::{StepResult, StepStatus, TargetSpec};
@@ -94,6 +94,28 @@ fn sysbench_and_the_insert_benchmark_run_on_myrocks() {
     for w in ["update-index", "insert", "delete"] {
         assert!(counter(by(w), "db.rocksdb_wal_bytes") > 0.0, "{w}");
     }
+
+    // The settle flushes MyRocks' memtables and compacts L0 before the reads that follow.
+    let settled = e
+        .settle(&["sbtest1".to_string()], &SettleWait::none())
+        .unwrap();
+    assert!(
+        settled
+            .actions
+            .iter()
+            .any(|a| a == "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = ON"),
+        "{:?}",
+        settled.actions
+    );
+    let in_memtable = e
+        .connect()
+        .unwrap()
+        .query_scalar(
+            "SELECT VALUE FROM information_schema.ROCKSDB_CFSTATS \
+             WHERE CF_NAME = 'default' AND STAT_TYPE = 'NUM_ENTRIES_ACTIVE_MEM_TABLE'",
+        )
+        .unwrap();
+    assert_eq!(in_memtable.as_deref(), Some("0"), "flushed");
 
     // The Insert Benchmark's load and its secondary indexes.
     let o = IbenchOptions {
