@@ -1,6 +1,6 @@
 //! `dbdelta run` against a real MariaDB the tests start themselves: a managed comparison of
-//! two settings runs without leaving a server behind, and binlog_reset resets the binary
-//! log. The suite as a library (conformance, external targets) is tested in
+//! two settings runs without leaving a server behind, its reads in a window per target in
+//! every round (MySQL targets are unfit for turns), and binlog_reset resets the binary log. The suite as a library (conformance, external targets) is tested in
 //! crates/lab/tests/mariadb.rs.
 
 mod common;
@@ -29,6 +29,8 @@ fn settings_comparison_from_the_cli_leaves_no_server_behind() {
             "ps_on=mysql:/usr?performance_schema=ON",
             "--steps",
             "point-query,update-index",
+            "--repeat",
+            "2",
             "--read-secs",
             "0.5",
             "--write-secs",
@@ -55,6 +57,18 @@ fn settings_comparison_from_the_cli_leaves_no_server_behind() {
     assert!(version.contains("MariaDB"), "{version}");
     let orphans = processes_mentioning(rd.to_str().unwrap());
     assert!(orphans.is_empty(), "orphan server processes {orphans:?}");
+    // Both rounds of the read step, the first too, in a window of each target's own.
+    for target in ["ps_off", "ps_on"] {
+        let rounds: Vec<StepResult> = common::step_results(&rd, target)
+            .into_iter()
+            .filter(|r| r.kind == dbdelta_model::StepKind::Measured && r.step == "point-query")
+            .collect();
+        assert_eq!(rounds.len(), 2, "{target}");
+        assert!(
+            rounds.iter().all(|r| r.turns.is_none()),
+            "{target}: {rounds:?}"
+        );
+    }
 }
 
 /// `binlog_reset=true` from the command line (MySQL's RESET MASTER): every measured write step's

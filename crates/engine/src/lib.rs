@@ -505,6 +505,14 @@ pub trait Engine: Send + Sync {
     fn background_work(&self) -> bool {
         true
     }
+
+    /// True when the engine's rate in turns of a few milliseconds is close to its rate in a
+    /// window of its own, so that its read steps may share one window in turns. An engine
+    /// whose turns measured far slower and noisier than its own windows returns false and
+    /// keeps a window per target in every round.
+    fn fit_for_turns(&self) -> bool {
+        true
+    }
 }
 
 // Engine kinds and their typed configurations (kept apart from the module list above).

@@ -10,12 +10,14 @@ use dbdelta_workload::Suite;
 use std::time::Duration;
 
 /// The measured steps `opts` selects from `suite`, in run order, at each thread count, for
-/// `targets` interleaved targets and `rounds` rounds.
+/// `targets` interleaved targets and `rounds` rounds; `turns` when every target's engine is
+/// fit for turns (`Engine::fit_for_turns`; the flag `--turn-ms` is read here).
 pub fn planned_steps(
     suite: &Suite,
     opts: &RunOptions,
     targets: usize,
     rounds: u32,
+    turns: bool,
 ) -> Vec<PlannedStep> {
     let targets = targets.max(1) as u32;
     let mut out = Vec::new();
@@ -26,7 +28,8 @@ pub fn planned_steps(
             .round_warmup_secs
             .map_or(warmup, |w| Duration::from_secs_f64(w.max(0.0)));
         let window = window_of(step, opts);
-        let in_turns = opts.turn_ms.is_some()
+        let in_turns = turns
+            && opts.turn_ms.is_some()
             && targets > 1
             && !step.warm
             && step.rate.or(opts.rate).is_none();

@@ -136,8 +136,12 @@ pub fn run_interleaved_with<E>(
     // The step counter and ETA plan the rounds every step runs at least (`--resolve` may
     // add some).
     let live = alive.iter().filter(|a| **a).count();
+    let turns = targets
+        .iter()
+        .zip(&alive)
+        .all(|(t, a)| !a || t.engine.fit_for_turns());
     let mut counter = rounds::Counter {
-        plan: estimate::planned_steps(suite, opts, live, policy.min_rounds().max(1)),
+        plan: estimate::planned_steps(suite, opts, live, policy.min_rounds().max(1), turns),
         begun: 0,
         targets: live,
     };

@@ -145,12 +145,13 @@ pub(super) fn window_of(step: &Step, opts: &RunOptions) -> Duration {
     Duration::from_secs_f64(secs.max(0.0))
 }
 
-/// Whether a target's round of a step can share its window in turns: a closed loop that
-/// runs for a time, not a count, is not profiled, leaves no work behind for the other
-/// target's turns to pay (reads, or writes on an engine without background work), and whose
-/// suite does not keep it out of turns (`turns = false`: TPC-C).
+/// Whether a target's round of a step can share its window in turns: an engine fit for
+/// turns, a closed loop that runs for a time, not a count, is not profiled, leaves no work
+/// behind for the other target's turns to pay (reads, or writes on an engine without
+/// background work), and whose suite does not keep it out of turns (`turns = false`: TPC-C).
 pub(super) fn takes_turns(engine: &dyn Engine, plan: &StepPlan) -> bool {
-    (!plan.step.params.kind.writes() || !engine.background_work())
+    engine.fit_for_turns()
+        && (!plan.step.params.kind.writes() || !engine.background_work())
         && plan.step.turns
         && plan.rate.is_none()
         && plan.profile.is_none()
