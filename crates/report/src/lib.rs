@@ -23,6 +23,7 @@
 mod across;
 pub mod console;
 pub mod contention;
+pub mod cpu_verdict;
 pub mod csv;
 mod data;
 pub mod dbbench;
@@ -211,12 +212,14 @@ pub fn render(
                 floor
                     + &ibench::text(data, opts.details)
                     + &verdict::render_text(data, &cells)
+                    + &cpu_verdict::render_text(data, &cpu_verdict::cpu_verdicts(data))
                     + &series(series_out::text)
             }
             Format::Markdown => {
                 ibench::markdown(data)
                     + &floor
                     + &verdict::render_markdown(data, &cells)
+                    + &cpu_verdict::render_markdown(data, &cpu_verdict::cpu_verdicts(data))
                     + &series(series_out::markdown)
             }
             Format::Csv => ibench::csv(data),
@@ -237,6 +240,7 @@ pub fn render(
                 + &series_out::text(data, opts, &cells)
                 + &text::render(data, opts)
                 + &verdict::render_text(data, &cells)
+                + &cpu_verdict::render_text(data, &cpu_verdict::cpu_verdicts(data))
                 + &resolved::text(data)
         }
         Format::Markdown => {
@@ -244,6 +248,7 @@ pub fn render(
             series_out::markdown(data, opts, &cells)
                 + &markdown::render(data, opts, &cells)
                 + &verdict::render_markdown(data, &cells)
+                + &cpu_verdict::render_markdown(data, &cpu_verdict::cpu_verdicts(data))
                 + &resolved::markdown(data)
         }
         Format::Csv => csv::render(data, opts),

@@ -144,7 +144,7 @@ pub fn noise_floor(data: &ReportData, cells: &[VerdictCell]) -> Option<String> {
     ))
 }
 
-fn grouped(data: &ReportData) -> Grouped<'_> {
+pub(crate) fn grouped(data: &ReportData) -> Grouped<'_> {
     let mut out: Grouped<'_> = BTreeMap::new();
     for r in data.runs.iter().flat_map(|r| &r.results) {
         // Interrupted steps cover a cut window: never compared.
@@ -291,7 +291,7 @@ pub fn verdicts(data: &ReportData) -> Vec<VerdictCell> {
 
 /// Benjamini–Hochberg over every cell with a comparison: the cells that do not survive keep
 /// their interval but lose their verdict.
-fn control_false_discoveries(cells: &mut [VerdictCell]) {
+pub(crate) fn control_false_discoveries(cells: &mut [VerdictCell]) {
     let tested: Vec<usize> = (0..cells.len())
         .filter(|&i| cells[i].comparison.is_some())
         .collect();
@@ -476,15 +476,15 @@ fn evidence_note(data: &ReportData, cells: &[VerdictCell]) -> String {
     )
 }
 
-struct Rows<'a> {
-    threads: u32,
+pub(crate) struct Rows<'a> {
+    pub(crate) threads: u32,
     /// (group, step label, cells in target order), in the order of the report's tables.
-    rows: Vec<(Group, String, Vec<&'a VerdictCell>)>,
+    pub(crate) rows: Vec<(Group, String, Vec<&'a VerdictCell>)>,
 }
 
 /// The cells per thread count, in the rows' order of the QPS tables (by the suite's groups:
 /// point, range, write …), each row's cells in target order.
-fn by_threads<'a>(
+pub(crate) fn by_threads<'a>(
     data: &ReportData,
     cells: &'a [VerdictCell],
     targets: &[String],
@@ -514,7 +514,7 @@ fn by_threads<'a>(
 }
 
 /// The rows with the group each starts, when it starts one.
-fn with_heads<'r, 'a>(
+pub(crate) fn with_heads<'r, 'a>(
     rows: &'r [(Group, String, Vec<&'a VerdictCell>)],
 ) -> impl Iterator<Item = (Option<Group>, &'r str, &'r [&'a VerdictCell])> {
     rows.iter().enumerate().map(move |(i, (g, label, cs))| {
@@ -523,7 +523,7 @@ fn with_heads<'r, 'a>(
     })
 }
 
-fn targets(data: &ReportData) -> Vec<String> {
+pub(crate) fn targets(data: &ReportData) -> Vec<String> {
     data.columns
         .iter()
         .skip(1)
