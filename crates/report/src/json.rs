@@ -17,6 +17,10 @@ struct Doc<'a> {
     results: Vec<&'a StepResult>,
     /// Every non-base cell with its 95 % interval and verdict (see `verdict`).
     verdicts: Vec<VerdictDoc>,
+    /// Target/base of the server's CPU µs per operation with 95 % intervals from paired
+    /// rounds in windows of their own (see `cpu_verdict`); absent without any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    cpu_verdicts: Vec<VerdictDoc>,
     /// Every non-base cell compared without an interval, and why ("no interval: 1 round").
     no_interval: Vec<NoIntervalDoc>,
     /// Coefficient of variation per step and target: what this host can resolve.
@@ -139,6 +143,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions) -> String {
         contention: crate::contention::line(data.results()),
         turns: crate::contention::costs(data.results()),
         verdicts: verdicts(cells),
+        cpu_verdicts: verdicts(crate::cpu_verdict::cpu_verdicts(data)),
         noise: crate::verdict::noise(data)
             .into_iter()
             .map(|n| NoiseDoc {

@@ -72,6 +72,11 @@ fn less_cpu_per_operation_is_an_improvement_from_paired_own_windows() {
         md.contains("## Server CPU per operation relative to a"),
         "{md}"
     );
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&data, Format::Json, &opts).unwrap()).unwrap();
+    let cell = &json["cpu_verdicts"][0];
+    assert_eq!(cell["target"], "b", "{cell}");
+    assert_eq!(cell["verdict"], "improvement", "{cell}");
 
     // One round in a window of its own is no interval: no section.
     let one: Vec<StepResult> = rs.into_iter().filter(|r| r.repeat >= 5).collect();
@@ -79,4 +84,6 @@ fn less_cpu_per_operation_is_an_improvement_from_paired_own_windows() {
     assert!(cpu_verdicts(&data).is_empty());
     let text = render(&data, Format::Text, &opts).unwrap();
     assert!(!text.contains("Server CPU per operation"), "{text}");
+    let json = render(&data, Format::Json, &opts).unwrap();
+    assert!(!json.contains("cpu_verdicts"), "{json}");
 }
