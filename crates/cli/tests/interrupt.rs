@@ -33,10 +33,15 @@ fn run_args(target: &str, rows: &str, rd: &Path) -> Vec<String> {
     .collect()
 }
 
-/// Waits until the run's manifest exists and `ready` holds, then a little longer.
-fn wait_for(rd: &Path, ready: impl Fn() -> bool) {
+/// Waits until the run's manifest exists and `ready` holds, then a little longer. A run that
+/// ends first fails the test with what its manifest says (a full disk ends a big load).
+fn wait_for(rd: &Path, child: &mut Child, ready: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);
     while !(rd.join("run.json").is_file() && ready()) {
+        if let Some(status) = child.try_wait().unwrap() {
+            let manifest = std::fs::read_to_string(rd.join("run.json")).unwrap_or_default();
+            panic!("dbdelta ended ({status}) before the load was under way; run.json: {manifest}");
+        }
         assert!(Instant::now() < deadline, "the run never started loading");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -74,7 +79,7 @@ fn sigterm_during_a_load_ends_the_run_at_once_with_a_report() {
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");
     let mut child = spawn_dbdelta(run_args("mock:", "100000000000", &rd));
-    wait_for(&rd, || true);
+    wait_for(&rd, &mut child, || true);
     let sent = signal(&child, libc::SIGTERM);
     assert_closed(&rd, &mut child, sent, 143);
 }
@@ -96,7 +101,9 @@ fn ctrl_c_during_a_postgres_load_leaves_no_server_behind() {
         &rd,
     ));
     // A backend shows the statement it runs in its process title: the load is under way.
-    wait_for(&rd, || !processes_mentioning(" COPY").is_empty());
+    wait_for(&rd, &mut child, || {
+        !processes_mentioning(" COPY").is_empty()
+    });
     let sent = signal(&child, libc::SIGINT);
     assert_closed(&rd, &mut child, sent, 130);
     let deadline = Instant::now() + Duration::from_secs(15);

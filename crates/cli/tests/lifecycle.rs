@@ -248,7 +248,10 @@ fn signal_during_a_load(engine: &str, args: &[&str], sig: i32) {
     );
     let deadline = Instant::now() + Duration::from_secs(90);
     while server_processes(&rd, child.id()).is_empty() {
-        assert!(child.try_wait().unwrap().is_none(), "dbdelta ended early");
+        if let Some(status) = child.try_wait().unwrap() {
+            let manifest = std::fs::read_to_string(rd.join("run.json")).unwrap_or_default();
+            panic!("dbdelta ended early ({status}); run.json: {manifest}");
+        }
         assert!(Instant::now() < deadline, "no server started");
         std::thread::sleep(Duration::from_millis(50));
     }
