@@ -272,16 +272,20 @@ fn tpcc_is_consistent_on_every_engine() {
         let slack = 8.0_f64.max(counted as f64 * share);
         // The districts count from the probe's first reading, which a busy host delays
         // (the result says by how much): the client's New-Orders of that part of the
-        // window do not count.
+        // window do not count. At the rate of the whole window that leaves `expected`; but
+        // what delayed the reading (SQLite's commits, a stalled host) may have held the
+        // terminals too, so the districts may count up to all of the client's: beside two
+        // hogs, 74 of 75 after a reading 1.5 s late in a 4 s window.
         let lag = r.workload_stats["new-orders.start_lag_ms"] / 1000.0;
         let expected = counted as f64 * (1.0 - lag / r.seconds).clamp(0.5, 1.0);
+        let upper = counted as f64 + slack;
         eprintln!(
             "{name}: {new_orders} new orders by the districts, {counted} by the client, \
              first reading {:.1} ms late",
             lag * 1000.0
         );
         assert!(
-            (new_orders - expected).abs() <= slack,
+            new_orders >= expected - slack && new_orders <= upper,
             "{name}: {new_orders} new orders counted by the districts, {counted} by the \
              client ({expected:.0} after the first reading, {:.1} ms late)",
             lag * 1000.0
