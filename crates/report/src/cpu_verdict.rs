@@ -8,8 +8,8 @@
 
 use crate::data::ReportData;
 use crate::verdict::{
-    by_threads, cell_text, control_false_discoveries, grouped, targets, with_heads, VerdictCell,
-    FDR, LEVEL,
+    by_threads, cell_text, control_false_discoveries, count_verdicts, grouped, targets, with_heads,
+    VerdictCell, FDR, LEVEL,
 };
 use dbdelta_inference::{compare_paired, Direction, Verdict};
 use dbdelta_model::StepResult;
@@ -69,16 +69,12 @@ pub fn cpu_verdicts(data: &ReportData) -> Vec<VerdictCell> {
     out
 }
 
-fn count(cells: &[VerdictCell], v: Verdict) -> usize {
-    crate::verdict::count_verdicts(cells, v)
-}
-
 fn heading(data: &ReportData, cells: &[VerdictCell]) -> String {
     let rounds = cells.iter().map(|c| c.rounds).max().unwrap_or(0);
     format!(
         "target/base of the server's CPU µs per operation (the process tree; an embedded engine's worker threads), 95 % intervals from up to {rounds} paired rounds in windows of their own; ▲ less CPU per operation, ▼ more: {} ▲ and {} ▼ of {} cells (false discovery rate {:.0} %); base {}",
-        count(cells, Verdict::Improvement),
-        count(cells, Verdict::Regression),
+        count_verdicts(cells, Verdict::Improvement),
+        count_verdicts(cells, Verdict::Regression),
         cells.len(),
         FDR * 100.0,
         data.base()
