@@ -4,7 +4,9 @@
 # Debian's rocksdb-tools ships db_bench 7.8.3, built from the same source as the librocksdb
 # dbdelta loads. For each repeat (the two tools alternate, and which goes first alternates),
 # both run fillseq (WAL disabled, 1 thread), readrandom and overwrite on a fresh database
-# with benchmark_compare.sh's options, which are dbdelta's rocksdb: defaults. Prints ops/s
+# with benchmark_compare.sh's options, which are dbdelta's rocksdb: defaults. Both settle
+# the database after fillseq as dbdelta's kv suite does (flush, then wait for compaction:
+# db_bench's `flush,waitforcompaction`), so that both read the same LSM shape. Prints ops/s
 # of each tool per step, the ratio dbdelta/db_bench per repeat and the median ratio.
 # Goal (issue 32): dbdelta/db_bench >= 0.97 on every step.
 # --lib and --db-bench compare another library and its own db_bench (a build of
@@ -27,7 +29,7 @@ while [ $# -gt 0 ]; do
     --lib) LIB=$2; shift ;;
     --db-bench) DB_BENCH=$2; shift ;;
     --nice) NICE=$2; shift ;;
-    -h | --help) sed -n 2,14p "$0"; echo "usage: $0 [--num KEYS] [--secs S] [--reps R] [--dbdelta PATH] [--lib LIBROCKSDB --db-bench DB_BENCH] [--nice N] [--out FILE]"; exit 0 ;;
+    -h | --help) sed -n 2,16p "$0"; echo "usage: $0 [--num KEYS] [--secs S] [--reps R] [--dbdelta PATH] [--lib LIBROCKSDB --db-bench DB_BENCH] [--nice N] [--out FILE]"; exit 0 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -48,6 +50,8 @@ run_db_bench() { # $1 = rep; prints "fillseq readrandom overwrite" ops/s
     local dir=$SCRATCH/dbb$1 log=$SCRATCH/dbb$1.log
     rm -rf "$dir"
     nice -n "$NICE" "$DB_BENCH" "${COMMON[@]}" --db="$dir" --wal_dir="$dir" --benchmarks=fillseq --use_existing_db=0 --disable_wal=1 --seed=$((1000 + $1)) >"$log" 2>&1
+    # dbdelta's kv suite settles after fillseq (flush, then wait for compaction): so does db_bench.
+    nice -n "$NICE" "$DB_BENCH" "${COMMON[@]}" --db="$dir" --wal_dir="$dir" --benchmarks=flush,waitforcompaction --use_existing_db=1 >>"$log" 2>&1
     nice -n "$NICE" "$DB_BENCH" "${COMMON[@]}" --db="$dir" --wal_dir="$dir" --benchmarks=readrandom --use_existing_db=1 --duration="$SECS" --seed=$((2000 + $1)) >>"$log" 2>&1
     nice -n "$NICE" "$DB_BENCH" "${COMMON[@]}" --db="$dir" --wal_dir="$dir" --benchmarks=overwrite --use_existing_db=1 --duration="$SECS" --seed=$((3000 + $1)) >>"$log" 2>&1
     sed -n 's/^RocksDB: *version \([0-9.]*\).*/\1/p' "$log" | head -1 >"$SCRATCH/db_bench.version"

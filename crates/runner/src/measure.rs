@@ -1008,7 +1008,7 @@ fn worker(
         if paced {
             pacer.ended(done);
         }
-        live.0.fetch_add(ev.queries, Ordering::Relaxed);
+        live.add(ev.queries);
         if counts.rate {
             // Statements run before an error count too, as in sysbench.
             counters.merge(&ev);

@@ -22,6 +22,8 @@ struct Slot {
 pub(crate) struct OpTypeRecorder {
     names: &'static [&'static str],
     slots: Vec<Option<Slot>>,
+    /// Whether the workload's events are recorded by type, once known.
+    typed: Option<bool>,
 }
 
 impl OpTypeRecorder {
@@ -64,7 +66,13 @@ impl OpTypeRecorder {
 
     #[inline]
     fn record(&mut self, workload: &dyn Workload, latency: Option<Duration>, in_window: bool) {
-        if workload.op_type_names().len() < 2 && !workload.background() {
+        // Whether the workload has types to report is asked once (two virtual calls an
+        // event otherwise): the answer is the step's, as all its terminals share their type
+        // names (a background terminal's step has two, its own and the step's).
+        let typed = *self
+            .typed
+            .get_or_insert_with(|| workload.op_type_names().len() >= 2 || workload.background());
+        if !typed {
             return;
         }
         if let Some(t) = workload.op_type() {

@@ -61,6 +61,9 @@ pub type SharedRecording = Arc<Mutex<Merged>>;
 pub struct Recorder {
     window_start: Instant,
     current: Slice,
+    /// Where the current second starts and ends on the clock: an event between them is
+    /// the current second's without a division.
+    current_span: (Instant, Instant),
     merged: SharedRecording,
     /// Latencies of events drained after the window (paced steps): the step's, no second's.
     drained: Option<Histogram<u64>>,
@@ -72,6 +75,7 @@ impl Recorder {
         Recorder {
             window_start,
             current: Slice::empty(0),
+            current_span: (window_start, window_start + Duration::from_secs(1)),
             merged,
             drained: None,
         }
@@ -79,9 +83,14 @@ impl Recorder {
 
     #[inline]
     fn slice_for(&mut self, at: Instant) -> &mut Slice {
+        if at >= self.current_span.0 && at < self.current_span.1 {
+            return &mut self.current;
+        }
         let index = (at.saturating_duration_since(self.window_start).as_secs()) as usize;
         if index != self.current.index {
             self.rotate(index);
+            let start = self.window_start + Duration::from_secs(index as u64);
+            self.current_span = (start, start + Duration::from_secs(1));
         }
         &mut self.current
     }
@@ -180,5 +189,26 @@ mod tests {
         assert_eq!(m.hist.len(), 1200);
         let p50 = m.hist.value_at_quantile(0.5) as f64;
         assert!((p50 - 100_000.0).abs() / 100_000.0 < 0.01, "{p50}");
+    }
+
+    #[test]
+    fn each_event_is_in_the_second_it_completed_in_at_the_edges_and_out_of_order() {
+        let t0 = Instant::now();
+        let merged = SharedRecording::default();
+        let mut r = Recorder::new(t0, merged.clone());
+        let ms = |m: u64| t0 + Duration::from_millis(m);
+        let us = Duration::from_micros(1);
+        r.event(ms(0), us, 1); // the window's first instant: second 0
+        r.event(ms(999), us, 1);
+        r.event(ms(1000), us, 1); // a second's first instant is that second's
+        r.error(ms(999)); // an error stamped with its start, in the second before
+        r.event(ms(1500), us, 1);
+        r.event(ms(3000), us, 1); // second 2 has nothing
+        r.finish();
+        let m = merged.lock().unwrap();
+        let events: Vec<u64> = m.seconds.iter().map(|s| s.events).collect();
+        let errors: Vec<u64> = m.seconds.iter().map(|s| s.errors).collect();
+        assert_eq!(events, [2, 2, 0, 1]);
+        assert_eq!(errors, [1, 0, 0, 0]);
     }
 }

@@ -171,3 +171,14 @@ impl Shared<'_> {
 #[repr(align(64))]
 #[derive(Default)]
 pub(crate) struct Padded(pub AtomicU64);
+
+impl Padded {
+    /// Adds `n`. Each counter has one writer (its worker thread or event loop) and readers
+    /// that only load it, so a load and a store do: a locked add costs ~7 ns, ~1 % of a
+    /// RocksDB put.
+    #[inline]
+    pub(crate) fn add(&self, n: u64) {
+        self.0
+            .store(self.0.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+    }
+}

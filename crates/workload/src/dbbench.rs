@@ -10,7 +10,7 @@ use crate::rng::Rng;
 use crate::suite::{Dataset, WorkloadKind};
 use crate::Workload;
 use dbdelta_engine::ops::KvKind;
-use dbdelta_engine::{Connection, Engine, EngineError, Family, OpBatch};
+use dbdelta_engine::{Connection, Engine, EngineError, Family, KvOp, Op, OpBatch, Outcome};
 use dbdelta_model::RunOptions;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -246,10 +246,93 @@ impl DbBench {
         self.rng.next_u64() % self.shared.config.num
     }
 
-    fn put(&mut self, kind: KvKind, k: u64, ops: &mut OpBatch) {
-        key_from_int(k, self.shared.config.key_size, &mut self.key);
-        let r = self.value_range();
-        ops.kv(kind, &self.key, &[], &[&self.shared.values[r]], 0);
+    /// Builds the next event's operation from the worker's buffers and hands it to `f`.
+    fn next_op<R>(&mut self, f: impl FnOnce(KvOp<'_>) -> R) -> R {
+        let (bench, key_size) = (self.shared.config.bench, self.shared.config.key_size);
+        let (kind, k) = if self.writer {
+            // GenericRateLimiter charging key+value bytes a put: a fixed schedule.
+            let now = Instant::now();
+            let at = *self.next_write.get_or_insert(now);
+            if at > now {
+                std::thread::sleep(at - now);
+            }
+            self.next_write = Some(at.max(now - self.write_every * 10) + self.write_every);
+            (KvKind::Put, self.uniform_key())
+        } else {
+            match bench {
+                Bench::FillSeq => {
+                    let next = &self.shared.fill_next;
+                    // One thread owns the sequence: a load and a store do (a locked add is
+                    // ~7 ns, ~1 % of a put).
+                    let k = if self.shared.config.threads == 1 {
+                        let k = next.load(Ordering::Relaxed);
+                        next.store(k + 1, Ordering::Relaxed);
+                        k
+                    } else {
+                        next.fetch_add(1, Ordering::Relaxed)
+                    };
+                    (KvKind::PutNoWal, k.min(self.shared.config.num - 1))
+                }
+                Bench::Overwrite | Bench::OverwriteSome => {
+                    if let Some(n) = self.writes_left.as_mut() {
+                        *n = n.saturating_sub(1);
+                    }
+                    (KvKind::Put, self.uniform_key())
+                }
+                Bench::ReadRandom | Bench::ReadWhileWriting => (KvKind::Get, self.uniform_key()),
+                Bench::FwdRange | Bench::FwdRangeWhileWriting => {
+                    (KvKind::SeekNext, self.uniform_key())
+                }
+                Bench::RevRange | Bench::RevRangeWhileWriting => {
+                    (KvKind::SeekPrev, self.uniform_key())
+                }
+                Bench::MultiReadRandom => return self.multi_get(f),
+            }
+        };
+        key_from_int(k, key_size, &mut self.key);
+        let value = matches!(kind, KvKind::Put | KvKind::PutNoWal).then(|| self.value_range());
+        let op = KvOp {
+            kind,
+            key: &self.key,
+            fields: &[],
+            values: &[],
+            count: 0,
+        };
+        match (kind, value) {
+            (_, Some(r)) => f(KvOp {
+                values: &[&self.shared.values[r]],
+                ..op
+            }),
+            (KvKind::SeekNext | KvKind::SeekPrev, None) => f(KvOp {
+                count: self.shared.config.seek_nexts,
+                ..op
+            }),
+            _ => f(op),
+        }
+    }
+
+    /// multireadrandom's operation: a multi-get of `batch_size` uniform keys.
+    fn multi_get<R>(&mut self, f: impl FnOnce(KvOp<'_>) -> R) -> R {
+        let key_size = self.shared.config.key_size;
+        let n = (self.shared.config.batch_size as usize).min(MAX_BATCH);
+        self.keys.clear();
+        for _ in 0..n {
+            let k = self.uniform_key();
+            key_from_int(k, key_size, &mut self.key);
+            self.keys.extend_from_slice(&self.key);
+        }
+        // The keys' slices on the stack: no allocation an event.
+        let mut keys: [&[u8]; MAX_BATCH] = [&[]; MAX_BATCH];
+        for (slot, key) in keys.iter_mut().zip(self.keys.chunks(key_size.max(1))) {
+            *slot = key;
+        }
+        f(KvOp {
+            kind: KvKind::MultiGet,
+            key: &[],
+            fields: &[],
+            values: &keys[..n],
+            count: n as u32,
+        })
     }
 }
 
@@ -263,66 +346,15 @@ impl Workload for DbBench {
     }
 
     fn next_event(&mut self, ops: &mut OpBatch) -> Result<(), EngineError> {
-        let (bench, key_size) = (self.shared.config.bench, self.shared.config.key_size);
-        if self.writer {
-            // GenericRateLimiter charging key+value bytes a put: a fixed schedule.
-            let now = Instant::now();
-            let at = *self.next_write.get_or_insert(now);
-            if at > now {
-                std::thread::sleep(at - now);
-            }
-            self.next_write = Some(at.max(now - self.write_every * 10) + self.write_every);
-            let k = self.uniform_key();
-            self.put(KvKind::Put, k, ops);
-            return Ok(());
-        }
-        match bench {
-            Bench::FillSeq => {
-                let k = self.shared.fill_next.fetch_add(1, Ordering::Relaxed);
-                self.put(KvKind::PutNoWal, k.min(self.shared.config.num - 1), ops);
-            }
-            Bench::Overwrite | Bench::OverwriteSome => {
-                if let Some(n) = self.writes_left.as_mut() {
-                    *n = n.saturating_sub(1);
-                }
-                let k = self.uniform_key();
-                self.put(KvKind::Put, k, ops);
-            }
-            Bench::ReadRandom | Bench::ReadWhileWriting => {
-                let k = self.uniform_key();
-                key_from_int(k, key_size, &mut self.key);
-                ops.kv(KvKind::Get, &self.key, &[], &[], 0);
-            }
-            Bench::FwdRange
-            | Bench::FwdRangeWhileWriting
-            | Bench::RevRange
-            | Bench::RevRangeWhileWriting => {
-                let k = self.uniform_key();
-                key_from_int(k, key_size, &mut self.key);
-                let kind = if matches!(bench, Bench::RevRange | Bench::RevRangeWhileWriting) {
-                    KvKind::SeekPrev
-                } else {
-                    KvKind::SeekNext
-                };
-                ops.kv(kind, &self.key, &[], &[], self.shared.config.seek_nexts);
-            }
-            Bench::MultiReadRandom => {
-                let n = (self.shared.config.batch_size as usize).min(MAX_BATCH);
-                self.keys.clear();
-                for _ in 0..n {
-                    let k = self.uniform_key();
-                    key_from_int(k, key_size, &mut self.key);
-                    self.keys.extend_from_slice(&self.key);
-                }
-                // The keys' slices on the stack: no allocation an event.
-                let mut keys: [&[u8]; MAX_BATCH] = [&[]; MAX_BATCH];
-                for (slot, key) in keys.iter_mut().zip(self.keys.chunks(key_size.max(1))) {
-                    *slot = key;
-                }
-                ops.kv(KvKind::MultiGet, &[], &[], &keys[..n], n as u32);
-            }
-        }
+        self.next_op(|op| ops.kv(op.kind, op.key, op.fields, op.values, op.count));
         Ok(())
+    }
+
+    fn run_direct(
+        &mut self,
+        run: &mut dyn FnMut(Op<'_>) -> Result<Outcome, EngineError>,
+    ) -> Option<Result<Outcome, EngineError>> {
+        Some(self.next_op(|op| run(Op::Kv(op))))
     }
 
     fn uses_transactions(&self) -> bool {
@@ -445,6 +477,116 @@ impl StepWorkload for DbBenchStep {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A connection that records each key-value operation it is given and fails the
+    /// first `fail` of them with a serialization failure.
+    /// An operation as the connection saw it: kind, key, values, count.
+    type Seen = (KvKind, Vec<u8>, Vec<Vec<u8>>, u32);
+
+    #[derive(Default)]
+    struct Recording {
+        ops: Vec<Seen>,
+        fail: usize,
+    }
+
+    impl Connection for Recording {
+        fn dialect(&self) -> dbdelta_engine::Dialect {
+            dbdelta_engine::Dialect::Sqlite
+        }
+        fn prepare(&mut self, _: &str) -> Result<dbdelta_engine::StmtId, EngineError> {
+            unreachable!("db_bench prepares nothing")
+        }
+        fn execute(
+            &mut self,
+            _: dbdelta_engine::StmtId,
+            _: &[dbdelta_engine::Value<'_>],
+        ) -> Result<Outcome, EngineError> {
+            unreachable!("db_bench executes no statement")
+        }
+        fn query(&mut self, _: &str) -> Result<Outcome, EngineError> {
+            Ok(Outcome::default())
+        }
+        fn query_scalar(&mut self, _: &str) -> Result<Option<String>, EngineError> {
+            Ok(None)
+        }
+        fn families(&self) -> &'static [Family] {
+            &[Family::RawKeyValue]
+        }
+        fn into_session(
+            self: Box<Self>,
+        ) -> Result<dbdelta_engine::SessionParts, Box<dyn Connection>> {
+            Err(self)
+        }
+        fn kv(&mut self, op: &KvOp<'_>) -> Result<Outcome, EngineError> {
+            let values = op.values.iter().map(|v| v.to_vec()).collect();
+            self.ops.push((op.kind, op.key.to_vec(), values, op.count));
+            if self.fail > 0 {
+                self.fail -= 1;
+                return Err(
+                    EngineError::new(dbdelta_engine::ErrorKind::Retryable, "busy")
+                        .with_code("SQLite 5"),
+                );
+            }
+            Ok(Outcome {
+                affected: 1,
+                ..Outcome::default()
+            })
+        }
+    }
+
+    #[test]
+    fn events_run_directly_are_the_operations_the_batch_would_hold() {
+        for bench in [
+            Bench::FillSeq,
+            Bench::ReadRandom,
+            Bench::Overwrite,
+            Bench::FwdRange,
+            Bench::RevRange,
+            Bench::MultiReadRandom,
+        ] {
+            let config = DbBenchConfig::new(bench, 1000, 1);
+            let mut direct = DbBench::new(DbBenchShared::new(config.clone()), 7, 3, false);
+            let mut batched = DbBench::new(DbBenchShared::new(config), 7, 3, false);
+            let mut conn = Recording::default();
+            let mut buffers = crate::EventBuffers::default();
+            let mut n = crate::Counters::default();
+            let mut via_batch = Recording::default();
+            for _ in 0..20 {
+                let run = crate::run_event(&mut direct, &mut conn, &mut buffers, &mut n, 1);
+                assert!(run.result.is_ok() && run.retries == 0);
+                let mut ops = OpBatch::new();
+                batched.next_event(&mut ops).unwrap();
+                let mut scratch = dbdelta_engine::Scratch::default();
+                dbdelta_engine::ops::run_batch(&mut via_batch, &ops, &mut scratch, |_| ()).unwrap();
+            }
+            assert_eq!(conn.ops, via_batch.ops, "{bench:?}");
+            assert!(buffers.ops.is_empty(), "{bench:?} ran without the batch");
+            assert_eq!(n.queries, 20, "{bench:?}");
+        }
+    }
+
+    #[test]
+    fn a_direct_event_that_failed_to_serialize_runs_again_as_it_was() {
+        let config = DbBenchConfig::new(Bench::Overwrite, 1000, 1);
+        let mut w = DbBench::new(DbBenchShared::new(config), 7, 3, false);
+        let mut conn = Recording {
+            fail: 2,
+            ..Recording::default()
+        };
+        let (mut buffers, mut n) = (crate::EventBuffers::default(), crate::Counters::default());
+        let run = crate::run_event(&mut w, &mut conn, &mut buffers, &mut n, 3);
+        assert!(run.result.is_ok());
+        assert_eq!(run.retries, 2);
+        assert_eq!(conn.ops.len(), 3);
+        assert!(
+            conn.ops.windows(2).all(|p| p[0] == p[1]),
+            "the same put each time"
+        );
+        // Out of tries: the failure is the event's.
+        conn.fail = 1;
+        let run = crate::run_event(&mut w, &mut conn, &mut buffers, &mut n, 1);
+        assert!(run.result.is_err_and(|e| e.is_serialization()));
+    }
 
     #[test]
     fn keys_are_big_endian_then_zero_padded() {

@@ -22,7 +22,7 @@ pub use benchmark::{Benchmark, Carry, LoadError, StepSetup, StepWorkload, Termin
 pub use counters::Counters;
 pub use suite::{Action, DurationClass, Step, Suite, SuiteError, SuiteItem, WorkloadKind};
 
-use dbdelta_engine::{Connection, EngineError, OpBatch, Outcome, Rows, Scratch};
+use dbdelta_engine::{Connection, EngineError, Op, OpBatch, Outcome, Rows, Scratch};
 
 /// One terminal's operation logic: statements prepared once per connection, then the
 /// operations of one event at a time. Workloads never execute anything themselves, so the
@@ -80,6 +80,19 @@ pub trait Workload: Send {
     fn pause(&mut self) -> std::time::Duration {
         std::time::Duration::ZERO
     }
+    /// Runs the next event without a batch when it is one operation the workload builds
+    /// from its own buffers (db_bench's put or get): calls `run` with it and returns what
+    /// `run` returned. `None` (the default): the event goes through
+    /// [`Workload::next_event`]. A one-operation event needs no batch to be replayed from
+    /// (`run` retries it as it is), so the workload's key and value are not copied; on a
+    /// 0.8 µs RocksDB put the copy and its indirections were ~4 % of the client's time.
+    fn run_direct(
+        &mut self,
+        run: &mut dyn FnMut(Op<'_>) -> Result<Outcome, EngineError>,
+    ) -> Option<Result<Outcome, EngineError>> {
+        let _ = run;
+        None
+    }
 }
 
 /// Reused buffers of a terminal's events.
@@ -114,6 +127,23 @@ pub fn run_event(
     n: &mut Counters,
     max_tries: u32,
 ) -> EventRun {
+    let mut retries = 0;
+    let direct = workload.run_direct(&mut |op| loop {
+        match conn.run(&op) {
+            Err(e) if e.is_serialization() && retries + 1 < max_tries => {
+                let _ = conn.rollback();
+                retries += 1;
+            }
+            r => break r,
+        }
+    });
+    if let Some(r) = direct {
+        workload.event_done();
+        return EventRun {
+            result: r.map(|out| n.add(out)),
+            retries,
+        };
+    }
     b.ops.clear();
     if let Err(e) = workload.next_event(&mut b.ops) {
         return EventRun {
@@ -122,7 +152,6 @@ pub fn run_event(
         };
     }
     let first_len = b.ops.len();
-    let mut retries = 0;
     let result = loop {
         let r = run_attempt(workload, conn, b, n);
         match r {

@@ -626,7 +626,7 @@ impl Loop<'_, '_> {
                     return self.send_next(conns, i);
                 }
                 let done = Instant::now();
-                self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
+                self.live.add(c.ev.queries);
                 c.t.workload.event_done();
                 let took = done - c.intended;
                 if counts.rate {
@@ -663,7 +663,7 @@ impl Loop<'_, '_> {
             }
             Err(e) if e.is_retryable() && !self.cfg.txn.failures_count => {
                 c.t.workload.event_done();
-                self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
+                self.live.add(c.ev.queries);
                 // Statements run before an error count too, as in sysbench.
                 if counts.rate {
                     self.counters.merge(&c.ev);
@@ -685,7 +685,7 @@ impl Loop<'_, '_> {
             }
             // A failed statement costs the event, not the step (see --max-error-rate).
             Err(e) if e.kind == ErrorKind::Statement || e.is_retryable() => {
-                self.live.0.fetch_add(c.ev.queries, Ordering::Relaxed);
+                self.live.add(c.ev.queries);
                 c.t.workload.event_done();
                 if counts.rate {
                     self.counters.merge(&c.ev);
