@@ -76,14 +76,19 @@ pub fn describe(plan: &RunPlan) -> String {
     }
     let s = plan.schedule;
     let interleaved = plan.targets.len() > 1 && !s.sequential && !s.reuse_load;
+    // Engines are not opened here: their kinds say whether they take turns.
+    let unfit: Vec<&str> = plan
+        .targets
+        .iter()
+        .filter(|t| !t.kind().fit_for_turns())
+        .map(|t| t.name.as_str())
+        .collect();
     let steps = planned_steps(
         &plan.suite,
         o,
         if interleaved { plan.targets.len() } else { 1 },
         if interleaved { s.rounds } else { 1 },
-        // Engines are not opened here: the estimate counts reads in turns for every engine
-        // (MySQL targets' reads take a window each when they run).
-        true,
+        unfit.is_empty(),
     );
     let secs = |d: Duration| format!("{} s", trimmed(d.as_secs_f64()));
     if interleaved {
@@ -92,8 +97,12 @@ pub fn describe(plan: &RunPlan) -> String {
             "schedule: {} round(s) per step, targets interleaved (A B, B A, …); {}",
             s.rounds,
             match o.turn_ms {
+                Some(_) if !unfit.is_empty() => format!(
+                    "one window per target in every round ({} cannot take turns: MySQL/MariaDB servers measured slower and noisier in turns)",
+                    unfit.join(", ")
+                ),
                 Some(ms) => format!(
-                    "rounds before the last share one window in turns of {} ms (except MySQL/MariaDB targets, writes on engines with background work, paced, counted or profiled steps), the last one window per target",
+                    "rounds before the last share one window in turns of {} ms (except writes on engines with background work, paced, counted or profiled steps), the last one window per target",
                     trimmed(ms)
                 ),
                 None => "one window per target".to_string(),

@@ -180,6 +180,33 @@ fn verbose_adds_a_line_per_round() {
 }
 
 #[test]
+fn a_dry_run_plans_no_turns_for_mysql_targets() {
+    // A dry run opens nothing: an empty directory stands for the servers' basedir.
+    let base = tempfile::tempdir().unwrap();
+    let spec = |name: &str| format!("{name}=mysql:{}", base.path().display());
+    let out = dbdelta()
+        .args(["run", "--dry-run", "--repeat", "3", "--steps", STEPS])
+        .args(["-t", &spec("a"), "-t", &spec("b")])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("one window per target in every round (a, b cannot take turns"),
+        "{stdout}"
+    );
+    let point = stdout
+        .lines()
+        .find(|l| l.contains("point-query"))
+        .unwrap_or_default();
+    assert!(point.contains(" no "), "point-query in turns: {point}");
+}
+
+#[test]
 fn dry_run_prints_the_plan_and_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let rd = dir.path().join("run");

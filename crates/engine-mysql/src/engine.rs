@@ -11,6 +11,7 @@ use crate::myrocks;
 use crate::settle;
 use crate::tls;
 use crate::Flavor;
+use dbdelta_engine::EngineKind;
 use dbdelta_engine::{
     ConnectOptions, Connection, Dialect, Engine, EngineCounters, EngineError, EngineInfo,
     ErrorKind, OpenOptions, SettleReport, SettleWait, StatsConnection,
@@ -422,14 +423,9 @@ impl Engine for MysqlEngine {
         binlog::reset(&mut conn, self.flavor, &self.version)
     }
 
-    // Measured on this 2-core VM (quick scale, 10 rounds, read-only and point-query, A/A of
-    // identical MariaDB 10.11.18 servers): in turns of 10 ms, two InnoDB servers ran at 0.81x
-    // their own windows' rate with a noise floor of ±12 %, three at 0.57x with ±23-25 % (one
-    // of four steps falsely flagged), three MyRocks ones at 0.60x with ±24-34 %; one window
-    // per target gave ±5.2-6.5 % for the same three MyRocks servers.
-    // bench/results-myrocks-flags-20261128.md.
+    /// The kind's answer ([`crate::MysqlKind`]: not fit, as measured).
     fn fit_for_turns(&self) -> bool {
-        false
+        crate::MysqlKind.fit_for_turns()
     }
 
     fn server_pids(&self) -> Vec<u32> {

@@ -113,6 +113,16 @@ impl EngineKind for MysqlKind {
     fn thread_per_connection(&self) -> bool {
         false
     }
+
+    // Measured on this 2-core VM (quick scale, 10 rounds, read-only and point-query, A/A of
+    // identical MariaDB 10.11.18 servers): in turns of 10 ms, two InnoDB servers ran at 0.81x
+    // their own windows' rate with a noise floor of ±12 %, three at 0.57x with ±23-25 % (one
+    // of four steps falsely flagged), three MyRocks ones at 0.60x with ±24-34 %; one window
+    // per target gave ±5.2-6.5 % for the same three MyRocks servers.
+    // bench/results-myrocks-flags-20261128.md.
+    fn fit_for_turns(&self) -> bool {
+        false
+    }
 }
 
 /// A validated `mysql` target. The server settings are the server's to check (a managed

@@ -39,6 +39,13 @@ pub trait EngineKind: Send + Sync + std::fmt::Debug {
     fn serves_sql(&self) -> bool {
         true
     }
+
+    /// True when this kind's engines may share one window in turns of a few milliseconds
+    /// ([`Engine::fit_for_turns`], which asks its kind): known before anything opens, so
+    /// that a dry run plans the windows the run will take.
+    fn fit_for_turns(&self) -> bool {
+        true
+    }
 }
 
 /// Why a spec was refused.

@@ -509,7 +509,8 @@ pub trait Engine: Send + Sync {
     /// True when the engine's rate in turns of a few milliseconds is close to its rate in a
     /// window of its own, so that its read steps may share one window in turns. An engine
     /// whose turns measured far slower and noisier than its own windows returns false and
-    /// keeps a window per target in every round.
+    /// keeps a window per target in every round. A fact of the engine's kind: an engine that
+    /// is not fit answers with [`EngineKind::fit_for_turns`], where the dry run reads it.
     fn fit_for_turns(&self) -> bool {
         true
     }

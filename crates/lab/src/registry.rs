@@ -127,6 +127,7 @@ mod tests {
             ]
         );
         assert_eq!(names(|k| k.analytic_only()), ["clickhouse", "chdb"]);
+        assert_eq!(names(|k| !k.fit_for_turns()), ["mysql"]);
     }
 
     #[test]
