@@ -7,9 +7,10 @@
 //! control over these cells alone.
 
 use crate::data::ReportData;
+use crate::markup::esc;
 use crate::verdict::{
-    by_threads, cell_text, control_false_discoveries, count_verdicts, grouped, targets, with_heads,
-    VerdictCell, FDR, LEVEL,
+    by_threads, cell_text, control_false_discoveries, count_verdicts, grouped, html_tables,
+    targets, with_heads, VerdictCell, FDR, LEVEL,
 };
 use dbdelta_inference::{compare_paired, Direction, Verdict};
 use dbdelta_model::StepResult;
@@ -120,6 +121,22 @@ pub fn render_markdown(data: &ReportData, cells: &[VerdictCell]) -> String {
             let _ = writeln!(o, "| {label} | {} |", row(&ts, cs).join(" | "));
         }
     }
+    o
+}
+
+/// The HTML section (after the throughput verdicts); empty without any cell.
+pub fn render_html(data: &ReportData, cells: &[VerdictCell]) -> String {
+    if cells.is_empty() {
+        return String::new();
+    }
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<h2 id=\"cpu-verdicts\">Server CPU per operation relative to {}</h2>\n<p>{}. Only significant cells are colored.</p>",
+        esc(data.base()),
+        esc(&heading(data, cells))
+    );
+    html_tables(&mut o, data, cells);
     o
 }
 

@@ -129,6 +129,9 @@ fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[Verd
     if verdicts.iter().any(|v| v.comparison.is_some()) {
         o.push_str(" · <a href=\"#verdicts\">verdicts</a>");
     }
+    if !crate::cpu_verdict::cpu_verdicts(data).is_empty() {
+        o.push_str(" · <a href=\"#cpu-verdicts\">server CPU per operation</a>");
+    }
     if data.columns.len() >= 2 {
         for t in &data.tables {
             let _ = write!(

@@ -224,7 +224,13 @@ pub fn render(
             }
             Format::Csv => ibench::csv(data),
             Format::Json => ibench::json(data),
-            Format::Html => with_series(ibench::html(data), &series(series_out::html)),
+            Format::Html => with_series(
+                at_end(
+                    ibench::html(data),
+                    &cpu_verdict::render_html(data, &cpu_verdict::cpu_verdicts(data)),
+                ),
+                &series(series_out::html),
+            ),
             Format::Ycsb => ycsb::render(data),
         });
     }
@@ -260,13 +266,19 @@ pub fn render(
                 html::render(data, opts, &cells),
                 &series_out::html(data, opts, &cells),
             );
-            let section = verdict::render_html(data, &cells);
-            match page.rfind("</body>") {
-                Some(at) => format!("{}{section}{}", &page[..at], &page[at..]),
-                None => page + &section,
-            }
+            let section = verdict::render_html(data, &cells)
+                + &cpu_verdict::render_html(data, &cpu_verdict::cpu_verdicts(data));
+            at_end(page, &section)
         }
     })
+}
+
+/// The page with `section` last, before `</body>`.
+fn at_end(page: String, section: &str) -> String {
+    match page.rfind("</body>") {
+        Some(at) => format!("{}{section}{}", &page[..at], &page[at..]),
+        None => page + section,
+    }
 }
 
 /// The page with the series section before its first `<h2>` (after the title and the

@@ -666,7 +666,6 @@ pub fn render_html(data: &ReportData, cells: &[VerdictCell]) -> String {
     if cells.iter().all(|c| c.comparison.is_none()) {
         return String::new();
     }
-    let ts = targets(data);
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -675,37 +674,7 @@ pub fn render_html(data: &ReportData, cells: &[VerdictCell]) -> String {
         esc(&evidence_note(data, cells)),
         esc(&summary_line(cells))
     );
-    for t in by_threads(data, cells, &ts) {
-        let _ = write!(
-            o,
-            "<h3>dop={}</h3>\n<table class=\"verdicts\"><tr><th>step</th>",
-            t.threads
-        );
-        for name in &ts {
-            let _ = write!(o, "<th>{}</th>", esc(name));
-        }
-        o.push_str("</tr>\n");
-        for (head, label, cs) in with_heads(&t.rows) {
-            if let Some(g) = head {
-                Html::group_row(&mut o, g, ts.len() + 1);
-            }
-            let _ = write!(o, "<tr><td>{}</td>", esc(label));
-            for c in cs {
-                // The colors of the relative QPS table (td.hi, td.lo), so both read alike.
-                let style = match c.comparison.map(|x| x.verdict) {
-                    Some(Verdict::Improvement) => " class=\"v hi\"",
-                    Some(Verdict::Regression) => " class=\"v lo\"",
-                    _ => " class=\"v\"",
-                };
-                let title = c.comparison.map_or(String::new(), |x| {
-                    format!(" title=\"{}, p={:.2e}\"", x.verdict.name(), x.p)
-                });
-                let _ = write!(o, "<td{style}{title}>{}</td>", esc(&cell_text(c)));
-            }
-            o.push_str("</tr>\n");
-        }
-        o.push_str("</table>\n");
-    }
+    html_tables(&mut o, data, cells);
     let cols: Vec<String> = data.columns.iter().map(|c| c.name().to_string()).collect();
     o.push_str("<h2 id=\"noise\">Noise: coefficient of variation per step</h2>\n<p>What this host can resolve; ~ = across the seconds of one run.</p>\n<table class=\"noise\"><tr><th>dop</th><th>step</th>");
     for c in &cols {
@@ -721,4 +690,46 @@ pub fn render_html(data: &ReportData, cells: &[VerdictCell]) -> String {
     }
     o.push_str("</table>\n");
     o
+}
+
+/// The verdict tables, one per thread count, of `cells` (colored as the relative QPS table:
+/// td.hi better, td.lo worse); shared by the throughput and the server CPU verdicts.
+pub(crate) fn html_tables(o: &mut String, data: &ReportData, cells: &[VerdictCell]) {
+    let ts = targets(data);
+    for t in by_threads(data, cells, &ts) {
+        let _ = write!(
+            o,
+            "<h3>dop={}</h3>\n<table class=\"verdicts\"><tr><th>step</th>",
+            t.threads
+        );
+        for name in &ts {
+            let _ = write!(o, "<th>{}</th>", esc(name));
+        }
+        o.push_str("</tr>\n");
+        for (head, label, cs) in with_heads(&t.rows) {
+            if let Some(g) = head {
+                Html::group_row(o, g, ts.len() + 1);
+            }
+            let _ = write!(o, "<tr><td>{}</td>", esc(label));
+            for name in &ts {
+                // A target without an interval on this step: a dash.
+                let Some(c) = cs.iter().find(|c| &c.target == name) else {
+                    o.push_str("<td class=\"v\">-</td>");
+                    continue;
+                };
+                // The colors of the relative QPS table (td.hi, td.lo), so both read alike.
+                let style = match c.comparison.map(|x| x.verdict) {
+                    Some(Verdict::Improvement) => " class=\"v hi\"",
+                    Some(Verdict::Regression) => " class=\"v lo\"",
+                    _ => " class=\"v\"",
+                };
+                let title = c.comparison.map_or(String::new(), |x| {
+                    format!(" title=\"{}, p={:.2e}\"", x.verdict.name(), x.p)
+                });
+                let _ = write!(o, "<td{style}{title}>{}</td>", esc(&cell_text(c)));
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</table>\n");
+    }
 }

@@ -72,6 +72,17 @@ fn less_cpu_per_operation_is_an_improvement_from_paired_own_windows() {
         md.contains("## Server CPU per operation relative to a"),
         "{md}"
     );
+    let html = render(&data, Format::Html, &opts).unwrap();
+    let at = html
+        .find("<h2 id=\"cpu-verdicts\">Server CPU per operation relative to a</h2>")
+        .unwrap_or_else(|| panic!("no CPU verdict section:\n{html}"));
+    let section = &html[at..];
+    assert!(
+        section
+            .find("</body>")
+            .is_some_and(|end| section[..end].contains("<td class=\"v hi\" title=\"improvement")),
+        "the improvement is colored in the section, before the page ends:\n{section}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&render(&data, Format::Json, &opts).unwrap()).unwrap();
     let cell = &json["cpu_verdicts"][0];
@@ -84,6 +95,8 @@ fn less_cpu_per_operation_is_an_improvement_from_paired_own_windows() {
     assert!(cpu_verdicts(&data).is_empty());
     let text = render(&data, Format::Text, &opts).unwrap();
     assert!(!text.contains("Server CPU per operation"), "{text}");
+    let html = render(&data, Format::Html, &opts).unwrap();
+    assert!(!html.contains("cpu-verdicts"), "{html}");
     let json = render(&data, Format::Json, &opts).unwrap();
     assert!(!json.contains("cpu_verdicts"), "{json}");
 }

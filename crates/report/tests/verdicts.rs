@@ -86,7 +86,13 @@ fn repeats_give_intervals_and_verdicts() {
     let md = render(&data, Format::Markdown, &ReportOptions::default()).unwrap();
     assert!(md.contains("| point-query_range=100 | **0.800 ["), "{md}");
     let html = render(&data, Format::Html, &ReportOptions::default()).unwrap();
-    let colored = html.matches("class=\"v lo\"").count();
+    let section = |from: &str, to: &str| {
+        let at = html.find(from).unwrap_or_default();
+        let end = html[at..].find(to).map_or(html.len(), |e| at + e);
+        &html[at..end]
+    };
+    let verdicts = section("<h2 id=\"verdicts\">", "<h2 id=\"noise\">");
+    let colored = verdicts.matches("class=\"v lo\"").count();
     assert_eq!(colored, 1, "only the significant cell is colored");
     // Verdicts by the suite's groups, with a heading each, linked from the contents, and
     // the relative table shows each interval in the cell, not only in its tooltip.
