@@ -184,17 +184,12 @@ fn a_dry_run_plans_no_turns_for_mysql_targets() {
     // A dry run opens nothing: an empty directory stands for the servers' basedir.
     let base = tempfile::tempdir().unwrap();
     let spec = |name: &str| format!("{name}=mysql:{}", base.path().display());
-    let out = dbdelta()
-        .args(["run", "--dry-run", "--repeat", "3", "--steps", STEPS])
-        .args(["-t", &spec("a"), "-t", &spec("b")])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::succeed(
+        dbdelta()
+            .args(["run", "--dry-run", "--repeat", "3", "--steps", STEPS])
+            .args(["-t", &spec("a"), "-t", &spec("b")]),
     );
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("one window per target in every round (a, b cannot take turns"),
         "{stdout}"
