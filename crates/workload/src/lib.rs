@@ -85,7 +85,7 @@ pub trait Workload: Send {
     /// `run` returned. `None` (the default): the event goes through
     /// [`Workload::next_event`]. A one-operation event needs no batch to be replayed from
     /// (`run` retries it as it is), so the workload's key and value are not copied; on a
-    /// 0.8 µs RocksDB put the copy and its indirections were ~4 % of the client's time.
+    /// 0.8 µs RocksDB put the copy and its indirections were ~2 % of the client's time.
     fn run_direct(
         &mut self,
         run: &mut dyn FnMut(Op<'_>) -> Result<Outcome, EngineError>,
