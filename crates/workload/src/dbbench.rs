@@ -290,25 +290,19 @@ impl DbBench {
             }
         };
         key_from_int(k, key_size, &mut self.key);
-        let value = matches!(kind, KvKind::Put | KvKind::PutNoWal).then(|| self.value_range());
-        let op = KvOp {
+        let value = matches!(kind, KvKind::Put | KvKind::PutNoWal)
+            .then(|| self.value_range())
+            .map(|r| [&self.shared.values[r]]);
+        f(KvOp {
             kind,
             key: &self.key,
             fields: &[],
-            values: &[],
-            count: 0,
-        };
-        match (kind, value) {
-            (_, Some(r)) => f(KvOp {
-                values: &[&self.shared.values[r]],
-                ..op
-            }),
-            (KvKind::SeekNext | KvKind::SeekPrev, None) => f(KvOp {
-                count: self.shared.config.seek_nexts,
-                ..op
-            }),
-            _ => f(op),
-        }
+            values: value.as_ref().map_or(&[], |v| &v[..]),
+            count: match kind {
+                KvKind::SeekNext | KvKind::SeekPrev => self.shared.config.seek_nexts,
+                _ => 0,
+            },
+        })
     }
 
     /// multireadrandom's operation: a multi-get of `batch_size` uniform keys.
