@@ -31,8 +31,14 @@ td.fail{background:#fbe3e3;color:#a00;font-weight:bold}td.na{color:#999}\
 .swatch{display:inline-block;width:12px;height:12px;vertical-align:-1px;border:1px solid #999}\
 .multi{display:flex;flex-wrap:wrap;gap:6px}pre.drill{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow-x:auto;font-size:12px}svg.chart{background:#fff;border:1px solid #eee}span.ci{color:#555;font-size:11px;white-space:nowrap}";
 
-/// Renders the whole page.
-pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) -> String {
+/// Renders the whole page; `cpu_verdicts` are the server-CPU cells (their section is linked
+/// from the contents when there are any).
+pub fn render(
+    data: &ReportData,
+    opts: &ReportOptions,
+    verdicts: &[VerdictCell],
+    cpu_verdicts: &[VerdictCell],
+) -> String {
     let mut o = String::new();
     let w = Html { opts };
     let names: Vec<&str> = data.columns.iter().map(|c| c.name()).collect();
@@ -54,7 +60,7 @@ pub fn render(data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell])
         esc(&title)
     );
     intro(&mut o, data, verdicts);
-    toc(&mut o, data, opts, verdicts);
+    toc(&mut o, data, opts, verdicts, !cpu_verdicts.is_empty());
     glance(&mut o, data, verdicts);
     summary(&mut o, data);
     legend(&mut o, opts);
@@ -123,13 +129,19 @@ fn intro(o: &mut String, data: &ReportData, verdicts: &[VerdictCell]) {
     }
 }
 
-fn toc(o: &mut String, data: &ReportData, opts: &ReportOptions, verdicts: &[VerdictCell]) {
+fn toc(
+    o: &mut String,
+    data: &ReportData,
+    opts: &ReportOptions,
+    verdicts: &[VerdictCell],
+    cpu_section: bool,
+) {
     o.push_str("<p class=\"note\">Sections: <a href=\"#summary\">run</a> · <a href=\"#legend\">metrics</a>");
     // The verdict section is written only when some cell has an interval.
     if verdicts.iter().any(|v| v.comparison.is_some()) {
         o.push_str(" · <a href=\"#verdicts\">verdicts</a>");
     }
-    if !crate::cpu_verdict::cpu_verdicts(data).is_empty() {
+    if cpu_section {
         o.push_str(" · <a href=\"#cpu-verdicts\">server CPU per operation</a>");
     }
     if data.columns.len() >= 2 {

@@ -262,12 +262,13 @@ pub fn render(
         Format::Ycsb => ycsb::render(data),
         Format::Html => {
             let cells = verdict::verdicts(data);
+            let cpu = cpu_verdict::cpu_verdicts(data);
             let page = with_series(
-                html::render(data, opts, &cells),
+                html::render(data, opts, &cells, &cpu),
                 &series_out::html(data, opts, &cells),
             );
-            let section = verdict::render_html(data, &cells)
-                + &cpu_verdict::render_html(data, &cpu_verdict::cpu_verdicts(data));
+            let section =
+                verdict::render_html(data, &cells) + &cpu_verdict::render_html(data, &cpu);
             at_end(page, &section)
         }
     })
